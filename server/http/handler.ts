@@ -1,0 +1,163 @@
+import { TRPCError } from "@trpc/server";
+import { createOpenApiFetchHandler } from "trpc-to-openapi";
+import { ZodError } from "zod";
+import { env } from "../env";
+import { ApiError, type ErrorDetail } from "../errors";
+import { openApiDocument } from "../openapi";
+import { v1Router } from "../routers/v1";
+import type { RequestState } from "../trpc";
+import { type EnvelopeContext, errorResponse, newRequestId, successResponse } from "./envelope";
+import { collectRoutes, matchRoute, type RouteEntry } from "./routes";
+
+/** Path prefix of the public API (spec §9). */
+export const API_PREFIX = "/api/v1";
+
+const routes = collectRoutes(v1Router);
+const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
+
+function baseUrlOf(req: Request): string {
+  return env().PUBLIC_BASE_URL?.replace(/\/$/, "") ?? new URL(req.url).origin;
+}
+
+/** Turns zod issues into spec §2.1 details: unrecognised keys become one issue per key. */
+function zodDetails(error: ZodError): ErrorDetail[] {
+  return error.issues.flatMap((issue) => {
+    const path = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...path, key], message: `Unrecognized field ${key}` }));
+    }
+    return [{ path, message: issue.message }];
+  });
+}
+
+/** Maps whatever a procedure threw to the spec §7 code, status and message; internals never reach the body. */
+function toApiError(error: unknown, route: RouteEntry, requestId: string): ApiError {
+  const cause = error instanceof TRPCError ? error.cause : error;
+  if (cause instanceof ApiError) return cause;
+  if (error instanceof TRPCError && error.code === "BAD_REQUEST" && cause instanceof ZodError) {
+    const details = zodDetails(cause);
+    const inPath = details.every((detail) => detail.path.length === 1 && route.pathParams.includes(detail.path[0] as string));
+    return inPath
+      ? new ApiError("bad_request", "Malformed path parameter", { details })
+      : new ApiError("validation_error", "Request validation failed", { details });
+  }
+  if (error instanceof TRPCError && error.code === "PARSE_ERROR") {
+    return new ApiError("invalid_json", "Request body is not valid JSON");
+  }
+  console.error(JSON.stringify({ level: "error", requestId, path: route.path, error: String(cause ?? error), stack: (cause as Error | undefined)?.stack }));
+  return new ApiError("internal_error", "Internal error; retry with exponential backoff");
+}
+
+async function readJsonBody(req: Request): Promise<{ ok: true; body: string } | { ok: false; error: ApiError }> {
+  const text = await req.text();
+  if (text.trim() === "") return { ok: true, body: "{}" };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, error: new ApiError("invalid_json", `Request body is not valid JSON: ${(error as Error).message}`) };
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    return {
+      ok: false,
+      error: new ApiError("validation_error", "Request body must be a JSON object", {
+        details: [{ path: [], message: "expected a JSON object" }],
+      }),
+    };
+  }
+  return { ok: true, body: text };
+}
+
+function fromApiError(ctx: EnvelopeContext, error: ApiError): Response {
+  return errorResponse(ctx, error.code, error.message, { details: error.details, status: error.status, headers: error.headers });
+}
+
+/**
+ * The REST facade (DESIGN.md §2): serves every request under `/api/v1` — the trpc-to-openapi operations of the v1
+ * router plus `GET /openapi.json` — and answers every one of them, errors included (404 unknown path, 405 wrong method
+ * with `Allow`, 400 `invalid_json`, 422 `validation_error`, 500 `internal_error`), in the spec §2.1 envelope with
+ * `X-Request-Id`. Never throws.
+ */
+export async function handleApiRequest(req: Request): Promise<Response> {
+  const requestId = newRequestId();
+  const ctx: EnvelopeContext = { requestId, baseUrl: baseUrlOf(req) };
+  try {
+    return await dispatch(req, ctx);
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", requestId, error: String(error), stack: (error as Error).stack }));
+    return errorResponse(ctx, "internal_error", "Internal error; retry with exponential backoff");
+  }
+}
+
+async function dispatch(req: Request, ctx: EnvelopeContext): Promise<Response> {
+  const url = new URL(req.url);
+  const path = url.pathname.slice(API_PREFIX.length).replace(/\/+$/, "") || "/";
+  const isHead = req.method === "HEAD";
+  const method = isHead ? "GET" : req.method;
+
+  if (path === "/openapi.json") {
+    if (method !== "GET") return withoutBody(errorResponse(ctx, "method_not_allowed", `${req.method} is not supported on ${API_PREFIX}${path}`, { headers: { Allow: "GET, HEAD" } }), isHead);
+    const response = successJson(openApiDocument(ctx.baseUrl), ctx.requestId);
+    return withoutBody(response, isHead);
+  }
+
+  const { route, allow } = matchRoute(routes, method, path);
+  if (!route) {
+    if (allow) {
+      const methods = allow.includes("GET") ? [...allow, "HEAD"] : allow;
+      if (req.method === "OPTIONS") {
+        return new Response(null, { status: 204, headers: { Allow: [...methods, "OPTIONS"].join(", "), "X-Request-Id": ctx.requestId } });
+      }
+      return withoutBody(
+        errorResponse(ctx, "method_not_allowed", `${req.method} is not supported on ${API_PREFIX}${path}; allowed: ${methods.join(", ")}`, {
+          headers: { Allow: methods.join(", ") },
+        }),
+        isHead,
+      );
+    }
+    return withoutBody(errorResponse(ctx, "not_found", `No endpoint at ${API_PREFIX}${path}`), isHead);
+  }
+
+  let body: string | undefined;
+  if (BODY_METHODS.has(method)) {
+    const read = await readJsonBody(req);
+    if (!read.ok) return fromApiError(ctx, read.error);
+    body = read.body;
+  }
+  const headers = new Headers(req.headers);
+  if (body !== undefined) headers.set("content-type", "application/json");
+  const inner = new Request(url, { method, headers, body });
+
+  const state: RequestState = { requestId: ctx.requestId };
+  let failure: unknown;
+  const response = await createOpenApiFetchHandler({
+    endpoint: API_PREFIX,
+    router: v1Router,
+    req: inner,
+    createContext: () => ({ req: inner, state }),
+    onError: ({ error }) => {
+      failure = error;
+    },
+  });
+  if (failure !== undefined || response.status >= 400) {
+    return withoutBody(fromApiError(ctx, toApiError(failure, route, ctx.requestId)), isHead);
+  }
+  const data: unknown = await response.json();
+  const meta = state.meta ?? route.meta;
+  if (meta.envelope === "list") {
+    const { data: items, hasMore, nextCursor } = data as { data: unknown[]; hasMore: boolean; nextCursor: string | null };
+    return withoutBody(successResponse(ctx, items, 200, { hasMore, nextCursor }), isHead);
+  }
+  return withoutBody(successResponse(ctx, data, meta.successStatus ?? 200), isHead);
+}
+
+function successJson(document: unknown, requestId: string): Response {
+  return new Response(JSON.stringify(document), {
+    status: 200,
+    headers: { "Content-Type": "application/json; charset=utf-8", "X-Request-Id": requestId, "Cache-Control": "public, max-age=300" },
+  });
+}
+
+function withoutBody(response: Response, isHead: boolean): Response {
+  return isHead ? new Response(null, { status: response.status, headers: response.headers }) : response;
+}

@@ -1,0 +1,93 @@
+import { z } from "zod";
+import {
+  bulkUpsertAccounts,
+  createAccount,
+  deleteAccount,
+  getAccount,
+  listAccounts,
+  updateAccount,
+} from "../../services/accounts";
+import { apiProcedure, router } from "../../trpc";
+import {
+  AccountBulkResultSchema,
+  AccountBulkSchema,
+  AccountCreateSchema,
+  AccountDeleteSchema,
+  AccountListQuerySchema,
+  AccountListSchema,
+  AccountSchema,
+  AccountUpdateSchema,
+  DeletedSchema,
+} from "./accounts.schemas";
+import { IdSchema } from "./common.schemas";
+
+const tags = ["Accounts"];
+
+/** Accounts endpoints (spec §4.1, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in OpenAPI. */
+export const accountsRouter = router({
+  /** `GET /accounts` (accounts:read): a keyset page, filters `lifecycle`, `industry`, `updatedAfter`, `sort`. */
+  list: apiProcedure("accounts:read")
+    .meta({
+      openapi: { method: "GET", path: "/accounts", tags, summary: "List accounts" },
+      envelope: "list",
+    })
+    .input(AccountListQuerySchema)
+    .output(AccountListSchema)
+    .query(({ ctx, input }) => listAccounts(ctx.principal.orgId, input)),
+
+  /** `POST /accounts` (accounts:write): creates an account, 201. */
+  create: apiProcedure("accounts:write")
+    .meta({
+      openapi: { method: "POST", path: "/accounts", tags, summary: "Create an account" },
+      successStatus: 201,
+    })
+    .input(AccountCreateSchema)
+    .output(AccountSchema)
+    .mutation(({ ctx, input }) => createAccount(ctx.principal.orgId, input)),
+
+  /** `POST /accounts/bulk` (accounts:write): upserts up to 500 accounts matched on externalId. */
+  bulk: apiProcedure("accounts:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/accounts/bulk",
+        tags,
+        summary: "Bulk upsert accounts",
+        description:
+          "Creates or updates up to 500 accounts in one transaction, matched on externalId within the organisation. Answers 200 with one result per item in request order; nothing is written when any item is invalid.",
+      },
+    })
+    .input(AccountBulkSchema)
+    .output(AccountBulkResultSchema)
+    .mutation(({ ctx, input }) => bulkUpsertAccounts(ctx.principal.orgId, input.accounts)),
+
+  /** `GET /accounts/{id}` (accounts:read). */
+  get: apiProcedure("accounts:read")
+    .meta({ openapi: { method: "GET", path: "/accounts/{id}", tags, summary: "Get an account" } })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(AccountSchema)
+    .query(({ ctx, input }) => getAccount(ctx.principal.orgId, input.id)),
+
+  /** `PATCH /accounts/{id}` (accounts:write): partial update. */
+  update: apiProcedure("accounts:write")
+    .meta({ openapi: { method: "PATCH", path: "/accounts/{id}", tags, summary: "Update an account" } })
+    .input(AccountUpdateSchema)
+    .output(AccountSchema)
+    .mutation(({ ctx, input }) => updateAccount(ctx.principal.orgId, input)),
+
+  /** `DELETE /accounts/{id}` (accounts:write): soft delete (CHURNED), or hard delete with `force=true`. */
+  delete: apiProcedure("accounts:write")
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/accounts/{id}",
+        tags,
+        summary: "Delete an account",
+        description:
+          "Without force the account is soft-deleted: lifecycleStatus becomes CHURNED and the churned account is returned. With force=true the record is removed and { id, deleted: true } is returned.",
+      },
+    })
+    .input(AccountDeleteSchema)
+    .output(z.union([AccountSchema, DeletedSchema]))
+    .mutation(({ ctx, input }) => deleteAccount(ctx.principal.orgId, input.id, input.force === "true")),
+});

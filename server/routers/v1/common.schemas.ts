@@ -1,0 +1,65 @@
+import { z } from "zod";
+import { PAGE_SIZE } from "../../services/pagination";
+
+/** A record identifier in a path (spec §2.2); a malformed one is answered 400 `bad_request` (spec §7). */
+export const IdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_-]+$/, "must be a record identifier")
+  .describe("Record identifier (opaque string, cuid style).");
+
+/** ISO 8601 UTC timestamp with milliseconds, as every timestamp in responses (spec §2.2). */
+export const TimestampSchema = z.iso.datetime().describe("ISO 8601 UTC timestamp with milliseconds.");
+
+/** A boolean query parameter: the strings `true` or `false`. */
+export const BooleanQuerySchema = z
+  .enum(["true", "false"])
+  .transform((value) => value === "true")
+  .describe("`true` or `false`.");
+
+/**
+ * Query parameters shared by every list endpoint (spec §4.9): `limit` (1–100, default 50), `cursor` (the `nextCursor`
+ * of the previous page), `updatedAfter` (ISO 8601; only records whose `updatedAt` is strictly later), `sort`.
+ */
+export const ListQueryBase = {
+  limit: z
+    .int()
+    .min(1)
+    .max(PAGE_SIZE.max)
+    .default(PAGE_SIZE.default)
+    .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${PAGE_SIZE.default}. Larger values are refused (422).`),
+  cursor: IdSchema.describe(
+    "The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request.",
+  ).optional(),
+  updatedAfter: z.iso
+    .datetime({ offset: true })
+    .describe("ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it.")
+    .optional(),
+};
+
+/** A `sort` query parameter documenting its allow-list (spec §4.9). */
+export function sortParam(fields: readonly string[], fallback: string) {
+  return z
+    .string()
+    .max(200)
+    .describe(
+      `Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: ${fields.join(", ")}. Unknown fields are ignored; with none left the default sort applies: ${fallback}. Ties are broken by id.`,
+    )
+    .optional();
+}
+
+/**
+ * The `data`/`hasMore`/`nextCursor` part of a list response (spec §2.1); the facade lifts these three fields into the
+ * top-level envelope.
+ */
+export function listOf<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item),
+    hasMore: z.boolean().describe("false when this page is the end of the list."),
+    nextCursor: z
+      .string()
+      .nullable()
+      .describe("Id of the last record of this page, to pass as cursor for the next page; null on an empty page."),
+  });
+}

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { ApiError } from "../../errors";
+import { checkStatus } from "../../services/status";
+import { publicProcedure, router } from "../../trpc";
+
+const ComponentSchema = z.object({
+  status: z.enum(["up", "down"]),
+  latencyMs: z.int().describe("Round-trip time of the probe in milliseconds."),
+  driver: z.string().describe("Backend: postgres or pglite for the database; redis, vercel-kv or memory for the cache."),
+  error: z.string().optional().describe("Why the component is down."),
+});
+
+/** Response data of `GET /status` when everything is up (spec §4.8). */
+export const StatusSchema = z
+  .object({
+    status: z.literal("ok"),
+    version: z.literal("v1"),
+    database: ComponentSchema,
+    cache: ComponentSchema,
+  })
+  .meta({ id: "Status" });
+
+/** `GET /status` (no auth, spec §4.8). */
+export const statusRouter = router({
+  /**
+   * Database and cache connectivity: 200 with {@link StatusSchema} when both answer within 2,000 ms; otherwise
+   * 503 with the error envelope, code `internal_error`, and one `details` entry per component that is down.
+   */
+  get: publicProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/status",
+        protect: false,
+        tags: ["Status"],
+        summary: "Service status",
+        description:
+          "No authentication. 200 when the database and the cache both answer within 2 s. 503 otherwise, with success=false, error.code internal_error and error.details naming each component that is down, e.g. [{path:[\"database\"], message:\"down: …\"}].",
+        errorResponses: { 503: "A dependency is down" },
+      },
+    })
+    .input(z.void())
+    .output(StatusSchema)
+    .query(async () => {
+      const { database, cache } = await checkStatus();
+      const down = Object.entries({ database, cache }).filter(([, component]) => component.status === "down");
+      if (down.length > 0) {
+        throw new ApiError("internal_error", `Service degraded: ${down.map(([name]) => name).join(" and ")} unreachable`, {
+          status: 503,
+          details: down.map(([name, component]) => ({ path: [name], message: `down: ${component.error ?? "unreachable"}` })),
+        });
+      }
+      return { status: "ok" as const, version: "v1" as const, database, cache };
+    }),
+});

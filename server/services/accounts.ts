@@ -1,0 +1,230 @@
+import { createId } from "@paralleldrive/cuid2";
+import { prisma } from "../db/client";
+import { Prisma } from "../db/generated/client";
+import { ApiError, notFound } from "../errors";
+import {
+  ACCOUNT_DEFAULT_SORT,
+  ACCOUNT_SORT_FIELDS,
+  type Account,
+  type AccountBulkResult,
+  type AccountCreate,
+  type AccountListQuery,
+  type AccountUpdate,
+} from "../routers/v1/accounts.schemas";
+import { keyset, parseSort, toPage, unknownCursor } from "./pagination";
+
+const accountSelect = {
+  id: true,
+  name: true,
+  lifecycleStatus: true,
+  industry: true,
+  employeeCount: true,
+  domain: true,
+  externalId: true,
+  createdAt: true,
+  updatedAt: true,
+} satisfies Prisma.AccountSelect;
+
+type AccountRow = Prisma.AccountGetPayload<{ select: typeof accountSelect }>;
+
+/** Serialises an account row exactly as `GET /accounts/{id}` returns it (spec §2.3); webhooks reuse it (spec §6.2). */
+export function toAccount(row: AccountRow): Account {
+  return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+}
+
+function externalIdTaken(externalId: string): ApiError {
+  return new ApiError("validation_error", `externalId ${externalId} is already used by another account`, {
+    details: [{ path: ["externalId"], message: "already used by another account of this organisation" }],
+  });
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
+}
+
+/**
+ * Lists an organisation's accounts, one keyset page at a time (spec §4.1, §4.9).
+ * @returns `{ data: Account[], hasMore, nextCursor }`
+ * @throws ApiError `bad_request` (400) when `cursor` names no account of the organisation.
+ */
+export async function listAccounts(orgId: string, query: AccountListQuery) {
+  const terms = parseSort(query.sort, ACCOUNT_SORT_FIELDS, ACCOUNT_DEFAULT_SORT);
+  let cursorRow: Record<string, unknown> | undefined;
+  if (query.cursor) {
+    const found = await prisma().account.findFirst({ where: { orgId, id: query.cursor }, select: accountSelect });
+    if (!found) throw unknownCursor(query.cursor);
+    cursorRow = found;
+  }
+  const page = keyset(terms, ACCOUNT_SORT_FIELDS, cursorRow);
+  const filters: Prisma.AccountWhereInput[] = [{ orgId }];
+  if (query.lifecycle) filters.push({ lifecycleStatus: query.lifecycle });
+  if (query.industry) filters.push({ industry: { equals: query.industry, mode: "insensitive" } });
+  if (query.updatedAfter) filters.push({ updatedAt: { gt: new Date(query.updatedAfter) } });
+  if (page.where) filters.push(page.where as Prisma.AccountWhereInput);
+  const rows = await prisma().account.findMany({
+    where: { AND: filters },
+    orderBy: page.orderBy as Prisma.AccountOrderByWithRelationInput[],
+    take: query.limit + 1,
+    select: accountSelect,
+  });
+  const { rows: pageRows, hasMore, nextCursor } = toPage(rows, query.limit);
+  return { data: pageRows.map(toAccount), hasMore, nextCursor };
+}
+
+/**
+ * Returns one account of the organisation.
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ */
+export async function getAccount(orgId: string, id: string): Promise<Account> {
+  const row = await prisma().account.findFirst({ where: { orgId, id }, select: accountSelect });
+  if (!row) throw notFound("Account", id);
+  return toAccount(row);
+}
+
+/**
+ * Creates an account (spec §4.1); `lifecycleStatus` defaults to PROSPECT.
+ * @throws ApiError `validation_error` (422) when `externalId` is already used in the organisation.
+ */
+export async function createAccount(orgId: string, input: AccountCreate): Promise<Account> {
+  try {
+    const row = await prisma().account.create({ data: { ...input, orgId }, select: accountSelect });
+    return toAccount(row);
+  } catch (error) {
+    if (isUniqueViolation(error) && input.externalId) throw externalIdTaken(input.externalId);
+    throw error;
+  }
+}
+
+/**
+ * Applies the given fields to an account (spec §4.1). A request that changes nothing leaves `updatedAt` as it was.
+ * @throws ApiError `not_found` (404); `validation_error` (422) when `externalId` is already used.
+ */
+export async function updateAccount(orgId: string, input: AccountUpdate): Promise<Account> {
+  const { id, ...fields } = input;
+  const current = await prisma().account.findFirst({ where: { orgId, id }, select: accountSelect });
+  if (!current) throw notFound("Account", id);
+  const changes = Object.fromEntries(
+    Object.entries(fields).filter(([key, value]) => value !== undefined && current[key as keyof AccountRow] !== value),
+  );
+  if (Object.keys(changes).length === 0) return toAccount(current);
+  try {
+    const row = await prisma().account.update({ where: { id, orgId }, data: changes, select: accountSelect });
+    return toAccount(row);
+  } catch (error) {
+    if (isUniqueViolation(error) && fields.externalId) throw externalIdTaken(fields.externalId);
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2025") throw notFound("Account", id);
+    throw error;
+  }
+}
+
+/**
+ * Deletes an account (spec §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record stays readable);
+ * `force` removes the row.
+ * @returns the churned account, or `{ id, deleted: true }` after a hard delete.
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation.
+ */
+export async function deleteAccount(
+  orgId: string,
+  id: string,
+  force: boolean,
+): Promise<Account | { id: string; deleted: true }> {
+  if (force) {
+    const { count } = await prisma().account.deleteMany({ where: { orgId, id } });
+    if (count === 0) throw notFound("Account", id);
+    return { id, deleted: true };
+  }
+  return updateAccount(orgId, { id, lifecycleStatus: "CHURNED" });
+}
+
+interface BulkRow {
+  id: string;
+  externalId: string | null;
+}
+
+/**
+ * Bulk upsert of up to 500 accounts (spec §4.1) in one transaction with set-based SQL (DESIGN.md §3): one
+ * `INSERT … ON CONFLICT DO NOTHING` creates every item whose `externalId` is new (or absent), one `UPDATE … FROM` applies
+ * the others to the matching accounts; fields an item leaves out keep their values, and `updatedAt` moves only when a
+ * value changes.
+ * @returns `{ created, updated, total, results: [{ externalId, id, action }] }` in request order.
+ * @throws ApiError `validation_error` (422) when an externalId appears twice in the request.
+ */
+export async function bulkUpsertAccounts(orgId: string, items: AccountCreate[]): Promise<AccountBulkResult> {
+  const seen = new Map<string, number>();
+  items.forEach((item, index) => {
+    if (!item.externalId) return;
+    const first = seen.get(item.externalId);
+    if (first !== undefined) {
+      throw new ApiError("validation_error", `externalId ${item.externalId} appears more than once in the request`, {
+        details: [{ path: ["accounts", String(index), "externalId"], message: `duplicates item ${first}` }],
+      });
+    }
+    seen.set(item.externalId, index);
+  });
+
+  const now = new Date().toISOString();
+  const rows = items.map((item) => ({ ...item, id: createId() }));
+  const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
+
+  await prisma().$transaction(async (tx) => {
+    let pending = rows.map((row, index) => ({ row, index }));
+    // A matched account deleted between the two statements is created on the next pass; two passes always suffice.
+    for (let pass = 0; pass < 3 && pending.length > 0; pass++) {
+      const inserted = await tx.$queryRawUnsafe<BulkRow[]>(
+        `INSERT INTO "Account" ("id", "orgId", "name", "lifecycleStatus", "industry", "employeeCount", "domain", "externalId", "createdAt", "updatedAt")
+         SELECT e->>'id', $1, e->>'name', COALESCE(e->>'lifecycleStatus', 'PROSPECT')::"LifecycleStatus", e->>'industry',
+                (e->>'employeeCount')::int, e->>'domain', e->>'externalId', $3::timestamptz AT TIME ZONE 'UTC', $3::timestamptz AT TIME ZONE 'UTC'
+         FROM jsonb_array_elements($2::jsonb) AS e
+         ON CONFLICT ("orgId", "externalId") DO NOTHING
+         RETURNING "id", "externalId"`,
+        orgId,
+        JSON.stringify(pending.map((p) => p.row)),
+        now,
+      );
+      const createdIds = new Set(inserted.map((row) => row.id));
+      for (const p of pending) if (createdIds.has(p.row.id)) outcome.set(p.index, { id: p.row.id, action: "created" });
+      const conflicting = pending.filter((p) => !createdIds.has(p.row.id));
+      pending = [];
+      if (conflicting.length === 0) break;
+
+      const updated = await tx.$queryRawUnsafe<BulkRow[]>(
+        `UPDATE "Account" AS a SET
+           "name" = n."name", "lifecycleStatus" = n."lifecycleStatus", "industry" = n."industry",
+           "employeeCount" = n."employeeCount", "domain" = n."domain",
+           "updatedAt" = CASE WHEN (a."name", a."lifecycleStatus", a."industry", a."employeeCount", a."domain")
+                                    IS DISTINCT FROM (n."name", n."lifecycleStatus", n."industry", n."employeeCount", n."domain")
+                              THEN $3::timestamptz AT TIME ZONE 'UTC' ELSE a."updatedAt" END
+         FROM (
+           SELECT c."id",
+                  e->>'name' AS "name",
+                  CASE WHEN e ? 'lifecycleStatus' THEN (e->>'lifecycleStatus')::"LifecycleStatus" ELSE c."lifecycleStatus" END AS "lifecycleStatus",
+                  CASE WHEN e ? 'industry' THEN e->>'industry' ELSE c."industry" END AS "industry",
+                  CASE WHEN e ? 'employeeCount' THEN (e->>'employeeCount')::int ELSE c."employeeCount" END AS "employeeCount",
+                  CASE WHEN e ? 'domain' THEN e->>'domain' ELSE c."domain" END AS "domain"
+           FROM jsonb_array_elements($2::jsonb) AS e
+           JOIN "Account" AS c ON c."orgId" = $1 AND c."externalId" = e->>'externalId'
+         ) AS n
+         WHERE a."id" = n."id"
+         RETURNING a."id", a."externalId"`,
+        orgId,
+        JSON.stringify(conflicting.map((p) => p.row)),
+        now,
+      );
+      const byExternalId = new Map(updated.map((row) => [row.externalId, row.id]));
+      for (const p of conflicting) {
+        const id = byExternalId.get(p.row.externalId ?? null);
+        if (id) outcome.set(p.index, { id, action: "updated" });
+        else pending.push(p);
+      }
+    }
+    if (pending.length > 0) throw new Error("bulk upsert did not settle after 3 passes");
+  });
+
+  const results = rows.map((row, index) => {
+    const result = outcome.get(index);
+    if (!result) throw new Error(`bulk item ${index} has no outcome`);
+    return { externalId: row.externalId ?? null, ...result };
+  });
+  const created = results.filter((r) => r.action === "created").length;
+  return { created, updated: results.length - created, total: results.length, results };
+}

@@ -1,0 +1,107 @@
+import { generateApiKey, hashApiKey, parseApiKey } from "../auth/api-keys";
+import { validateRequestedScopes } from "../auth/scopes";
+import { prisma } from "../db/client";
+import { ApiError } from "../errors";
+
+/** The caller behind a valid API key: its organisation, key id, granted scopes and whether it is a test key. */
+export interface ApiKeyPrincipal {
+  orgId: string;
+  apiKeyId: string;
+  scopes: string[];
+  isTest: boolean;
+}
+
+/** A key as listed to its owner: never the raw key nor its hash. */
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  prefix: string;
+  isTest: boolean;
+  scopes: string[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/**
+ * Creates an API key in an organisation (spec §5). The raw key is returned once and never stored.
+ * @returns `{ key: ApiKeySummary, raw: "msp_live_…" | "msp_test_…" }`
+ * @throws ApiError `insufficient_scope` (403) for deprecated scopes that can no longer be granted;
+ *         `validation_error` (422) for unknown scopes (see `validateRequestedScopes`).
+ */
+export async function createApiKey(
+  orgId: string,
+  input: { name: string; scopes: readonly string[]; isTest: boolean },
+): Promise<{ key: ApiKeySummary; raw: string }> {
+  const scopes = validateRequestedScopes(input.scopes);
+  const generated = generateApiKey(input.isTest);
+  const key = await prisma().apiKey.create({
+    data: { orgId, name: input.name, scopes, isTest: input.isTest, keyHash: generated.hash, prefix: generated.prefix },
+    select: summarySelect,
+  });
+  return { key, raw: generated.raw };
+}
+
+const summarySelect = {
+  id: true,
+  name: true,
+  prefix: true,
+  isTest: true,
+  scopes: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+} as const;
+
+const lastUsedWrites = new Map<string, number>();
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Resolves the `Authorization` header to the key's principal (spec §5.1–5.4). Malformed keys are refused before any
+ * lookup; unknown, revoked and malformed keys get the same answer. `lastUsedAt` is refreshed at most once a minute per
+ * key, off the response path.
+ * @throws ApiError `unauthorized` (401) when the header is missing, not `Bearer`, or the key is not valid.
+ */
+export async function authenticateApiKey(authorization: string | null): Promise<ApiKeyPrincipal> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+  if (!match?.[1]) {
+    throw new ApiError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY>");
+  }
+  const raw = match[1];
+  const invalid = new ApiError("unauthorized", "Invalid API key");
+  if (!parseApiKey(raw)) throw invalid;
+  const key = await prisma().apiKey.findUnique({
+    where: { keyHash: hashApiKey(raw) },
+    select: { id: true, orgId: true, scopes: true, isTest: true, revokedAt: true },
+  });
+  if (!key || key.revokedAt) throw invalid;
+  touchLastUsed(key.id);
+  return { orgId: key.orgId, apiKeyId: key.id, scopes: key.scopes, isTest: key.isTest };
+}
+
+function touchLastUsed(apiKeyId: string): void {
+  const now = Date.now();
+  if (now - (lastUsedWrites.get(apiKeyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+  lastUsedWrites.set(apiKeyId, now);
+  // A failed timestamp refresh must never fail the request it accompanies.
+  prisma()
+    .apiKey.update({ where: { id: apiKeyId }, data: { lastUsedAt: new Date(now) } })
+    .catch(() => lastUsedWrites.delete(apiKeyId));
+}
+
+/** Lists an organisation's keys, newest first. */
+export function listApiKeys(orgId: string): Promise<ApiKeySummary[]> {
+  return prisma().apiKey.findMany({ where: { orgId }, select: summarySelect, orderBy: { createdAt: "desc" } });
+}
+
+/**
+ * Revokes a key of the organisation; later requests with it get 401.
+ * @throws ApiError `not_found` (404) when the key does not exist in this organisation.
+ */
+export async function revokeApiKey(orgId: string, apiKeyId: string): Promise<void> {
+  const { count } = await prisma().apiKey.updateMany({
+    where: { id: apiKeyId, orgId, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  if (count === 0) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
+}

@@ -1,0 +1,90 @@
+import { ApiError } from "../errors";
+
+/** Default and maximum page sizes (spec §4.9, §8). */
+export const PAGE_SIZE = { default: 50, max: 100 } as const;
+
+/** A sortable field of a resource: whether it can be null (null values sort last in both directions). */
+export type SortableFields = Record<string, { nullable: boolean }>;
+
+/** One term of an ORDER BY: field and direction. */
+export interface SortTerm {
+  field: string;
+  direction: "asc" | "desc";
+}
+
+/**
+ * Parses `sort` (`field:direction` pairs, comma-separated; direction `asc` or `desc`, default `asc`) against an
+ * allow-list (spec §4.9). Unknown fields and malformed pairs are silently ignored; when nothing valid remains the
+ * resource's default sort applies. Repeated fields keep their first occurrence.
+ * @returns the sort terms without the `id` tie-breaker.
+ */
+export function parseSort(raw: string | undefined, allowed: SortableFields, fallback: readonly SortTerm[]): SortTerm[] {
+  const terms: SortTerm[] = [];
+  for (const pair of (raw ?? "").split(",")) {
+    const [field = "", direction = "asc", extra] = pair.trim().split(":");
+    if (extra !== undefined || !Object.hasOwn(allowed, field) || terms.some((term) => term.field === field)) continue;
+    const dir = direction.toLowerCase();
+    if (dir !== "asc" && dir !== "desc") continue;
+    terms.push({ field, direction: dir });
+  }
+  return terms.length > 0 ? terms : [...fallback];
+}
+
+type Where = Record<string, unknown>;
+
+/**
+ * Builds a keyset ("seek") page query for Prisma: `orderBy` over the sort terms plus `id`, and, given the cursor
+ * record's values, the `where` that selects rows strictly after it. Never uses OFFSET, so any page costs what the first
+ * costs (DESIGN.md §3). Null values of nullable fields sort last in both directions.
+ */
+export function keyset(
+  terms: readonly SortTerm[],
+  fields: SortableFields,
+  cursorRow?: Record<string, unknown>,
+): { orderBy: Where[]; where?: Where } {
+  const all: SortTerm[] = [...terms, { field: "id", direction: terms[0]?.direction ?? "asc" }];
+  const nullable = (field: string) => fields[field]?.nullable === true;
+  const orderBy = all.map(({ field, direction }) =>
+    nullable(field) ? { [field]: { sort: direction, nulls: "last" } } : { [field]: direction },
+  );
+  if (!cursorRow) return { orderBy };
+
+  const branches: Where[] = [];
+  const equalities: Where[] = [];
+  for (const { field, direction } of all) {
+    const value = cursorRow[field];
+    if (value !== null && value !== undefined) {
+      const beyond = { [field]: { [direction === "asc" ? "gt" : "lt"]: value } };
+      branches.push({ AND: [...equalities, nullable(field) ? { OR: [beyond, { [field]: null }] } : beyond] });
+    }
+    equalities.push({ [field]: value ?? null });
+  }
+  const where: Where = { OR: branches };
+  // A redundant range on the leading column lets PostgreSQL start the index scan at the cursor instead of filtering.
+  const lead = all[0];
+  const leadValue = lead ? cursorRow[lead.field] : undefined;
+  if (lead && !nullable(lead.field) && leadValue !== undefined && leadValue !== null) {
+    return { orderBy, where: { AND: [{ [lead.field]: { [lead.direction === "asc" ? "gte" : "lte"]: leadValue } }, where] } };
+  }
+  return { orderBy, where };
+}
+
+/**
+ * Cuts a fetched page of `limit + 1` rows into the list envelope fields (spec §2.1): `hasMore` and `nextCursor`, the id
+ * of the last record of the page (null on an empty page). Passing it back as `cursor` continues after that record.
+ */
+export function toPage<T extends { id: string }>(
+  rows: T[],
+  limit: number,
+): { rows: T[]; hasMore: boolean; nextCursor: string | null } {
+  const hasMore = rows.length > limit;
+  const page = hasMore ? rows.slice(0, limit) : rows;
+  return { rows: page, hasMore, nextCursor: page.at(-1)?.id ?? null };
+}
+
+/** 400 `bad_request` for a cursor that does not name a record of this organisation's list (spec §4.9, §7). */
+export function unknownCursor(cursor: string): ApiError {
+  return new ApiError("bad_request", `cursor ${cursor} does not identify a record of this list; restart from the first page`, {
+    details: [{ path: ["cursor"], message: "unknown cursor" }],
+  });
+}

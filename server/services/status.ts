@@ -1,0 +1,45 @@
+import { db } from "../db/client";
+import { kv } from "../kv";
+
+/** Connectivity of one dependency: `up` with its round-trip time in ms, or `down` with the reason. */
+export interface ComponentStatus {
+  status: "up" | "down";
+  latencyMs: number;
+  driver: string;
+  error?: string;
+}
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+async function check(driver: string, probe: () => Promise<unknown>): Promise<ComponentStatus> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+      }),
+    ]);
+    return { status: "up", latencyMs: Math.round(performance.now() - started), driver };
+  } catch (error) {
+    // Only the driver's one-line message: connection strings and stacks stay in the server log.
+    const message = error instanceof Error ? error.message.split("\n")[0] : "unreachable";
+    return { status: "down", latencyMs: Math.round(performance.now() - started), driver, error: message };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Probes the database (`SELECT 1`) and the key-value store (`PING`) in parallel, each bounded by 2,000 ms
+ * (spec §4.8). Never throws.
+ */
+export async function checkStatus(): Promise<{ database: ComponentStatus; cache: ComponentStatus }> {
+  const database = db();
+  const [dbStatus, cacheStatus] = await Promise.all([
+    check(database.kind, () => database.prisma.$queryRawUnsafe("SELECT 1")),
+    check(kv().driver, () => kv().ping()),
+  ]);
+  return { database: dbStatus, cache: cacheStatus };
+}

@@ -1,0 +1,62 @@
+import { initTRPC } from "@trpc/server";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import { hasScope, type Scope } from "./auth/scopes";
+import { ApiError } from "./errors";
+import { type ApiKeyPrincipal, authenticateApiKey } from "./services/api-keys";
+
+/**
+ * Procedure metadata: trpc-to-openapi's `openapi` block plus ours. `scope` is the key scope the operation requires
+ * (spec §4, §5), `successStatus` its status on success (201 for creating POSTs, spec §4), and `envelope: "list"` marks
+ * procedures that return `{ data, hasMore, nextCursor }` to be lifted into the top-level envelope (spec §2.1).
+ */
+export type Meta = OpenApiMeta<{ scope?: Scope; successStatus?: 200 | 201; envelope?: "list" }>;
+
+/**
+ * Per-request state shared between the REST facade and the procedure that runs: the facade creates it, procedures
+ * fill it (matched meta, authenticated principal), and the facade reads it back to build the envelope.
+ */
+export interface RequestState {
+  requestId: string;
+  meta?: Meta;
+  principal?: ApiKeyPrincipal;
+}
+
+/** tRPC context of the public API: the incoming request and its {@link RequestState}. */
+export interface Context {
+  req: Request;
+  state: RequestState;
+}
+
+const t = initTRPC.context<Context>().meta<Meta>().create();
+
+/** Builds routers. */
+export const router = t.router;
+
+// Copying the matched procedure's meta lets the facade pick the status code and envelope shape after the call.
+const recordMeta = t.middleware(({ ctx, meta, next }) => {
+  ctx.state.meta = meta;
+  return next();
+});
+
+/** A procedure that needs no key (only `GET /status`, spec §4.8). */
+export const publicProcedure = t.procedure.use(recordMeta);
+
+/**
+ * A procedure that needs a Bearer API key holding `scope` (spec §5). Adds `ctx.principal` (`orgId`, `apiKeyId`,
+ * `scopes`, `isTest`). The key is checked before the input is parsed, so an unauthenticated caller learns nothing
+ * about the schema.
+ * @throws ApiError `unauthorized` (401) without a valid key; `insufficient_scope` (403) when the key lacks `scope`.
+ */
+export function apiProcedure(scope: Scope) {
+  return t.procedure
+    .meta({ scope })
+    .use(recordMeta)
+    .use(async ({ ctx, next }) => {
+      const principal = await authenticateApiKey(ctx.req.headers.get("authorization"));
+      ctx.state.principal = principal;
+      if (!hasScope(principal.scopes, scope)) {
+        throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope required by this endpoint`);
+      }
+      return next({ ctx: { principal } });
+    });
+}

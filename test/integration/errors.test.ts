@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_CODES } from "../../server/errors";
+import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  server = await startApi();
+  api = client(server.url, (await createTestOrg()).key);
+});
+afterAll(() => server.close());
+
+function expectErrorEnvelope(res: Awaited<ReturnType<typeof api>>, status: number, code: keyof typeof ERROR_CODES) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toContain("application/json");
+  expect(res.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
+  expect(res.body.error.docsUrl).toMatch(new RegExp(`/docs/errors#${code}$`));
+  expect(res.body.requestId).toMatch(/^req_[0-9a-f]{24}$/);
+  expect(res.headers.get("x-request-id")).toBe(res.body.requestId);
+  expect(Number.isNaN(Date.parse(res.body.timestamp))).toBe(false);
+  expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+|prisma|stack/i);
+}
+
+describe("error envelope (spec §2.1, §7)", () => {
+  it("400 invalid_json for a body that is not JSON", async () => {
+    expectErrorEnvelope(await api("POST", "/accounts", "{not json"), 400, "invalid_json");
+    expectErrorEnvelope(await api("POST", "/accounts", "{not json", { "Content-Type": "text/plain" }), 400, "invalid_json");
+  });
+
+  it("422 validation_error for JSON that is not an object", async () => {
+    const res = await api("POST", "/accounts", "[1,2]");
+    expectErrorEnvelope(res, 422, "validation_error");
+    expect(res.body.error.details).toEqual([{ path: [], message: "expected a JSON object" }]);
+  });
+
+  it("400 bad_request for a malformed path parameter", async () => {
+    const res = await api("GET", `/accounts/${"x".repeat(65)}`);
+    expectErrorEnvelope(res, 400, "bad_request");
+    expect(res.body.error.details[0].path).toEqual(["id"]);
+  });
+
+  it("401 unauthorized without a key", async () => {
+    expectErrorEnvelope(await client(server.url)("GET", "/accounts"), 401, "unauthorized");
+  });
+
+  it("403 insufficient_scope", async () => {
+    const readOnly = client(server.url, (await createTestOrg(["accounts:read"])).key);
+    expectErrorEnvelope(await readOnly("POST", "/accounts", { name: "x" }), 403, "insufficient_scope");
+  });
+
+  it("404 not_found for unknown paths, with every method, and for /api/v1 itself", async () => {
+    expectErrorEnvelope(await api("GET", "/nope"), 404, "not_found");
+    expectErrorEnvelope(await api("POST", "/nope/deeper", {}), 404, "not_found");
+    const root = await fetch(server.url);
+    expect(root.status).toBe(404);
+  });
+
+  it("405 method_not_allowed with Allow", async () => {
+    const res = await api("PUT", "/accounts", { name: "x" });
+    expectErrorEnvelope(res, 405, "method_not_allowed");
+    expect(res.headers.get("allow")).toBe("GET, POST, HEAD");
+    const bulk = await api("GET", "/accounts/bulk");
+    expectErrorEnvelope(bulk, 405, "method_not_allowed");
+    expect(bulk.headers.get("allow")).toBe("POST");
+    expectErrorEnvelope(await api("DELETE", "/status"), 405, "method_not_allowed");
+  });
+
+  it("OPTIONS lists the allowed methods; HEAD answers without a body", async () => {
+    const options = await fetch(`${server.url}/accounts/abc`, { method: "OPTIONS" });
+    expect(options.status).toBe(204);
+    expect(options.headers.get("allow")).toBe("GET, PATCH, DELETE, HEAD, OPTIONS");
+    const head = await fetch(`${server.url}/status`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(await head.text()).toBe("");
+  });
+
+  it("every spec §7 code has a reference entry", () => {
+    expect(Object.keys(ERROR_CODES).sort()).toEqual(
+      ["bad_request", "invalid_json", "unauthorized", "insufficient_scope", "not_found", "method_not_allowed", "validation_error", "idempotency_conflict", "rate_limited", "internal_error"].sort(),
+    );
+    expect(Object.fromEntries(Object.entries(ERROR_CODES).map(([code, entry]) => [code, entry.status]))).toEqual({
+      bad_request: 400, invalid_json: 400, unauthorized: 401, insufficient_scope: 403, not_found: 404, method_not_allowed: 405,
+      validation_error: 422, idempotency_conflict: 422, rate_limited: 429, internal_error: 500,
+    });
+  });
+});
