@@ -1,8 +1,9 @@
 // Operator command for self-hosters and scripts (issue #2): `npm run admin -- <command> [options]`.
 import { parseArgs } from "node:util";
+import { validateRequestedScopes } from "../server/auth/scopes";
 import { closeDb } from "../server/db/client";
-import { migrateProcessDatabase } from "../server/db/ready";
 import type { RateLimitPlan } from "../server/db/generated/client";
+import { migrateProcessDatabase } from "../server/db/ready";
 import { ApiError } from "../server/errors";
 import { createApiKey } from "../server/services/api-keys";
 import { ensureOrganisation } from "../server/services/organisations";
@@ -34,7 +35,8 @@ async function createKey(args: string[]): Promise<void> {
     },
     strict: true,
   });
-  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org)) fail("--org <slug> is required (lowercase letters, digits, hyphens)");
+  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
+    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
   if (!values.scopes) fail("--scopes is required");
   if (values.plan && !PLANS.has(values.plan)) fail(`--plan must be one of ${[...PLANS].join(", ")}`);
   let limits: { perKey: number; perOrg: number } | undefined;
@@ -42,21 +44,25 @@ async function createKey(args: string[]): Promise<void> {
     const match = /^(\d+),(\d+)$/.exec(values.limits);
     if (!match) fail("--limits must be <perKeyPerMin>,<perOrgPerMin>, e.g. 200,400");
     limits = { perKey: Number(match[1]), perOrg: Number(match[2]) };
-    if (limits.perKey < 1 || limits.perOrg < limits.perKey) fail("--limits: both positive, organisation-wide ≥ per key");
+    if (limits.perKey < 1 || limits.perOrg < limits.perKey)
+      fail("--limits: both positive, organisation-wide ≥ per key");
   }
+  const scopes = validateRequestedScopes(values.scopes.split(","));
   const org = await ensureOrganisation(values.org, {
     plan: values.plan?.toUpperCase() as RateLimitPlan | undefined,
     limits,
   });
   const { key, raw } = await createApiKey(org.id, {
     name: values.name ?? `created by admin command ${new Date().toISOString()}`,
-    scopes: values.scopes.split(","),
+    scopes,
     isTest: values.test ?? false,
   });
   if (values.json) {
     console.log(JSON.stringify({ orgId: org.id, key: raw, scopes: key.scopes }));
   } else {
-    console.log(`Organisation ${org.slug} (${org.id}), plan ${org.plan}\nKey ${key.prefix}… scopes ${key.scopes.join(",")}\n\n  ${raw}\n\nStore it now: it cannot be shown again.`);
+    console.log(
+      `Organisation ${org.slug} (${org.id}), plan ${org.plan}\nKey ${key.prefix}… scopes ${key.scopes.join(",")}\n\n  ${raw}\n\nStore it now: it cannot be shown again.`,
+    );
   }
 }
 

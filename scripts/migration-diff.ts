@@ -8,6 +8,8 @@
 //   --stdout              print the SQL instead of writing a migration folder
 //   --from-empty          diff from an empty database: the full DDL of the schema (the drift check uses
 //                         `--from-empty --stdout`); writing it is only allowed while there are no migrations yet
+//   --schema <file>       schema to diff to (default prisma/schema.prisma)
+//   --migrations-dir <dir>  migrations to diff from and write into (default prisma/migrations)
 //   --admin-url <url>     PostgreSQL URL allowed to CREATE/DROP DATABASE (default: $PG_ADMIN_URL, then
 //                         postgresql://postgres@127.0.0.1:5432/postgres); used for the scratch database
 //
@@ -18,7 +20,17 @@
 // checked: the new migration is applied to the scratch database by the runner and the diff must come out empty.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,8 +41,6 @@ import { migrateDatabase } from "../server/db/migrate";
 const PRISMA6_VERSION = "6.19.3";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CACHE_DIR = path.join(ROOT, "node_modules", ".cache", "prisma6");
-const SCHEMA_FILE = path.join(ROOT, "prisma", "schema.prisma");
-const MIGRATIONS_DIR = path.join(ROOT, "prisma", "migrations");
 const DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
 
 // Generated into the cache dir rather than kept under prisma/: its imports must resolve to the Prisma 6 packages
@@ -89,38 +99,44 @@ async function main(): Promise<void> {
       stdout: { type: "boolean", default: false },
       "from-empty": { type: "boolean", default: false },
       "admin-url": { type: "string" },
+      schema: { type: "string", default: path.join(ROOT, "prisma", "schema.prisma") },
+      "migrations-dir": { type: "string", default: path.join(ROOT, "prisma", "migrations") },
     },
     strict: true,
   });
+  const schemaFile = path.resolve(values.schema);
+  const migrationsDir = path.resolve(values["migrations-dir"]);
   const adminUrl = values["admin-url"] ?? process.env.PG_ADMIN_URL ?? DEFAULT_ADMIN_URL;
   const name = values.name;
   if (!values.stdout) {
     if (!name) throw new Error("Missing --name <snake_name> (or pass --stdout to print the SQL).");
     if (!/^[a-z0-9]+(_[a-z0-9]+)*$/.test(name)) throw new Error(`--name must be snake_case ([a-z0-9_]), got "${name}"`);
   }
-  const existing = migrationFolders();
+  const existing = migrationFolders(migrationsDir);
   if (values["from-empty"] && !values.stdout && existing.length > 0) {
-    throw new Error("--from-empty would duplicate the existing migrations; use it with --stdout, or drop --from-empty.");
+    throw new Error(
+      "--from-empty would duplicate the existing migrations; use it with --stdout, or drop --from-empty.",
+    );
   }
 
   ensurePrisma6();
   const work = mkdtempSync(path.join(os.tmpdir(), "migration-diff-"));
   try {
     const schema = path.join(work, "schema.prisma");
-    writeFileSync(schema, withDatasourceUrl(readFileSync(SCHEMA_FILE, "utf8")));
+    writeFileSync(schema, withDatasourceUrl(readFileSync(schemaFile, "utf8")));
 
     if (values["from-empty"]) {
       // The engine does not connect for an empty "from" state; the URL only has to be well-formed.
       const diff = runDiff(["--from-empty", "--to-schema-datamodel", schema], adminUrl);
       if (values.stdout) process.stdout.write(diff.sql);
-      else writeMigration(existing, name as string, diff.sql);
+      else writeMigration(migrationsDir, existing, name as string, diff.sql);
       return;
     }
 
     const diff = await withScratchDatabase(adminUrl, async (scratchUrl) => {
-      await migrateDatabase({ url: scratchUrl }, { migrationsDir: MIGRATIONS_DIR });
+      await migrateDatabase({ url: scratchUrl }, { migrationsDir });
       const result = describeAgainst(scratchUrl, schema, work);
-      if (result.changed) await verify(scratchUrl, schema, work, existing, result.sql);
+      if (result.changed) await verify(scratchUrl, schema, work, migrationsDir, existing, result.sql);
       return result;
     });
 
@@ -130,7 +146,7 @@ async function main(): Promise<void> {
       return;
     }
     if (values.stdout) process.stdout.write(diff.sql);
-    else writeMigration(existing, name as string, diff.sql);
+    else writeMigration(migrationsDir, existing, name as string, diff.sql);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -145,9 +161,16 @@ function describeAgainst(url: string, schema: string, work: string): Diff {
 }
 
 /** Applies the new migration on top of the others with our runner; the schema must then have nothing left to add. */
-async function verify(url: string, schema: string, work: string, existing: string[], sql: string): Promise<void> {
+async function verify(
+  url: string,
+  schema: string,
+  work: string,
+  migrationsDir: string,
+  existing: string[],
+  sql: string,
+): Promise<void> {
   const dir = path.join(work, "verify-migrations");
-  cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+  cpSync(migrationsDir, dir, { recursive: true });
   const folder = path.join(dir, nextFolderName(existing, "verify"));
   mkdirSync(folder);
   writeFileSync(path.join(folder, "migration.sql"), sql);
@@ -198,7 +221,11 @@ function ensurePrisma6(): void {
     const file = path.join(CACHE_DIR, "node_modules", pkg, "package.json");
     return existsSync(file) && JSON.parse(readFileSync(file, "utf8")).version === PRISMA6_VERSION;
   };
-  if (installed("prisma") && installed("@prisma/adapter-pg") && existsSync(path.join(CACHE_DIR, "node_modules", "pg"))) {
+  if (
+    installed("prisma") &&
+    installed("@prisma/adapter-pg") &&
+    existsSync(path.join(CACHE_DIR, "node_modules", "pg"))
+  ) {
     return;
   }
   console.error(`Installing prisma@${PRISMA6_VERSION} into ${path.relative(ROOT, CACHE_DIR)} (first use only)…`);
@@ -251,9 +278,9 @@ async function withScratchDatabase<T>(adminUrl: string, work: (url: string) => P
   }
 }
 
-function migrationFolders(): string[] {
-  if (!existsSync(MIGRATIONS_DIR)) return [];
-  return readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
+function migrationFolders(migrationsDir: string): string[] {
+  if (!existsSync(migrationsDir)) return [];
+  return readdirSync(migrationsDir, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
     .map((entry) => entry.name)
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -271,12 +298,12 @@ function nextFolderName(existing: string[], name: string): string {
   return `${stamp(when)}_${name}`;
 }
 
-function writeMigration(existing: string[], name: string, sql: string): void {
+function writeMigration(migrationsDir: string, existing: string[], name: string, sql: string): void {
   const folder = nextFolderName(existing, name);
-  const dir = path.join(MIGRATIONS_DIR, folder);
+  const dir = path.join(migrationsDir, folder);
   if (existsSync(dir)) throw new Error(`${path.relative(ROOT, dir)} already exists`);
-  mkdirSync(MIGRATIONS_DIR, { recursive: true });
-  const lock = path.join(MIGRATIONS_DIR, "migration_lock.toml");
+  mkdirSync(migrationsDir, { recursive: true });
+  const lock = path.join(migrationsDir, "migration_lock.toml");
   if (!existsSync(lock)) {
     writeFileSync(
       lock,
@@ -285,7 +312,7 @@ function writeMigration(existing: string[], name: string, sql: string): void {
   }
   // Written beside the folder and renamed in, so the runner (which skips dot-folders) never sees a folder without
   // its migration.sql.
-  const staging = path.join(MIGRATIONS_DIR, `.${folder}.tmp`);
+  const staging = path.join(migrationsDir, `.${folder}.tmp`);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging);
   writeFileSync(path.join(staging, "migration.sql"), sql);

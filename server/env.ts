@@ -1,7 +1,10 @@
 import { z } from "zod";
 
 // An empty variable counts as unset, as shells and .env files often leave them.
-const optionalUrl = z.preprocess((value) => (typeof value === "string" && value.trim() === "" ? undefined : value), z.url().optional());
+const optionalUrl = z.preprocess(
+  (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+  z.url().optional(),
+);
 
 /**
  * Process configuration, validated once at start-up (DESIGN.md §8).

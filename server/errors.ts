@@ -3,16 +3,64 @@
  * services throw {@link ApiError} with a code, the REST facade only translates (DESIGN.md §2).
  */
 export const ERROR_CODES = {
-  bad_request: { status: 400, title: "Bad request", description: "A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable." },
-  invalid_json: { status: 400, title: "Invalid JSON", description: "The request body is not valid JSON. Send a JSON object with Content-Type: application/json." },
-  unauthorized: { status: 401, title: "Unauthorized", description: "The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…." },
-  insufficient_scope: { status: 403, title: "Insufficient scope", description: "The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope." },
-  not_found: { status: 404, title: "Not found", description: "The record does not exist or belongs to another organisation, or no endpoint exists at this path." },
-  method_not_allowed: { status: 405, title: "Method not allowed", description: "The endpoint exists but does not support this HTTP method. The Allow header lists the methods it supports." },
-  validation_error: { status: 422, title: "Validation error", description: "The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message." },
-  idempotency_conflict: { status: 422, title: "Idempotency conflict", description: "The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request." },
-  rate_limited: { status: 429, title: "Rate limited", description: "A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header." },
-  internal_error: { status: 500, title: "Internal error", description: "An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists." },
+  bad_request: {
+    status: 400,
+    title: "Bad request",
+    description:
+      "A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable.",
+  },
+  invalid_json: {
+    status: 400,
+    title: "Invalid JSON",
+    description: "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
+  },
+  unauthorized: {
+    status: 401,
+    title: "Unauthorized",
+    description:
+      "The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_….",
+  },
+  insufficient_scope: {
+    status: 403,
+    title: "Insufficient scope",
+    description:
+      "The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope.",
+  },
+  not_found: {
+    status: 404,
+    title: "Not found",
+    description: "The record does not exist or belongs to another organisation, or no endpoint exists at this path.",
+  },
+  method_not_allowed: {
+    status: 405,
+    title: "Method not allowed",
+    description:
+      "The endpoint exists but does not support this HTTP method. The Allow header lists the methods it supports.",
+  },
+  validation_error: {
+    status: 422,
+    title: "Validation error",
+    description:
+      "The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message.",
+  },
+  idempotency_conflict: {
+    status: 422,
+    title: "Idempotency conflict",
+    description:
+      "The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request.",
+  },
+  rate_limited: {
+    status: 429,
+    title: "Rate limited",
+    description:
+      "A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header.",
+  },
+  internal_error: {
+    status: 500,
+    title: "Internal error",
+    description:
+      "An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists.",
+  },
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 
 /** One of the error codes of spec §7. */

@@ -46,12 +46,16 @@ const ErrorEnvelope = {
 
 const envelopeFields = {
   requestId: { type: "string", pattern: "^req_[0-9a-f]{24}$", description: "Also in the X-Request-Id header." },
-  timestamp: { type: "string", format: "date-time", description: "Time of the response, ISO 8601 UTC with milliseconds." },
+  timestamp: {
+    type: "string",
+    format: "date-time",
+    description: "Time of the response, ISO 8601 UTC with milliseconds.",
+  },
 };
 
 const REQUEST_ID_HEADER = { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
 
-function errorResponseFor(status: number, codes: ErrorCode[]): Json {
+function errorResponseFor(codes: ErrorCode[]): Json {
   return {
     description: codes.map((code) => `${code}: ${ERROR_CODES[code].description}`).join(" "),
     headers: REQUEST_ID_HEADER,
@@ -60,9 +64,15 @@ function errorResponseFor(status: number, codes: ErrorCode[]): Json {
 }
 
 /** Which error codes an operation can answer, by HTTP status. */
-function errorCodesOf(operation: Json, isProtected: boolean, hasPathParams: boolean, hasBody: boolean): Map<number, ErrorCode[]> {
+function errorCodesOf(
+  operation: Json,
+  isProtected: boolean,
+  hasPathParams: boolean,
+  hasBody: boolean,
+): Map<number, ErrorCode[]> {
   const codes: ErrorCode[] = [];
-  if (hasPathParams || (operation.parameters as Json[] | undefined)?.some((p) => p.name === "cursor")) codes.push("bad_request");
+  if (hasPathParams || (operation.parameters as Json[] | undefined)?.some((p) => p.name === "cursor"))
+    codes.push("bad_request");
   if (hasBody) codes.push("invalid_json");
   if (isProtected) codes.push("unauthorized", "insufficient_scope");
   if (hasPathParams) codes.push("not_found");
@@ -118,16 +128,25 @@ function build(baseUrl: string): Json {
         headers: REQUEST_ID_HEADER,
         content: {
           "application/json": {
-            schema: { type: "object", required: [...Object.keys(properties), "requestId", "timestamp"], properties: { ...properties, ...envelopeFields } },
+            schema: {
+              type: "object",
+              required: [...Object.keys(properties), "requestId", "timestamp"],
+              properties: { ...properties, ...envelopeFields },
+            },
           },
         },
       },
     };
-    for (const [code, codes] of errorCodesOf(operation, isProtected, route.pathParams.length > 0, "requestBody" in operation)) {
-      result[String(code)] = errorResponseFor(code, codes);
+    for (const [code, codes] of errorCodesOf(
+      operation,
+      isProtected,
+      route.pathParams.length > 0,
+      "requestBody" in operation,
+    )) {
+      result[String(code)] = errorResponseFor(codes);
     }
     for (const [code, description] of Object.entries(route.meta.openapi?.errorResponses ?? {})) {
-      if (!result[code]) result[code] = { ...errorResponseFor(Number(code), ["internal_error"]), description };
+      if (!result[code]) result[code] = { ...errorResponseFor(["internal_error"]), description };
     }
     operation.responses = result;
     if (isProtected && route.meta.scope) {

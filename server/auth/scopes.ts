@@ -31,9 +31,15 @@ export type Scope = keyof typeof SCOPES;
 /** Deprecated scopes and how key creation treats them (spec §5 "Deprecated scopes"). */
 export const DEPRECATED_SCOPES = {
   "reconciliation:read": { accepted: false, note: "reconciliation scopes are deprecated and can no longer be granted" },
-  "reconciliation:write": { accepted: false, note: "reconciliation scopes are deprecated and can no longer be granted" },
+  "reconciliation:write": {
+    accepted: false,
+    note: "reconciliation scopes are deprecated and can no longer be granted",
+  },
   "onboarding:read": { accepted: false, note: "onboarding:read is dead: no endpoint uses it" },
-  "contracts:read": { accepted: true, note: "contracts:read is accepted but grants nothing: no contracts endpoint exists" },
+  "contracts:read": {
+    accepted: true,
+    note: "contracts:read is accepted but grants nothing: no contracts endpoint exists",
+  },
 } as const;
 
 function isScope(value: string): value is Scope {
@@ -56,7 +62,8 @@ export function validateRequestedScopes(requested: readonly string[]): string[] 
   const unknown: string[] = [];
   for (const scope of wanted) {
     const deprecated = DEPRECATED_SCOPES[scope as keyof typeof DEPRECATED_SCOPES];
-    if (deprecated && !deprecated.accepted) throw new ApiError("insufficient_scope", `Scope ${scope} refused: ${deprecated.note}`);
+    if (deprecated && !deprecated.accepted)
+      throw new ApiError("insufficient_scope", `Scope ${scope} refused: ${deprecated.note}`);
     if (!deprecated && !isScope(scope)) unknown.push(scope);
   }
   if (unknown.length > 0) {

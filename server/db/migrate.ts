@@ -71,7 +71,9 @@ const pgliteQueues = new WeakMap<PGlite, Promise<unknown>>();
  * Prisma uses (so concurrent runners and `prisma migrate deploy` wait for each other), applies each one not yet
  * recorded in `_prisma_migrations`, each in its own transaction together with its `_prisma_migrations` row (same
  * table and columns as Prisma; `checksum` = SHA-256 hex of the file bytes, `applied_steps_count` = 1). A migration
- * that fails is rolled back and not recorded, so fixing it and re-running is enough.
+ * that fails is rolled back and not recorded, so fixing it and re-running is enough. (A file with its own
+ * `BEGIN; … COMMIT;`, as Prisma writes for enum changes, still runs; its COMMIT just ends the runner's transaction
+ * early, as it would under `prisma migrate deploy`.) Waits as long as another runner holds the lock.
  *
  * @param target `{ url }`: a PostgreSQL URL, connected with a `pg.Client` (simple query protocol, so multi-statement
  *   files run); an optional `?schema=` parameter selects the schema as in Prisma. `{ pglite }`: an open PGlite

@@ -36,7 +36,9 @@ function toApiError(error: unknown, route: RouteEntry, requestId: string): ApiEr
   if (cause instanceof ApiError) return cause;
   if (error instanceof TRPCError && error.code === "BAD_REQUEST" && cause instanceof ZodError) {
     const details = zodDetails(cause);
-    const inPath = details.every((detail) => detail.path.length === 1 && route.pathParams.includes(detail.path[0] as string));
+    const inPath = details.every(
+      (detail) => detail.path.length === 1 && route.pathParams.includes(detail.path[0] as string),
+    );
     return inPath
       ? new ApiError("bad_request", "Malformed path parameter", { details })
       : new ApiError("validation_error", "Request validation failed", { details });
@@ -44,7 +46,15 @@ function toApiError(error: unknown, route: RouteEntry, requestId: string): ApiEr
   if (error instanceof TRPCError && error.code === "PARSE_ERROR") {
     return new ApiError("invalid_json", "Request body is not valid JSON");
   }
-  console.error(JSON.stringify({ level: "error", requestId, path: route.path, error: String(cause ?? error), stack: (cause as Error | undefined)?.stack }));
+  console.error(
+    JSON.stringify({
+      level: "error",
+      requestId,
+      path: route.path,
+      error: String(cause ?? error),
+      stack: (cause as Error | undefined)?.stack,
+    }),
+  );
   return new ApiError("internal_error", "Internal error; retry with exponential backoff");
 }
 
@@ -55,7 +65,10 @@ async function readJsonBody(req: Request): Promise<{ ok: true; body: string } | 
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return { ok: false, error: new ApiError("invalid_json", `Request body is not valid JSON: ${(error as Error).message}`) };
+    return {
+      ok: false,
+      error: new ApiError("invalid_json", `Request body is not valid JSON: ${(error as Error).message}`),
+    };
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     return {
@@ -69,7 +82,11 @@ async function readJsonBody(req: Request): Promise<{ ok: true; body: string } | 
 }
 
 function fromApiError(ctx: EnvelopeContext, error: ApiError): Response {
-  return errorResponse(ctx, error.code, error.message, { details: error.details, status: error.status, headers: error.headers });
+  return errorResponse(ctx, error.code, error.message, {
+    details: error.details,
+    status: error.status,
+    headers: error.headers,
+  });
 }
 
 /**
@@ -96,7 +113,13 @@ async function dispatch(req: Request, ctx: EnvelopeContext): Promise<Response> {
   const method = isHead ? "GET" : req.method;
 
   if (path === "/openapi.json") {
-    if (method !== "GET") return withoutBody(errorResponse(ctx, "method_not_allowed", `${req.method} is not supported on ${API_PREFIX}${path}`, { headers: { Allow: "GET, HEAD" } }), isHead);
+    if (method !== "GET")
+      return withoutBody(
+        errorResponse(ctx, "method_not_allowed", `${req.method} is not supported on ${API_PREFIX}${path}`, {
+          headers: { Allow: "GET, HEAD" },
+        }),
+        isHead,
+      );
     const response = successJson(openApiDocument(ctx.baseUrl), ctx.requestId);
     return withoutBody(response, isHead);
   }
@@ -106,12 +129,20 @@ async function dispatch(req: Request, ctx: EnvelopeContext): Promise<Response> {
     if (allow) {
       const methods = allow.includes("GET") ? [...allow, "HEAD"] : allow;
       if (req.method === "OPTIONS") {
-        return new Response(null, { status: 204, headers: { Allow: [...methods, "OPTIONS"].join(", "), "X-Request-Id": ctx.requestId } });
+        return new Response(null, {
+          status: 204,
+          headers: { Allow: [...methods, "OPTIONS"].join(", "), "X-Request-Id": ctx.requestId },
+        });
       }
       return withoutBody(
-        errorResponse(ctx, "method_not_allowed", `${req.method} is not supported on ${API_PREFIX}${path}; allowed: ${methods.join(", ")}`, {
-          headers: { Allow: methods.join(", ") },
-        }),
+        errorResponse(
+          ctx,
+          "method_not_allowed",
+          `${req.method} is not supported on ${API_PREFIX}${path}; allowed: ${methods.join(", ")}`,
+          {
+            headers: { Allow: methods.join(", ") },
+          },
+        ),
         isHead,
       );
     }
@@ -145,7 +176,11 @@ async function dispatch(req: Request, ctx: EnvelopeContext): Promise<Response> {
   const data: unknown = await response.json();
   const meta = state.meta ?? route.meta;
   if (meta.envelope === "list") {
-    const { data: items, hasMore, nextCursor } = data as { data: unknown[]; hasMore: boolean; nextCursor: string | null };
+    const {
+      data: items,
+      hasMore,
+      nextCursor,
+    } = data as { data: unknown[]; hasMore: boolean; nextCursor: string | null };
     return withoutBody(successResponse(ctx, items, 200, { hasMore, nextCursor }), isHead);
   }
   return withoutBody(successResponse(ctx, data, meta.successStatus ?? 200), isHead);
@@ -154,7 +189,11 @@ async function dispatch(req: Request, ctx: EnvelopeContext): Promise<Response> {
 function successJson(document: unknown, requestId: string): Response {
   return new Response(JSON.stringify(document), {
     status: 200,
-    headers: { "Content-Type": "application/json; charset=utf-8", "X-Request-Id": requestId, "Cache-Control": "public, max-age=300" },
+    headers: {
+      "Content-Type": "application/json; charset=utf-8",
+      "X-Request-Id": requestId,
+      "Cache-Control": "public, max-age=300",
+    },
   });
 }
 

@@ -1,5 +1,5 @@
-import { forEachOpenApiProcedure, getPathParameters, getPathRegExp } from "trpc-to-openapi";
 import type { AnyRouter } from "@trpc/server";
+import { forEachOpenApiProcedure, getPathParameters, getPathRegExp } from "trpc-to-openapi";
 import type { Meta } from "../trpc";
 
 /** One REST operation of a router: method, path template, its matcher and path parameter names, and its meta. */
@@ -32,7 +32,11 @@ export function collectRoutes(router: AnyRouter): RouteEntry[] {
  * @returns `{ route }` on a match; `{ allow }` (methods the path supports) when only the method is wrong;
  *          `{}` when no operation has this path.
  */
-export function matchRoute(routes: readonly RouteEntry[], method: string, path: string): { route?: RouteEntry; allow?: string[] } {
+export function matchRoute(
+  routes: readonly RouteEntry[],
+  method: string,
+  path: string,
+): { route?: RouteEntry; allow?: string[] } {
   const candidates = routes.filter((route) => route.pattern.test(path));
   // A literal path such as /accounts/bulk wins over a template such as /accounts/{id}.
   const exact = candidates.filter((route) => route.pathParams.length === 0);

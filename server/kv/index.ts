@@ -14,7 +14,12 @@ export interface KeyValueStore {
 
 function redisStore(url: string): KeyValueStore {
   // Fail fast instead of queueing commands while disconnected: callers need an answer, not a hang.
-  const client = new Redis(url, { lazyConnect: true, enableOfflineQueue: true, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+  });
   client.on("error", () => {
     // Connection errors surface through the rejected command; the listener keeps them from crashing the process.
   });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { SCOPES } from "../auth/scopes";
 import { hashApiKey } from "../auth/api-keys";
+import { SCOPES } from "../auth/scopes";
 import { prisma } from "../db/client";
 import { bulkUpsertAccounts } from "./accounts";
 import { createApiKey } from "./api-keys";
@@ -10,17 +10,49 @@ import { ensureOrganisation } from "./organisations";
 /** Slug of the demo organisation that start-up seeds into an empty database (DESIGN.md §8). */
 export const DEMO_ORG_SLUG = "demo";
 
-const DEMO_SCOPES = [
-  ...Object.keys(SCOPES).filter((scope) => scope.endsWith(":write")),
-  "admin:read",
-];
+const DEMO_SCOPES = [...Object.keys(SCOPES).filter((scope) => scope.endsWith(":write")), "admin:read"];
 
 const DEMO_ACCOUNTS = [
-  { name: "Northwind Dental Group", industry: "Healthcare", employeeCount: 85, lifecycleStatus: "ACTIVE", externalId: "psa-1001", domain: "northwind-dental.example" },
-  { name: "Harbor Logistics", industry: "Logistics", employeeCount: 240, lifecycleStatus: "ACTIVE", externalId: "psa-1002", domain: "harbor-logistics.example" },
-  { name: "Alder & Finch LLP", industry: "Legal", employeeCount: 32, lifecycleStatus: "AT_RISK", externalId: "psa-1003", domain: "alderfinch.example" },
-  { name: "Brightline Manufacturing", industry: "Manufacturing", employeeCount: 410, lifecycleStatus: "PROSPECT", externalId: "psa-1004", domain: "brightline-mfg.example" },
-  { name: "Cedar Valley Schools", industry: "Education", employeeCount: 150, lifecycleStatus: "CHURNED", externalId: "psa-1005", domain: "cedarvalley.example" },
+  {
+    name: "Northwind Dental Group",
+    industry: "Healthcare",
+    employeeCount: 85,
+    lifecycleStatus: "ACTIVE",
+    externalId: "psa-1001",
+    domain: "northwind-dental.example",
+  },
+  {
+    name: "Harbor Logistics",
+    industry: "Logistics",
+    employeeCount: 240,
+    lifecycleStatus: "ACTIVE",
+    externalId: "psa-1002",
+    domain: "harbor-logistics.example",
+  },
+  {
+    name: "Alder & Finch LLP",
+    industry: "Legal",
+    employeeCount: 32,
+    lifecycleStatus: "AT_RISK",
+    externalId: "psa-1003",
+    domain: "alderfinch.example",
+  },
+  {
+    name: "Brightline Manufacturing",
+    industry: "Manufacturing",
+    employeeCount: 410,
+    lifecycleStatus: "PROSPECT",
+    externalId: "psa-1004",
+    domain: "brightline-mfg.example",
+  },
+  {
+    name: "Cedar Valley Schools",
+    industry: "Education",
+    employeeCount: 150,
+    lifecycleStatus: "CHURNED",
+    externalId: "psa-1005",
+    domain: "cedarvalley.example",
+  },
 ] as const;
 
 /** What start-up prints about the demo organisation: its id and a working `msp_test_` key. */
@@ -40,13 +72,20 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   if (!existing && (await prisma().organisation.count()) > 0) return null;
 
   const org = existing ?? (await ensureOrganisation(DEMO_ORG_SLUG, { name: "Demo MSP", plan: "GROWTH" }));
-  if (!existing) await bulkUpsertAccounts(org.id, DEMO_ACCOUNTS.map((account) => ({ ...account })));
+  if (!existing)
+    await bulkUpsertAccounts(
+      org.id,
+      DEMO_ACCOUNTS.map((account) => ({ ...account })),
+    );
 
   const file = path.resolve(dataDir, "demo-credentials.json");
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, "utf8")) as Partial<DemoCredentials>;
     if (saved.orgId === org.id && saved.apiKey) {
-      const key = await prisma().apiKey.findUnique({ where: { keyHash: hashApiKey(saved.apiKey) }, select: { revokedAt: true } });
+      const key = await prisma().apiKey.findUnique({
+        where: { keyHash: hashApiKey(saved.apiKey) },
+        select: { revokedAt: true },
+      });
       if (key && !key.revokedAt) return { orgId: org.id, apiKey: saved.apiKey };
     }
   }

@@ -64,7 +64,10 @@ export function keyset(
   const lead = all[0];
   const leadValue = lead ? cursorRow[lead.field] : undefined;
   if (lead && !nullable(lead.field) && leadValue !== undefined && leadValue !== null) {
-    return { orderBy, where: { AND: [{ [lead.field]: { [lead.direction === "asc" ? "gte" : "lte"]: leadValue } }, where] } };
+    return {
+      orderBy,
+      where: { AND: [{ [lead.field]: { [lead.direction === "asc" ? "gte" : "lte"]: leadValue } }, where] },
+    };
   }
   return { orderBy, where };
 }
@@ -84,7 +87,11 @@ export function toPage<T extends { id: string }>(
 
 /** 400 `bad_request` for a cursor that does not name a record of this organisation's list (spec §4.9, §7). */
 export function unknownCursor(cursor: string): ApiError {
-  return new ApiError("bad_request", `cursor ${cursor} does not identify a record of this list; restart from the first page`, {
-    details: [{ path: ["cursor"], message: "unknown cursor" }],
-  });
+  return new ApiError(
+    "bad_request",
+    `cursor ${cursor} does not identify a record of this list; restart from the first page`,
+    {
+      details: [{ path: ["cursor"], message: "unknown cursor" }],
+    },
+  );
 }

@@ -23,9 +23,15 @@ async function check(driver: string, probe: () => Promise<unknown>): Promise<Com
     ]);
     return { status: "up", latencyMs: Math.round(performance.now() - started), driver };
   } catch (error) {
-    // Only the driver's one-line message: connection strings and stacks stay in the server log.
-    const message = error instanceof Error ? error.message.split("\n")[0] : "unreachable";
-    return { status: "down", latencyMs: Math.round(performance.now() - started), driver, error: message };
+    // The endpoint is public: hosts, ports and driver messages go to the server log, not the response.
+    console.error(JSON.stringify({ level: "warn", component: driver, error: String(error) }));
+    const timedOut = error instanceof Error && error.message.startsWith("no answer within");
+    return {
+      status: "down",
+      latencyMs: Math.round(performance.now() - started),
+      driver,
+      error: timedOut ? `no answer within ${CHECK_TIMEOUT_MS} ms` : "connection failed",
+    };
   } finally {
     clearTimeout(timer);
   }

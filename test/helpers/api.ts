@@ -31,7 +31,9 @@ async function toRequest(req: IncomingMessage, origin: string): Promise<Request>
 
 async function send(res: ServerResponse, response: Response): Promise<void> {
   res.statusCode = response.status;
-  response.headers.forEach((value, name) => res.setHeader(name, value));
+  response.headers.forEach((value, name) => {
+    res.setHeader(name, value);
+  });
   res.end(Buffer.from(await response.arrayBuffer()));
 }
 

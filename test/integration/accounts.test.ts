@@ -16,9 +16,24 @@ afterAll(() => server.close());
 
 describe("POST /accounts", () => {
   it("creates an account with 201 and the envelope", async () => {
-    const res = await api("POST", "/accounts", { name: "Acme IT", industry: "Legal", employeeCount: 40, externalId: "a-1" });
+    const res = await api("POST", "/accounts", {
+      name: "Acme IT",
+      industry: "Legal",
+      employeeCount: 40,
+      externalId: "a-1",
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ success: true, data: { name: "Acme IT", lifecycleStatus: "PROSPECT", industry: "Legal", employeeCount: 40, externalId: "a-1", domain: null } });
+    expect(res.body).toMatchObject({
+      success: true,
+      data: {
+        name: "Acme IT",
+        lifecycleStatus: "PROSPECT",
+        industry: "Legal",
+        employeeCount: 40,
+        externalId: "a-1",
+        domain: null,
+      },
+    });
     expect(res.body.requestId).toMatch(/^req_[0-9a-f]{24}$/);
     expect(res.headers.get("x-request-id")).toBe(res.body.requestId);
     expect(res.body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -52,9 +67,19 @@ describe("GET/PATCH /accounts/{id}", () => {
     expect(got.status).toBe(200);
     expect(got.body.data).toEqual(created);
 
-    const patched = await api("PATCH", `/accounts/${created.id}`, { lifecycleStatus: "ACTIVE", industry: null, employeeCount: 12 });
+    const patched = await api("PATCH", `/accounts/${created.id}`, {
+      lifecycleStatus: "ACTIVE",
+      industry: null,
+      employeeCount: 12,
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body.data).toMatchObject({ id: created.id, name: "Patch Me", lifecycleStatus: "ACTIVE", industry: null, employeeCount: 12 });
+    expect(patched.body.data).toMatchObject({
+      id: created.id,
+      name: "Patch Me",
+      lifecycleStatus: "ACTIVE",
+      industry: null,
+      employeeCount: 12,
+    });
     expect(Date.parse(patched.body.data.updatedAt)).toBeGreaterThan(Date.parse(created.updatedAt) - 1);
 
     const noop = await api("PATCH", `/accounts/${created.id}`, { lifecycleStatus: "ACTIVE" });
@@ -135,14 +160,38 @@ describe("GET /accounts", () => {
 
   it("sorts by allow-listed fields, nulls last, and ignores unknown fields", async () => {
     const byName = await list("GET", "/accounts?sort=name:asc");
-    expect(byName.body.data.map((a: { name: string }) => a.name)).toEqual(["Bravo", "Charlie", "Delta", "Echo", "alpha"]);
+    expect(byName.body.data.map((a: { name: string }) => a.name)).toEqual([
+      "Bravo",
+      "Charlie",
+      "Delta",
+      "Echo",
+      "alpha",
+    ]);
     const bySize = await list("GET", "/accounts?sort=employeeCount:desc,name:asc");
-    expect(bySize.body.data.map((a: { name: string }) => a.name)).toEqual(["alpha", "Bravo", "Delta", "Echo", "Charlie"]);
+    expect(bySize.body.data.map((a: { name: string }) => a.name)).toEqual([
+      "alpha",
+      "Bravo",
+      "Delta",
+      "Echo",
+      "Charlie",
+    ]);
     const unknown = await list("GET", "/accounts?sort=colour:desc");
     expect(unknown.status).toBe(200);
-    expect(unknown.body.data.map((a: { name: string }) => a.name)).toEqual(["Delta", "alpha", "Charlie", "Bravo", "Echo"]);
+    expect(unknown.body.data.map((a: { name: string }) => a.name)).toEqual([
+      "Delta",
+      "alpha",
+      "Charlie",
+      "Bravo",
+      "Echo",
+    ]);
     const mixed = await list("GET", "/accounts?sort=colour:desc,name:desc");
-    expect(mixed.body.data.map((a: { name: string }) => a.name)).toEqual(["alpha", "Echo", "Delta", "Charlie", "Bravo"]);
+    expect(mixed.body.data.map((a: { name: string }) => a.name)).toEqual([
+      "alpha",
+      "Echo",
+      "Delta",
+      "Charlie",
+      "Bravo",
+    ]);
   });
 
   it("pages with limit and cursor under every sort, without gaps or repeats", async () => {
@@ -194,7 +243,9 @@ describe("POST /accounts/bulk", () => {
     });
     expect(first.status).toBe(200);
     expect(first.body.data).toMatchObject({ created: 3, updated: 0, total: 3 });
-    expect(first.body.data.results.map((r: { externalId: string | null; action: string }) => [r.externalId, r.action])).toEqual([
+    expect(
+      first.body.data.results.map((r: { externalId: string | null; action: string }) => [r.externalId, r.action]),
+    ).toEqual([
       ["x-1", "created"],
       ["x-2", "created"],
       [null, "created"],
@@ -207,7 +258,11 @@ describe("POST /accounts/bulk", () => {
       ],
     });
     expect(second.body.data).toMatchObject({ created: 1, updated: 1, total: 2 });
-    expect(second.body.data.results[0]).toEqual({ externalId: "x-1", id: first.body.data.results[0].id, action: "updated" });
+    expect(second.body.data.results[0]).toEqual({
+      externalId: "x-1",
+      id: first.body.data.results[0].id,
+      action: "updated",
+    });
     const one = await bulk("GET", `/accounts/${first.body.data.results[0].id}`);
     expect(one.body.data).toMatchObject({ name: "One renamed", industry: "Legal", employeeCount: 5 });
     expect(await prisma().account.count({ where: { orgId: org.orgId } })).toBe(4);
@@ -224,7 +279,12 @@ describe("POST /accounts/bulk", () => {
     const invalid = await bulk("POST", "/accounts/bulk", { accounts: [{ name: "ok" }, { name: "" }] });
     expect(invalid.status).toBe(422);
     expect(invalid.body.error.details[0].path).toEqual(["accounts", "1", "name"]);
-    const repeated = await bulk("POST", "/accounts/bulk", { accounts: [{ name: "a", externalId: "r" }, { name: "b", externalId: "r" }] });
+    const repeated = await bulk("POST", "/accounts/bulk", {
+      accounts: [
+        { name: "a", externalId: "r" },
+        { name: "b", externalId: "r" },
+      ],
+    });
     expect(repeated.status).toBe(422);
     expect(repeated.body.error.details[0].path).toEqual(["accounts", "1", "externalId"]);
     expect(await prisma().account.count({ where: { orgId: org.orgId } })).toBe(0);

@@ -64,7 +64,10 @@ describe("API keys (spec §5)", () => {
 
   it("refuses deprecated scopes at key creation as the spec says", async () => {
     const org = await createTestOrg(["accounts:read"]);
-    await expect(createKey(org.orgId, ["reconciliation:read"])).rejects.toMatchObject({ code: "insufficient_scope", status: 403 });
+    await expect(createKey(org.orgId, ["reconciliation:read"])).rejects.toMatchObject({
+      code: "insufficient_scope",
+      status: 403,
+    });
     await expect(createKey(org.orgId, ["reconciliation:write"])).rejects.toMatchObject({ code: "insufficient_scope" });
     await expect(createKey(org.orgId, ["onboarding:read"])).rejects.toMatchObject({ code: "insufficient_scope" });
     await expect(createKey(org.orgId, ["accounts:delete"])).rejects.toMatchObject({ code: "validation_error" });
@@ -102,7 +105,10 @@ describe("organisation isolation (spec §1)", () => {
     }
     expect((await apiB("GET", `/accounts?cursor=${account.id}`)).status).toBe(400);
     expect((await apiB("GET", "/accounts")).body.data).toEqual([]);
-    expect((await apiA("GET", `/accounts/${account.id}`)).body.data).toMatchObject({ name: "Secret", lifecycleStatus: "PROSPECT" });
+    expect((await apiA("GET", `/accounts/${account.id}`)).body.data).toMatchObject({
+      name: "Secret",
+      lifecycleStatus: "PROSPECT",
+    });
 
     const bulk = await apiB("POST", "/accounts/bulk", { accounts: [{ name: "B's own", externalId: "shared-ext" }] });
     expect(bulk.body.data).toMatchObject({ created: 1, updated: 0 });

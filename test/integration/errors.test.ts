@@ -25,7 +25,11 @@ function expectErrorEnvelope(res: Awaited<ReturnType<typeof api>>, status: numbe
 describe("error envelope (spec §2.1, §7)", () => {
   it("400 invalid_json for a body that is not JSON", async () => {
     expectErrorEnvelope(await api("POST", "/accounts", "{not json"), 400, "invalid_json");
-    expectErrorEnvelope(await api("POST", "/accounts", "{not json", { "Content-Type": "text/plain" }), 400, "invalid_json");
+    expectErrorEnvelope(
+      await api("POST", "/accounts", "{not json", { "Content-Type": "text/plain" }),
+      400,
+      "invalid_json",
+    );
   });
 
   it("422 validation_error for JSON that is not an object", async () => {
@@ -78,11 +82,30 @@ describe("error envelope (spec §2.1, §7)", () => {
 
   it("every spec §7 code has a reference entry", () => {
     expect(Object.keys(ERROR_CODES).sort()).toEqual(
-      ["bad_request", "invalid_json", "unauthorized", "insufficient_scope", "not_found", "method_not_allowed", "validation_error", "idempotency_conflict", "rate_limited", "internal_error"].sort(),
+      [
+        "bad_request",
+        "invalid_json",
+        "unauthorized",
+        "insufficient_scope",
+        "not_found",
+        "method_not_allowed",
+        "validation_error",
+        "idempotency_conflict",
+        "rate_limited",
+        "internal_error",
+      ].sort(),
     );
     expect(Object.fromEntries(Object.entries(ERROR_CODES).map(([code, entry]) => [code, entry.status]))).toEqual({
-      bad_request: 400, invalid_json: 400, unauthorized: 401, insufficient_scope: 403, not_found: 404, method_not_allowed: 405,
-      validation_error: 422, idempotency_conflict: 422, rate_limited: 429, internal_error: 500,
+      bad_request: 400,
+      invalid_json: 400,
+      unauthorized: 401,
+      insufficient_scope: 403,
+      not_found: 404,
+      method_not_allowed: 405,
+      validation_error: 422,
+      idempotency_conflict: 422,
+      rate_limited: 429,
+      internal_error: 500,
     });
   });
 });

@@ -6,8 +6,9 @@ export default function ErrorsPage() {
     <>
       <h1>Error codes</h1>
       <p>
-        Every error response is <code>{"{ success: false, error: { code, message, docsUrl, details? }, requestId, timestamp }"}</code>.
-        Quote the <code>requestId</code> (also in the <code>X-Request-Id</code> header) when you contact support.
+        Every error response is{" "}
+        <code>{"{ success: false, error: { code, message, docsUrl, details? }, requestId, timestamp }"}</code>. Quote
+        the <code>requestId</code> (also in the <code>X-Request-Id</code> header) when you contact support.
       </p>
       {Object.entries(ERROR_CODES).map(([code, entry]) => (
         <section key={code} id={code}>

@@ -4,7 +4,9 @@ import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./c
 /** Account lifecycle values (spec §2.3, §3). */
 export const LifecycleStatusSchema = z
   .enum(["PROSPECT", "ACTIVE", "AT_RISK", "CHURNED"])
-  .describe("Lifecycle status. DELETE without force sets CHURNED; any value may be set with PATCH, including reactivation from CHURNED.");
+  .describe(
+    "Lifecycle status. DELETE without force sets CHURNED; any value may be set with PATCH, including reactivation from CHURNED.",
+  );
 
 /** Sortable account fields (issue #2: `name`, `createdAt`, `updatedAt`, `employeeCount`). */
 export const ACCOUNT_SORT_FIELDS = {

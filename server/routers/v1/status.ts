@@ -6,7 +6,9 @@ import { publicProcedure, router } from "../../trpc";
 const ComponentSchema = z.object({
   status: z.enum(["up", "down"]),
   latencyMs: z.int().describe("Round-trip time of the probe in milliseconds."),
-  driver: z.string().describe("Backend: postgres or pglite for the database; redis, vercel-kv or memory for the cache."),
+  driver: z
+    .string()
+    .describe("Backend: postgres or pglite for the database; redis, vercel-kv or memory for the cache."),
   error: z.string().optional().describe("Why the component is down."),
 });
 
@@ -35,7 +37,7 @@ export const statusRouter = router({
         tags: ["Status"],
         summary: "Service status",
         description:
-          "No authentication. 200 when the database and the cache both answer within 2 s. 503 otherwise, with success=false, error.code internal_error and error.details naming each component that is down, e.g. [{path:[\"database\"], message:\"down: …\"}].",
+          'No authentication. 200 when the database and the cache both answer within 2 s. 503 otherwise, with success=false, error.code internal_error and error.details naming each component that is down, e.g. [{path:["database"], message:"down: …"}].',
         errorResponses: { 503: "A dependency is down" },
       },
     })
@@ -45,10 +47,17 @@ export const statusRouter = router({
       const { database, cache } = await checkStatus();
       const down = Object.entries({ database, cache }).filter(([, component]) => component.status === "down");
       if (down.length > 0) {
-        throw new ApiError("internal_error", `Service degraded: ${down.map(([name]) => name).join(" and ")} unreachable`, {
-          status: 503,
-          details: down.map(([name, component]) => ({ path: [name], message: `down: ${component.error ?? "unreachable"}` })),
-        });
+        throw new ApiError(
+          "internal_error",
+          `Service degraded: ${down.map(([name]) => name).join(" and ")} unreachable`,
+          {
+            status: 503,
+            details: down.map(([name, component]) => ({
+              path: [name],
+              message: `down: ${component.error ?? "unreachable"}`,
+            })),
+          },
+        );
       }
       return { status: "ok" as const, version: "v1" as const, database, cache };
     }),

@@ -1,0 +1,593 @@
+// Performance report of the public API (`npm run bench`, `npm run bench -- --quick`, `-- --build` to rebuild Next).
+// Measures, in one run on this machine, against a fresh PostgreSQL database that is dropped afterwards:
+//   1. GET /api/v1/accounts/{id} requests/s and p50/p99 through the real Next.js production server, versus a bare
+//      node:http + pg server doing the same queries (and the facade on node:http for reference); target ratio ≥ 0.5.
+//   2. POST /api/v1/accounts/bulk of 500 new and of 500 existing accounts, versus one raw INSERT … ON CONFLICT DO
+//      UPDATE of 500 rows; target ≤ 3× (the worse of the two cases counts).
+//   3. The first page of GET /api/v1/accounts?limit=100 versus the page after row 90,000 of 100,000; target ≤ 1.5×.
+// It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes.
+// Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { Agent } from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { createId } from "@paralleldrive/cuid2";
+import pg from "pg";
+import { migrateDatabase } from "../server/db/migrate";
+import { type LoadResult, median, quantile, runLoad, send } from "./load";
+import { type ChildServer, freePort, startServer } from "./servers";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const argv = new Set(process.argv.slice(2));
+const QUICK = argv.has("--quick");
+const FORCE_BUILD = argv.has("--build");
+const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+// Sized so a full run stays well under 5 minutes on 2 cores (excluding a `next build`); --quick roughly halves it.
+const PROFILE = QUICK
+  ? { connections: 16, warmupMs: 3_000, durationMs: 6_000, bulkWarmup: 2, bulkRuns: 10, pageWarmup: 5, pageRuns: 20 }
+  : { connections: 16, warmupMs: 5_000, durationMs: 20_000, bulkWarmup: 3, bulkRuns: 15, pageWarmup: 10, pageRuns: 40 };
+const BULK_SIZE = 500;
+const SEED_ROWS = 100_000;
+const DEEP_ROW = 90_000;
+const PAGE_LIMIT = 100;
+// Rate limits (spec §8) would turn a load test into a 429 test; the override columns are the operator's escape hatch.
+const NO_LIMITS = { perKey: 1_000_000_000, perOrg: 1_000_000_000 };
+const TARGETS = { throughput: 0.5, bulk: 3, pagination: 1.5 };
+
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+// ---------- clean-up: everything started is undone in reverse order, exactly once, even on Ctrl-C ----------
+
+const cleanups: Array<() => Promise<void>> = [];
+let cleaningUp: Promise<void> | undefined;
+
+function cleanupAll(): Promise<void> {
+  cleaningUp ??= (async () => {
+    for (const undo of cleanups.reverse()) {
+      try {
+        await undo();
+      } catch (error) {
+        console.error(`[bench] clean-up step failed: ${(error as Error).message}`);
+      }
+    }
+  })();
+  return cleaningUp;
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    console.error(`\n[bench] ${signal}: cleaning up`);
+    void cleanupAll().finally(() => process.exit(130));
+  });
+}
+
+// ---------- Next.js build ----------
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === "generated" || entry.name === "node_modules") continue;
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds the Next.js app when `.next/BUILD_ID` is missing or `--build` was passed.
+ * @returns the BUILD_ID and whether sources changed after it was built (then the numbers describe older code).
+ * @throws Error when `next build` fails (its output has already been printed).
+ */
+async function ensureBuild(): Promise<{ buildId: string; stale: boolean }> {
+  const buildIdFile = path.join(ROOT, ".next", "BUILD_ID");
+  if (FORCE_BUILD || !existsSync(buildIdFile)) {
+    log(FORCE_BUILD ? "--build: running next build" : ".next/BUILD_ID missing: running next build");
+    const started = performance.now();
+    const child = spawn("npx", ["next", "build"], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: "production" as const, NEXT_TELEMETRY_DISABLED: "1" },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    if (code !== 0) throw new Error(`next build failed (exit ${code}); see its output above`);
+    log(`next build done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+  const builtAt = statSync(buildIdFile).mtimeMs;
+  const sources = Math.max(newestMtime(path.join(ROOT, "app")), newestMtime(path.join(ROOT, "server")));
+  return { buildId: readFileSync(buildIdFile, "utf8").trim(), stale: sources > builtAt };
+}
+
+// ---------- database and fixture ----------
+
+function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** What the measurements need: two organisations with their keys, and the rows and cursors to ask for. */
+interface Fixture {
+  /** Organisation for GET by id and bulk upserts. */
+  orgId: string;
+  key: string;
+  accountId: string;
+  /** Organisation holding the 100,000 seeded accounts. */
+  pagedOrgId: string;
+  pagedKey: string;
+  /** Id of row 90,000 in the default order (createdAt, id): the cursor of the deep page. */
+  deepCursor: string;
+  /** Id of row 90,001, which the deep page must start with. */
+  deepFirstId: string;
+}
+
+/**
+ * Migrates the bench database, creates the organisations and keys through the services (the same code path as the
+ * operator command), and seeds the paginated organisation with plain SQL (100,000 rows in seconds).
+ */
+async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> {
+  const migrated = await migrateDatabase({ url }, { migrationsDir: path.join(ROOT, "prisma", "migrations") });
+  log(`migrated (${migrated.applied.length} migrations)`);
+
+  // Imported only now: server modules must see DATABASE_URL, which points at the bench database from here on.
+  const { ensureOrganisation } = await import("../server/services/organisations");
+  const { createApiKey } = await import("../server/services/api-keys");
+  const { createAccount } = await import("../server/services/accounts");
+  const { closeDb } = await import("../server/db/client");
+  const tag = randomBytes(4).toString("hex");
+  const org = await ensureOrganisation(`bench-${tag}`, { name: "Bench", limits: NO_LIMITS });
+  const paged = await ensureOrganisation(`bench-paged-${tag}`, { name: "Bench paged", limits: NO_LIMITS });
+  const scopes = ["accounts:write"];
+  const key = await createApiKey(org.id, { name: "bench", scopes, isTest: false });
+  const pagedKey = await createApiKey(paged.id, { name: "bench", scopes, isTest: false });
+  const account = await createAccount(org.id, {
+    name: "Bench target",
+    lifecycleStatus: "ACTIVE",
+    industry: "IT services",
+    employeeCount: 42,
+    domain: "bench-target.example.com",
+    externalId: "bench-target",
+  });
+  await closeDb();
+
+  const seedStarted = performance.now();
+  // md5 ids are unique but unrelated to creation order, like cuids; createdAt steps 0.9 ms so a few rows tie and the
+  // id tie-breaker of the keyset is exercised.
+  await client.query(
+    `INSERT INTO "Account" ("id", "orgId", "name", "lifecycleStatus", "industry", "employeeCount", "domain", "externalId", "createdAt", "updatedAt")
+     SELECT 'seed_' || md5(i::text), $1, 'Account ' || i,
+            (ARRAY['PROSPECT','ACTIVE','AT_RISK','CHURNED']::"LifecycleStatus"[])[1 + i % 4],
+            (ARRAY['IT services','Healthcare','Legal','Retail','Finance'])[1 + i % 5],
+            (i * 37) % 5000, 'acct' || i || '.example.com', 'seed-' || i,
+            ts, ts
+     FROM generate_series(1, $2::int) AS i,
+          LATERAL (SELECT TIMESTAMP '2024-01-01 00:00:00' + floor(i * 0.9) * INTERVAL '1 millisecond' AS ts) AS t`,
+    [paged.id, SEED_ROWS],
+  );
+  // Fresh statistics, as a long-lived database would have; otherwise the planner guesses on an unanalysed table.
+  await client.query(`VACUUM ANALYZE "Account"`);
+  const cursorRows = await client.query<{ id: string }>(
+    `SELECT "id" FROM "Account" WHERE "orgId" = $1 ORDER BY "createdAt", "id" OFFSET $2 LIMIT 2`,
+    [paged.id, DEEP_ROW - 1],
+  );
+  const [deepCursor, deepFirst] = cursorRows.rows;
+  if (!deepCursor || !deepFirst) throw new Error("seeding produced fewer rows than expected");
+  log(
+    `seeded ${SEED_ROWS.toLocaleString("en")} accounts in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
+  );
+
+  return {
+    orgId: org.id,
+    key: key.raw,
+    accountId: account.id,
+    pagedOrgId: paged.id,
+    pagedKey: pagedKey.raw,
+    deepCursor: deepCursor.id,
+    deepFirstId: deepFirst.id,
+  };
+}
+
+// ---------- 1. GET /accounts/{id} throughput ----------
+
+type ServerKind = "bare" | "facade" | "next";
+
+async function launch(kind: ServerKind, databaseUrl: string): Promise<ChildServer> {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    NODE_ENV: "production" as const,
+    PORT: String(port),
+    NEXT_TELEMETRY_DISABLED: "1",
+  };
+  const started = performance.now();
+  const server =
+    kind === "next"
+      ? await startServer({
+          name: "next start",
+          command: "npx",
+          args: ["next", "start", "-p", String(port), "-H", "127.0.0.1"],
+          port,
+          env,
+          cwd: ROOT,
+        })
+      : await startServer({
+          name: `${kind}-server`,
+          // `node --import tsx` instead of the tsx CLI: one process, no watcher/IPC wrapper in front of the server.
+          command: process.execPath,
+          args: ["--import", "tsx", path.join("bench", `${kind}-server.ts`)],
+          port,
+          env,
+          cwd: ROOT,
+        });
+  cleanups.push(() => server.stop());
+  log(`${kind}: ready on ${server.origin} after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return server;
+}
+
+async function measureGet(server: ChildServer, kind: ServerKind, fixture: Fixture): Promise<LoadResult> {
+  const url = `${server.origin}/api/v1/accounts/${fixture.accountId}`;
+  const headers = { authorization: `Bearer ${fixture.key}` };
+  // A wrong answer measured fast is worth nothing: check once that the endpoint really returns the account.
+  const agent = new Agent({ keepAlive: true });
+  const probe = await send(agent, url, { headers });
+  agent.destroy();
+  if (probe.status !== 200 || !probe.body.includes(fixture.accountId)) {
+    throw new Error(`${kind}: GET ${url} answered ${probe.status}: ${probe.body.slice(0, 300)}`);
+  }
+  await runLoad({ url, headers, connections: PROFILE.connections, durationMs: PROFILE.warmupMs });
+  const result = await runLoad({ url, headers, connections: PROFILE.connections, durationMs: PROFILE.durationMs });
+  log(
+    `${kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms` +
+      (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : ""),
+  );
+  if (result.non2xx + result.errors > 0)
+    console.error(`[bench] ${kind} output tail:\n${server.output().slice(-2_000)}`);
+  return result;
+}
+
+// ---------- 2. bulk upsert ----------
+
+interface BulkItem {
+  name: string;
+  lifecycleStatus: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
+  industry: string;
+  employeeCount: number;
+  domain: string;
+  externalId: string;
+}
+
+const LIFECYCLES = ["PROSPECT", "ACTIVE", "AT_RISK", "CHURNED"] as const;
+
+// Every field set and every value changed from one round to the next, so updates really write (updatedAt moves).
+function bulkItems(prefix: string, round: number): BulkItem[] {
+  return Array.from({ length: BULK_SIZE }, (_, i) => ({
+    name: `Bulk ${prefix} ${i} r${round}`,
+    lifecycleStatus: LIFECYCLES[(i + round) % LIFECYCLES.length] as BulkItem["lifecycleStatus"],
+    industry: `Industry ${(i + round) % 7}`,
+    employeeCount: i * 10 + round,
+    domain: `${prefix}-${i}.example.com`,
+    externalId: `${prefix}-${i}`,
+  }));
+}
+
+/** Times one HTTP bulk upsert and checks it created/updated every item. */
+async function stackBulk(agent: Agent, origin: string, key: string, items: BulkItem[], expect: "created" | "updated") {
+  const response = await send(agent, `${origin}/api/v1/accounts/bulk`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ accounts: items }),
+  });
+  const data =
+    response.status === 200 ? (JSON.parse(response.body) as { data?: Record<string, number> }).data : undefined;
+  if (data?.[expect] !== items.length) {
+    throw new Error(
+      `bulk upsert answered ${response.status}, expected ${items.length} ${expect}: ${response.body.slice(0, 300)}`,
+    );
+  }
+  return response.ms;
+}
+
+/** Times the hand-written equivalent: one multi-row INSERT … ON CONFLICT DO UPDATE with the same columns. */
+async function rawBulk(client: pg.Client, orgId: string, items: BulkItem[]): Promise<number> {
+  const now = new Date().toISOString();
+  const params: unknown[] = [orgId, now];
+  const tuples = items.map((item) => {
+    const base = params.length;
+    params.push(
+      createId(),
+      item.name,
+      item.lifecycleStatus,
+      item.industry,
+      item.employeeCount,
+      item.domain,
+      item.externalId,
+    );
+    const p = (n: number) => `$${base + n}`;
+    return `(${p(1)}, $1, ${p(2)}, ${p(3)}::"LifecycleStatus", ${p(4)}, ${p(5)}::int, ${p(6)}, ${p(7)}, $2::timestamptz AT TIME ZONE 'UTC', $2::timestamptz AT TIME ZONE 'UTC')`;
+  });
+  const started = performance.now();
+  const result = await client.query(
+    `INSERT INTO "Account" ("id", "orgId", "name", "lifecycleStatus", "industry", "employeeCount", "domain", "externalId", "createdAt", "updatedAt")
+     VALUES ${tuples.join(", ")}
+     ON CONFLICT ("orgId", "externalId") DO UPDATE SET
+       "name" = EXCLUDED."name", "lifecycleStatus" = EXCLUDED."lifecycleStatus", "industry" = EXCLUDED."industry",
+       "employeeCount" = EXCLUDED."employeeCount", "domain" = EXCLUDED."domain", "updatedAt" = EXCLUDED."updatedAt"
+     RETURNING "id", "externalId"`,
+    params,
+  );
+  const ms = performance.now() - started;
+  if (result.rowCount !== items.length)
+    throw new Error(`raw upsert touched ${result.rowCount} rows, expected ${items.length}`);
+  return ms;
+}
+
+interface BulkCase {
+  stackMs: number;
+  rawMs: number;
+  ratio: number;
+  stackSamples: number[];
+  rawSamples: number[];
+}
+
+function bulkCase(stackSamples: number[], rawSamples: number[]): BulkCase {
+  const stackMs = median(stackSamples);
+  const rawMs = median(rawSamples);
+  return { stackMs, rawMs, ratio: stackMs / rawMs, stackSamples, rawSamples };
+}
+
+async function measureBulk(next: ChildServer, fixture: Fixture, client: pg.Client) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  // The rows the update case rewrites; created once, outside the timings.
+  await stackBulk(agent, next.origin, fixture.key, bulkItems("stack-upd", 0), "created");
+  await rawBulk(client, fixture.orgId, bulkItems("raw-upd", 0));
+
+  const samples = {
+    stackNew: [] as number[],
+    rawNew: [] as number[],
+    stackUpd: [] as number[],
+    rawUpd: [] as number[],
+  };
+  // Interleaved so drift (autovacuum, JIT, cache warmth) hits both sides alike.
+  for (let round = 1; round <= PROFILE.bulkWarmup + PROFILE.bulkRuns; round++) {
+    const counted = round > PROFILE.bulkWarmup;
+    const stackNew = await stackBulk(agent, next.origin, fixture.key, bulkItems(`stack-new${round}`, round), "created");
+    const rawNew = await rawBulk(client, fixture.orgId, bulkItems(`raw-new${round}`, round));
+    const stackUpd = await stackBulk(agent, next.origin, fixture.key, bulkItems("stack-upd", round), "updated");
+    const rawUpd = await rawBulk(client, fixture.orgId, bulkItems("raw-upd", round));
+    if (!counted) continue;
+    samples.stackNew.push(stackNew);
+    samples.rawNew.push(rawNew);
+    samples.stackUpd.push(stackUpd);
+    samples.rawUpd.push(rawUpd);
+  }
+  agent.destroy();
+  const create = bulkCase(samples.stackNew, samples.rawNew);
+  const update = bulkCase(samples.stackUpd, samples.rawUpd);
+  log(`bulk create: ${create.stackMs.toFixed(1)} ms vs raw ${create.rawMs.toFixed(1)} ms`);
+  log(`bulk update: ${update.stackMs.toFixed(1)} ms vs raw ${update.rawMs.toFixed(1)} ms`);
+  return { create, update, ratio: Math.max(create.ratio, update.ratio) };
+}
+
+// ---------- 3. keyset pagination ----------
+
+async function measurePagination(next: ChildServer, fixture: Fixture) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const headers = { authorization: `Bearer ${fixture.pagedKey}` };
+  const firstUrl = `${next.origin}/api/v1/accounts?limit=${PAGE_LIMIT}`;
+  const deepUrl = `${firstUrl}&cursor=${fixture.deepCursor}`;
+  const page = async (url: string, expectFirstId?: string) => {
+    const response = await send(agent, url, { headers });
+    const body =
+      response.status === 200
+        ? (JSON.parse(response.body) as { data: Array<{ id: string }>; hasMore: boolean })
+        : undefined;
+    if (!body || body.data.length !== PAGE_LIMIT || !body.hasMore) {
+      throw new Error(`GET ${url} answered ${response.status}: ${response.body.slice(0, 300)}`);
+    }
+    if (expectFirstId && body.data[0]?.id !== expectFirstId) {
+      throw new Error(`the page after row ${DEEP_ROW} starts with ${body.data[0]?.id}, expected ${expectFirstId}`);
+    }
+    return response.ms;
+  };
+
+  const first: number[] = [];
+  const deep: number[] = [];
+  for (let round = 1; round <= PROFILE.pageWarmup + PROFILE.pageRuns; round++) {
+    const a = await page(firstUrl);
+    const b = await page(deepUrl, fixture.deepFirstId);
+    if (round <= PROFILE.pageWarmup) continue;
+    first.push(a);
+    deep.push(b);
+  }
+  agent.destroy();
+  const firstMs = median(first);
+  const deepMs = median(deep);
+  log(
+    `pagination: first page ${firstMs.toFixed(2)} ms, page after row ${DEEP_ROW.toLocaleString("en")} ${deepMs.toFixed(2)} ms`,
+  );
+  return {
+    firstMs,
+    deepMs,
+    firstP90: quantile(first, 0.9),
+    deepP90: quantile(deep, 0.9),
+    ratio: deepMs / firstMs,
+    firstSamples: first,
+    deepSamples: deep,
+  };
+}
+
+// ---------- report ----------
+
+function pad(value: string, width: number, right = false): string {
+  return right ? value.padStart(width) : value.padEnd(width);
+}
+
+function verdict(pass: boolean): string {
+  return pass ? "PASS" : "FAIL";
+}
+
+async function main(): Promise<void> {
+  const runStarted = performance.now();
+  const build = await ensureBuild();
+  if (build.stale) log("note: app/ or server/ changed after .next was built; pass --build to measure the current code");
+
+  const dbName = `crm_bench_${Date.now()}_${randomBytes(3).toString("hex")}`;
+  await adminQuery(`CREATE DATABASE "${dbName}"`);
+  cleanups.push(async () => {
+    await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    log(`dropped database ${dbName}`);
+  });
+  const databaseUrl = withDatabase(ADMIN_URL, dbName);
+  log(`database ${dbName}${QUICK ? " (quick run)" : ""}`);
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.REDIS_URL = REDIS_URL;
+
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  cleanups.push(() => client.end());
+  const fixture = await prepareFixture(databaseUrl, client);
+  const pgVersion = (await client.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v;
+
+  // One server at a time, so an idle one never holds memory or database connections during another's run.
+  const get: Partial<Record<ServerKind, LoadResult>> = {};
+  for (const kind of ["bare", "facade"] as const) {
+    const server = await launch(kind, databaseUrl);
+    get[kind] = await measureGet(server, kind, fixture);
+    await server.stop();
+  }
+  const next = await launch("next", databaseUrl);
+  get.next = await measureGet(next, "next", fixture);
+  const bulk = await measureBulk(next, fixture, client);
+  const pagination = await measurePagination(next, fixture);
+  await next.stop();
+
+  const bare = get.bare as LoadResult;
+  const facade = get.facade as LoadResult;
+  const stack = get.next as LoadResult;
+  const ratios = [
+    {
+      name: "throughput next/bare",
+      value: stack.rps / bare.rps,
+      target: `>= ${TARGETS.throughput}`,
+      pass: stack.rps / bare.rps >= TARGETS.throughput,
+    },
+    { name: "bulk upsert next/raw", value: bulk.ratio, target: `<= ${TARGETS.bulk}`, pass: bulk.ratio <= TARGETS.bulk },
+    {
+      name: "pagination deep/first",
+      value: pagination.ratio,
+      target: `<= ${TARGETS.pagination}`,
+      pass: pagination.ratio <= TARGETS.pagination,
+    },
+  ];
+
+  const lines: string[] = [];
+  lines.push("");
+  lines.push(
+    `GET /api/v1/accounts/{id} — ${PROFILE.connections} connections, ${PROFILE.durationMs / 1000} s after ${PROFILE.warmupMs / 1000} s warm-up`,
+  );
+  lines.push(
+    `  ${pad("server", 22)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}${pad("non-2xx", 9, true)}`,
+  );
+  for (const [label, result] of [
+    ["bare node:http + pg", bare],
+    ["facade on node:http", facade],
+    ["next start (stack)", stack],
+  ] as const) {
+    lines.push(
+      `  ${pad(label, 22)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${pad(String(result.non2xx + result.errors), 9, true)}`,
+    );
+  }
+  lines.push("");
+  lines.push(`POST /api/v1/accounts/bulk, ${BULK_SIZE} items — median of ${PROFILE.bulkRuns} runs`);
+  lines.push(`  ${pad("case", 22)}${pad("next ms", 9, true)}${pad("raw ms", 9, true)}${pad("ratio", 9, true)}`);
+  for (const [label, entry] of [
+    ["500 new (insert)", bulk.create],
+    ["500 existing (update)", bulk.update],
+  ] as const) {
+    lines.push(
+      `  ${pad(label, 22)}${pad(entry.stackMs.toFixed(1), 9, true)}${pad(entry.rawMs.toFixed(1), 9, true)}${pad(`${entry.ratio.toFixed(2)}x`, 9, true)}`,
+    );
+  }
+  lines.push("");
+  lines.push(
+    `GET /api/v1/accounts?limit=${PAGE_LIMIT} over ${SEED_ROWS.toLocaleString("en")} accounts — median of ${PROFILE.pageRuns} requests`,
+  );
+  lines.push(`  ${pad("page", 22)}${pad("p50 ms", 9, true)}${pad("p90 ms", 9, true)}`);
+  lines.push(
+    `  ${pad("first", 22)}${pad(pagination.firstMs.toFixed(2), 9, true)}${pad(pagination.firstP90.toFixed(2), 9, true)}`,
+  );
+  lines.push(
+    `  ${pad(`after row ${DEEP_ROW.toLocaleString("en")}`, 22)}${pad(pagination.deepMs.toFixed(2), 9, true)}${pad(pagination.deepP90.toFixed(2), 9, true)}`,
+  );
+  lines.push("");
+  lines.push("Ratios");
+  for (const ratio of ratios) {
+    lines.push(
+      `  ${pad(ratio.name, 24)}${pad(ratio.value.toFixed(2), 7, true)}   target ${pad(ratio.target, 7)} ${verdict(ratio.pass)}`,
+    );
+  }
+  console.log(lines.join("\n"));
+
+  const durationS = (performance.now() - runStarted) / 1000;
+  const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).stdout.trim();
+  const summary = (r: LoadResult) => ({
+    ...r,
+    rps: Math.round(r.rps),
+    p50: +r.p50.toFixed(3),
+    p99: +r.p99.toFixed(3),
+    mean: +r.mean.toFixed(3),
+  });
+  const report = {
+    generatedAt: new Date().toISOString(),
+    quick: QUICK,
+    durationS: +durationS.toFixed(1),
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      memoryGb: +(os.totalmem() / 2 ** 30).toFixed(1),
+      node: process.version,
+      postgres: pgVersion,
+    },
+    commit,
+    nextBuildId: build.buildId,
+    nextBuildStale: build.stale,
+    profile: PROFILE,
+    get: { bare: summary(bare), facade: summary(facade), next: summary(stack) },
+    bulk,
+    pagination: { ...pagination, seededRows: SEED_ROWS, deepRow: DEEP_ROW, limit: PAGE_LIMIT },
+    ratios,
+  };
+  const resultsDir = path.join(ROOT, "bench", "results");
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(path.join(resultsDir, "latest.json"), `${JSON.stringify(report, null, 2)}\n`);
+  log(`wrote bench/results/latest.json (run took ${durationS.toFixed(0)} s)`);
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (error) {
+  console.error(`[bench] crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  exitCode = 1;
+} finally {
+  await cleanupAll();
+}
+// Prisma's and ioredis's handles may linger after close; the report is written, so leave now.
+process.exit(exitCode);

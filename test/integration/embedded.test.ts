@@ -1,0 +1,59 @@
+// The embedded default (issue #2): no DATABASE_URL and no REDIS_URL → PGlite under DATA_DIR and the in-memory store.
+// Runs in its own process (vitest forks + isolate), so the process-wide database is this file's.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { closeDb, db } from "../../server/db/client";
+import { migrateProcessDatabase } from "../../server/db/ready";
+import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
+
+const dataDir = mkdtempSync(path.join(tmpdir(), "crm-embedded-"));
+delete process.env.DATABASE_URL;
+delete process.env.REDIS_URL;
+process.env.DATA_DIR = dataDir;
+
+let server: TestServer;
+beforeAll(async () => {
+  expect(await migrateProcessDatabase()).toContain("20261121000000_init");
+  server = await startApi();
+}, 120_000);
+afterAll(async () => {
+  await server?.close();
+  await closeDb();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+it("serves the accounts happy path on PGlite with the in-memory store", async () => {
+  expect(db().kind).toBe("pglite");
+  const status = await fetch(`${server.url}/status`).then((res) => res.json());
+  expect(status.data).toMatchObject({
+    database: { status: "up", driver: "pglite" },
+    cache: { status: "up", driver: "memory" },
+  });
+
+  const api = client(server.url, (await createTestOrg()).key);
+  const created = await api("POST", "/accounts", { name: "Embedded Co", externalId: "e-1" });
+  expect(created.status).toBe(201);
+  const bulk = await api("POST", "/accounts/bulk", {
+    accounts: [
+      { name: "Embedded Co renamed", externalId: "e-1" },
+      ...Array.from({ length: 120 }, (_, i) => ({ name: `E${i}`, externalId: `e-${i + 2}` })),
+    ],
+  });
+  expect(bulk.body.data).toMatchObject({ created: 120, updated: 1, total: 121 });
+  const page1 = await api("GET", "/accounts?limit=100&sort=name:asc");
+  expect(page1.body.data).toHaveLength(100);
+  expect(page1.body.hasMore).toBe(true);
+  const page2 = await api("GET", `/accounts?limit=100&sort=name:asc&cursor=${page1.body.nextCursor}`);
+  expect(page2.body.data).toHaveLength(21);
+  expect(page2.body.hasMore).toBe(false);
+  expect((await api("PATCH", `/accounts/${created.body.data.id}`, { lifecycleStatus: "ACTIVE" })).body.data.name).toBe(
+    "Embedded Co renamed",
+  );
+  expect((await api("DELETE", `/accounts/${created.body.data.id}`)).body.data.lifecycleStatus).toBe("CHURNED");
+  expect((await api("DELETE", `/accounts/${created.body.data.id}?force=true`)).body.data).toEqual({
+    id: created.body.data.id,
+    deleted: true,
+  });
+});

@@ -1,0 +1,229 @@
+// The migration runner and the drift check of DESIGN.md §3 ("Migrations"): the committed migrations must build the
+// same schema as prisma/schema.prisma, and the runner must record them the way Prisma does.
+import { execFile } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { migrateDatabase } from "../../server/db/migrate";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const MIGRATIONS_DIR = path.join(ROOT, "prisma", "migrations");
+const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+function migrationNames(dir = MIGRATIONS_DIR): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
+    .map((entry) => entry.name)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function sha256(file: string): string {
+  return createHash("sha256").update(readFileSync(file)).digest("hex");
+}
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates `count` empty databases, hands their URLs to `work`, and drops them whatever happens. */
+async function withDatabases<T>(count: number, work: (urls: string[]) => Promise<T>): Promise<T> {
+  const names = Array.from({ length: count }, () => `crm_migrations_test_${randomBytes(5).toString("hex")}`);
+  await admin(async (client) => {
+    for (const name of names) await client.query(`CREATE DATABASE "${name}"`);
+  });
+  try {
+    return await work(
+      names.map((name) => {
+        const url = new URL(ADMIN_URL);
+        url.pathname = `/${name}`;
+        return url.toString();
+      }),
+    );
+  } finally {
+    await admin(async (client) => {
+      for (const name of names) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    });
+  }
+}
+
+async function schemaDump(url: string): Promise<string> {
+  const { stdout } = await run(
+    process.env.PG_DUMP ?? "pg_dump",
+    ["--schema-only", "--no-owner", "--no-privileges", "--exclude-table=_prisma_migrations", "--dbname", url],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  return normaliseDump(stdout);
+}
+
+/**
+ * Drops what differs between two dumps of the same schema (comments, SET lines, pg_dump's random `\restrict` key) and
+ * sorts the columns inside each CREATE TABLE: a column added by a later migration lands at the end of the table,
+ * which Prisma does not consider drift.
+ */
+function normaliseDump(dump: string): string {
+  const kept = dump
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .filter(
+      (line) =>
+        line !== "" &&
+        !line.startsWith("--") &&
+        !line.startsWith("SET ") &&
+        !line.startsWith("SELECT pg_catalog.set_config") &&
+        !line.startsWith("\\restrict") &&
+        !line.startsWith("\\unrestrict"),
+    );
+  const out: string[] = [];
+  for (let i = 0; i < kept.length; i++) {
+    const line = kept[i] as string;
+    out.push(line);
+    if (!/^CREATE TABLE .*\($/.test(line)) continue;
+    const columns: string[] = [];
+    while (i + 1 < kept.length && kept[i + 1] !== ");") columns.push((kept[++i] as string).replace(/,$/, ""));
+    out.push(...columns.sort());
+  }
+  return out.join("\n");
+}
+
+async function execSql(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+describe("migrations", () => {
+  it("build the same schema as prisma/schema.prisma (drift check)", { timeout: 180_000 }, async () => {
+    // First use installs Prisma 6 into node_modules/.cache/prisma6, hence the long timeout.
+    const { stdout: fullDdl } = await run(
+      path.join(ROOT, "node_modules", ".bin", "tsx"),
+      ["scripts/migration-diff.ts", "--from-empty", "--stdout"],
+      { cwd: ROOT, env: { ...process.env, PG_ADMIN_URL: ADMIN_URL }, maxBuffer: 64 * 1024 * 1024 },
+    );
+    expect(fullDdl).toContain("CREATE TABLE");
+
+    await withDatabases(2, async ([fromMigrations, fromSchema]) => {
+      const { applied } = await migrateDatabase({ url: fromMigrations as string });
+      expect(applied).toEqual(migrationNames());
+      await execSql(fromSchema as string, fullDdl);
+
+      const [a, b] = await Promise.all([schemaDump(fromMigrations as string), schemaDump(fromSchema as string)]);
+      expect(a).toContain('CREATE TABLE public."Organisation"');
+      expect(a).not.toContain("_prisma_migrations");
+      expect(a).toEqual(b);
+    });
+  });
+
+  it("applies every migration once on PGlite and records it as Prisma does", { timeout: 60_000 }, async () => {
+    const pglite = new PGlite();
+    try {
+      const names = migrationNames();
+      expect(names.length).toBeGreaterThan(0);
+      expect((await migrateDatabase({ pglite })).applied).toEqual(names);
+      expect((await migrateDatabase({ pglite })).applied).toEqual([]);
+
+      const rows = await pglite.query<{
+        migration_name: string;
+        checksum: string;
+        finished: boolean;
+        applied_steps_count: number;
+        rolled_back_at: Date | null;
+      }>(
+        `SELECT migration_name, checksum, finished_at >= started_at AS finished, applied_steps_count, rolled_back_at
+         FROM "_prisma_migrations" ORDER BY migration_name`,
+      );
+      expect(rows.rows).toEqual(
+        names.map((name) => ({
+          migration_name: name,
+          checksum: sha256(path.join(MIGRATIONS_DIR, name, "migration.sql")),
+          finished: true,
+          applied_steps_count: 1,
+          rolled_back_at: null,
+        })),
+      );
+
+      // The table must be Prisma's own so `prisma migrate deploy` can take over later.
+      const columns = await pglite.query<{ column_name: string; data_type: string; len: number | null }>(
+        `SELECT column_name, data_type, character_maximum_length AS len FROM information_schema.columns
+         WHERE table_name = '_prisma_migrations' ORDER BY ordinal_position`,
+      );
+      expect(columns.rows).toEqual([
+        { column_name: "id", data_type: "character varying", len: 36 },
+        { column_name: "checksum", data_type: "character varying", len: 64 },
+        { column_name: "finished_at", data_type: "timestamp with time zone", len: null },
+        { column_name: "migration_name", data_type: "character varying", len: 255 },
+        { column_name: "logs", data_type: "text", len: null },
+        { column_name: "rolled_back_at", data_type: "timestamp with time zone", len: null },
+        { column_name: "started_at", data_type: "timestamp with time zone", len: null },
+        { column_name: "applied_steps_count", data_type: "integer", len: null },
+      ]);
+    } finally {
+      await pglite.close();
+    }
+  });
+
+  it("rejects an edited migration and rolls back a failing one", { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "migrations-test-"));
+    const pglite = new PGlite();
+    try {
+      cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+      await migrateDatabase({ pglite }, { migrationsDir: dir });
+
+      const first = migrationNames(dir)[0] as string;
+      writeFileSync(
+        path.join(dir, first, "migration.sql"),
+        `${readFileSync(path.join(dir, first, "migration.sql"))}\n`,
+      );
+      await expect(migrateDatabase({ pglite }, { migrationsDir: dir })).rejects.toThrow(first);
+      cpSync(path.join(MIGRATIONS_DIR, first, "migration.sql"), path.join(dir, first, "migration.sql"));
+
+      const broken = "99991231235959_broken";
+      mkdirSync(path.join(dir, broken));
+      writeFileSync(path.join(dir, broken, "migration.sql"), 'CREATE TABLE "Half" (id int);\nSELECT 1 / 0;\n');
+      await expect(migrateDatabase({ pglite }, { migrationsDir: dir })).rejects.toThrow(broken);
+
+      const half = await pglite.query(`SELECT to_regclass('"Half"') AS t`);
+      expect(half.rows).toEqual([{ t: null }]);
+      const recorded = await pglite.query(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1`, [broken]);
+      expect(recorded.rows).toEqual([]);
+    } finally {
+      await pglite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("applies each migration once when two runners start together (advisory lock)", { timeout: 60_000 }, async () => {
+    await withDatabases(1, async ([url]) => {
+      const names = migrationNames();
+      const [a, b] = await Promise.all([
+        migrateDatabase({ url: url as string }),
+        migrateDatabase({ url: url as string }),
+      ]);
+      // The lock covers the whole run, so one runner does everything and the other finds nothing left.
+      expect([a.applied.length, b.applied.length].sort()).toEqual([0, names.length]);
+      expect([...a.applied, ...b.applied]).toEqual(names);
+
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client
+        .query<{ migration_name: string }>(`SELECT migration_name FROM "_prisma_migrations" ORDER BY migration_name`)
+        .finally(() => client.end());
+      expect(rows.map((row) => row.migration_name)).toEqual(names);
+    });
+  });
+});

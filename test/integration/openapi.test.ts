@@ -1,0 +1,84 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SCOPES } from "../../server/auth/scopes";
+import { startApi, type TestServer } from "../helpers/api";
+
+let server: TestServer;
+// biome-ignore lint/suspicious/noExplicitAny: the document is walked generically below.
+let document: any;
+
+beforeAll(async () => {
+  server = await startApi();
+  const res = await fetch(`${server.url}/openapi.json`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+  document = await res.json();
+});
+afterAll(() => server.close());
+
+const OPERATIONS = [
+  ["get", "/status", null, 200],
+  ["get", "/accounts", "accounts:read", 200],
+  ["post", "/accounts", "accounts:write", 201],
+  ["post", "/accounts/bulk", "accounts:write", 200],
+  ["get", "/accounts/{id}", "accounts:read", 200],
+  ["patch", "/accounts/{id}", "accounts:write", 200],
+  ["delete", "/accounts/{id}", "accounts:write", 200],
+] as const;
+
+describe("GET /openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document served without a key", async () => {
+    expect(document.openapi).toBe("3.1.0");
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(document.servers[0].url).toBe(`${server.url}`);
+  });
+
+  it("documents the Bearer scheme and each operation's scope, success status and errors", () => {
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    for (const [method, path, scope, status] of OPERATIONS) {
+      const operation = document.paths[path]?.[method];
+      expect(operation, `${method} ${path}`).toBeDefined();
+      expect(Object.keys(operation.responses)).toContain(String(status));
+      const success = operation.responses[String(status)].content["application/json"].schema;
+      expect(success.properties.success).toEqual({ const: true });
+      expect(success.required).toEqual(expect.arrayContaining(["success", "data", "requestId", "timestamp"]));
+      expect(operation.responses["500"].content["application/json"].schema.$ref).toBe(
+        "#/components/schemas/ErrorEnvelope",
+      );
+      if (scope) {
+        expect(operation.security).toEqual([{ bearerAuth: [scope] }]);
+        expect(operation["x-required-scope"]).toBe(scope);
+        expect(Object.keys(SCOPES)).toContain(scope);
+        expect(operation.responses["401"].description).toContain("unauthorized");
+        expect(operation.responses["403"].description).toContain("insufficient_scope");
+      } else {
+        expect(operation.security).toEqual([]);
+      }
+    }
+    expect(document.paths["/accounts"].post.responses["200"]).toBeUndefined();
+    expect(document.paths["/accounts"].get.responses["200"].content["application/json"].schema.required).toEqual(
+      expect.arrayContaining(["hasMore", "nextCursor"]),
+    );
+    expect(document.paths["/accounts/{id}"].get.responses["404"].description).toContain("not_found");
+    expect(document.paths["/accounts"].post.responses["400"].description).toContain("invalid_json");
+    expect(document.paths["/accounts"].post.responses["422"].description).toContain("validation_error");
+    expect(document.paths["/status"].get.responses["503"]).toBeDefined();
+  });
+
+  it("documents every error code in the error envelope schema", () => {
+    expect(document.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual(
+      expect.arrayContaining([
+        "bad_request",
+        "invalid_json",
+        "unauthorized",
+        "insufficient_scope",
+        "not_found",
+        "method_not_allowed",
+        "validation_error",
+        "internal_error",
+      ]),
+    );
+  });
+});

@@ -1,0 +1,38 @@
+// Runs in its own process (vitest forks + isolate): the database and cache URLs point at closed ports.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { generateApiKey } from "../../server/auth/api-keys";
+import { startApi, type TestServer } from "../helpers/api";
+
+process.env.DATABASE_URL = "postgresql://postgres@127.0.0.1:1/none";
+process.env.REDIS_URL = "redis://127.0.0.1:1";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startApi();
+});
+afterAll(() => server.close());
+
+it("GET /status answers 503 in the error envelope, naming each component that is down, within the probe bound", async () => {
+  const started = Date.now();
+  const res = await fetch(`${server.url}/status`);
+  expect(Date.now() - started).toBeLessThan(5_000);
+  expect(res.status).toBe(503);
+  const body = await res.json();
+  expect(body.success).toBe(false);
+  expect(body.error.code).toBe("internal_error");
+  expect(body.error.details.map((d: { path: string[] }) => d.path[0]).sort()).toEqual(["cache", "database"]);
+  expect(JSON.stringify(body.error)).not.toMatch(/127\.0\.0\.1:1\b|ECONNREFUSED|prisma/i);
+});
+
+it("an authenticated endpoint answers a clean 500 envelope when the database is unreachable", async () => {
+  const started = Date.now();
+  const res = await fetch(`${server.url}/accounts`, {
+    headers: { Authorization: `Bearer ${generateApiKey(false).raw}` },
+  });
+  expect(Date.now() - started).toBeLessThan(10_000);
+  expect(res.status).toBe(500);
+  const body = await res.json();
+  expect(body).toMatchObject({ success: false, error: { code: "internal_error" } });
+  expect(body.error.message).toBe("Internal error; retry with exponential backoff");
+  expect(body.error.details).toBeUndefined();
+});
