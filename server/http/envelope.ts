@@ -11,6 +11,9 @@ export function docsUrlFor(baseUrl: string, code: ErrorCode): string {
   return `${baseUrl}/docs/errors#${code}`;
 }
 
+/** Internal header carrying the error code from the envelope builder to the audit log; removed before sending. */
+export const ERROR_CODE_HEADER = "x-internal-error-code";
+
 /** Context every envelope needs: the request id and the base URL for documentation links. */
 export interface EnvelopeContext {
   requestId: string;
@@ -56,5 +59,7 @@ export function errorResponse(
     ...(options.details ? { details: options.details } : {}),
   };
   const body = { success: false, error, requestId: ctx.requestId, timestamp: new Date().toISOString() };
-  return jsonResponse(body, options.status ?? ERROR_CODES[code].status, ctx, options.headers);
+  const response = jsonResponse(body, options.status ?? ERROR_CODES[code].status, ctx, options.headers);
+  response.headers.set(ERROR_CODE_HEADER, code);
+  return response;
 }

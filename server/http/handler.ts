@@ -6,7 +6,8 @@ import { ApiError, type ErrorDetail } from "../errors";
 import { openApiDocument } from "../openapi";
 import { v1Router } from "../routers/v1";
 import type { RequestState } from "../trpc";
-import { type EnvelopeContext, errorResponse, newRequestId, successResponse } from "./envelope";
+import { recordAudit } from "./audit";
+import { type EnvelopeContext, ERROR_CODE_HEADER, errorResponse, newRequestId, successResponse } from "./envelope";
 import { collectRoutes, matchRoute, type RouteEntry } from "./routes";
 
 /** Path prefix of the public API (spec §9). */
@@ -96,17 +97,40 @@ function fromApiError(ctx: EnvelopeContext, error: ApiError): Response {
  * `X-Request-Id`. Never throws.
  */
 export async function handleApiRequest(req: Request): Promise<Response> {
+  const started = performance.now();
   const requestId = newRequestId();
   const ctx: EnvelopeContext = { requestId, baseUrl: baseUrlOf(req) };
+  const state: RequestState = { requestId };
+  let response: Response;
+  let errorCode: string | null = null;
   try {
-    return await dispatch(req, ctx);
+    response = await dispatch(req, ctx, state);
+    errorCode = response.headers.get(ERROR_CODE_HEADER);
+    response.headers.delete(ERROR_CODE_HEADER);
   } catch (error) {
     console.error(JSON.stringify({ level: "error", requestId, error: String(error), stack: (error as Error).stack }));
-    return errorResponse(ctx, "internal_error", "Internal error; retry with exponential backoff");
+    response = errorResponse(ctx, "internal_error", "Internal error; retry with exponential backoff");
+    errorCode = "internal_error";
   }
+  const url = new URL(req.url);
+  recordAudit({
+    orgId: state.principal?.orgId ?? null,
+    apiKeyId: state.principal?.apiKeyId ?? null,
+    isTest: state.principal?.isTest ?? false,
+    requestId,
+    method: req.method,
+    path: url.pathname,
+    query: url.search ? url.search.slice(1) : null,
+    status: response.status,
+    errorCode,
+    durationMs: Math.round(performance.now() - started),
+    ip: req.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || req.headers.get("x-real-ip"),
+    userAgent: req.headers.get("user-agent"),
+  });
+  return response;
 }
 
-async function dispatch(req: Request, ctx: EnvelopeContext): Promise<Response> {
+async function dispatch(req: Request, ctx: EnvelopeContext, state: RequestState): Promise<Response> {
   const url = new URL(req.url);
   const path = url.pathname.slice(API_PREFIX.length).replace(/\/+$/, "") || "/";
   const isHead = req.method === "HEAD";
@@ -159,7 +183,6 @@ async function dispatch(req: Request, ctx: EnvelopeContext): Promise<Response> {
   if (body !== undefined) headers.set("content-type", "application/json");
   const inner = new Request(url, { method, headers, body });
 
-  const state: RequestState = { requestId: ctx.requestId };
   let failure: unknown;
   const response = await createOpenApiFetchHandler({
     endpoint: API_PREFIX,
