@@ -22,6 +22,8 @@ export interface LoadResult {
   p50: number;
   p99: number;
   mean: number;
+  /** CPU the load generator itself used, in cores (1 = one core busy): on a small machine it is taken from the server. */
+  clientCores: number;
 }
 
 /**
@@ -98,6 +100,7 @@ export async function runLoad(options: {
   const latencies: number[] = [];
   let non2xx = 0;
   let errors = 0;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const deadline = started + options.durationMs;
 
@@ -116,6 +119,7 @@ export async function runLoad(options: {
   };
   await Promise.all(Array.from({ length: options.connections }, worker));
   const durationMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   agent.destroy();
 
   const sum = latencies.reduce((total, value) => total + value, 0);
@@ -128,5 +132,6 @@ export async function runLoad(options: {
     p50: quantile(latencies, 0.5),
     p99: quantile(latencies, 0.99),
     mean: latencies.length ? sum / latencies.length : Number.NaN,
+    clientCores: (cpu.user + cpu.system) / 1000 / durationMs,
   };
 }

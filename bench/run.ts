@@ -503,7 +503,7 @@ async function main(): Promise<void> {
     `GET /api/v1/accounts/{id} — ${PROFILE.connections} connections, ${PROFILE.durationMs / 1000} s after ${PROFILE.warmupMs / 1000} s warm-up`,
   );
   lines.push(
-    `  ${pad("server", 22)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}${pad("non-2xx", 9, true)}`,
+    `  ${pad("server", 22)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}${pad("non-2xx", 9, true)}${pad("client CPU", 12, true)}`,
   );
   for (const [label, result] of [
     ["bare node:http + pg", bare],
@@ -511,7 +511,7 @@ async function main(): Promise<void> {
     ["next start (stack)", stack],
   ] as const) {
     lines.push(
-      `  ${pad(label, 22)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${pad(String(result.non2xx + result.errors), 9, true)}`,
+      `  ${pad(label, 22)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${pad(String(result.non2xx + result.errors), 9, true)}${pad(`${(result.clientCores * 100).toFixed(0)}%`, 12, true)}`,
     );
   }
   lines.push("");
