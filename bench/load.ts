@@ -85,16 +85,26 @@ export function send(
   });
 }
 
+/** Raw outcome of one {@link runLoad}: every latency, so several runs can be merged before taking quantiles. */
+export interface LoadSample {
+  latencies: number[];
+  non2xx: number;
+  errors: number;
+  durationMs: number;
+  /** User + system CPU time this process spent, in ms. */
+  clientCpuMs: number;
+}
+
 /**
  * Keeps `connections` keep-alive connections busy with `GET url` for `durationMs`, one request in flight per
- * connection (closed loop, like autocannon's default), and reports requests/s and latency quantiles.
+ * connection (closed loop, like autocannon's default).
  */
 export async function runLoad(options: {
   url: string;
   headers?: Record<string, string>;
   connections: number;
   durationMs: number;
-}): Promise<LoadResult> {
+}): Promise<LoadSample> {
   // maxSockets = connections pins the connection count; keep-alive so we measure requests, not TCP handshakes.
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections, maxFreeSockets: options.connections });
   const latencies: number[] = [];
@@ -121,17 +131,24 @@ export async function runLoad(options: {
   const durationMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   agent.destroy();
+  return { latencies, non2xx, errors, durationMs, clientCpuMs: (cpu.user + cpu.system) / 1000 };
+}
 
-  const sum = latencies.reduce((total, value) => total + value, 0);
+/** Merges load runs of the same target into requests/s (total requests over total time) and latency quantiles. */
+export function summariseLoad(samples: readonly LoadSample[]): LoadResult {
+  const latencies = samples.flatMap((sample) => sample.latencies);
+  const total = (pick: (sample: LoadSample) => number) => samples.reduce((sum, sample) => sum + pick(sample), 0);
+  const durationMs = total((sample) => sample.durationMs);
+  const sorted = [...latencies].sort((a, b) => a - b);
   return {
     requests: latencies.length,
-    non2xx,
-    errors,
+    non2xx: total((sample) => sample.non2xx),
+    errors: total((sample) => sample.errors),
     durationMs,
     rps: latencies.length / (durationMs / 1000),
-    p50: quantile(latencies, 0.5),
-    p99: quantile(latencies, 0.99),
-    mean: latencies.length ? sum / latencies.length : Number.NaN,
-    clientCores: (cpu.user + cpu.system) / 1000 / durationMs,
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    mean: latencies.length ? latencies.reduce((sum, value) => sum + value, 0) / latencies.length : Number.NaN,
+    clientCores: total((sample) => sample.clientCpuMs) / durationMs,
   };
 }

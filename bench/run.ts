@@ -1,4 +1,6 @@
-// Performance report of the public API (`npm run bench`, `npm run bench -- --quick`, `-- --build` to rebuild Next).
+// Performance report of the public API: `npm run bench` (about 2 minutes), `-- --quick` (under 1 minute), `-- --build`
+// to rebuild Next first, `-- --profile` to also CPU-profile the three servers (slower; the numbers then include the
+// profiler's overhead) and print their hottest functions; profiles land in bench/results/profiles/.
 // Measures, in one run on this machine, against a fresh PostgreSQL database that is dropped afterwards:
 //   1. GET /api/v1/accounts/{id} requests/s and p50/p99 through the real Next.js production server, versus a bare
 //      node:http + pg server doing the same queries (and the facade on node:http for reference); target ratio ≥ 0.5.
@@ -9,7 +11,7 @@
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -18,20 +20,41 @@ import { fileURLToPath } from "node:url";
 import { createId } from "@paralleldrive/cuid2";
 import pg from "pg";
 import { migrateDatabase } from "../server/db/migrate";
-import { type LoadResult, median, quantile, runLoad, send } from "./load";
+import { hotSpots, largestProfile } from "./cpuprofile";
+import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
 import { type ChildServer, freePort, startServer } from "./servers";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const argv = new Set(process.argv.slice(2));
 const QUICK = argv.has("--quick");
 const FORCE_BUILD = argv.has("--build");
+const CPU_PROFILE = argv.has("--profile");
+const PROFILES_DIR = path.join(ROOT, "bench", "results", "profiles");
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 // Sized so a full run stays well under 5 minutes on 2 cores (excluding a `next build`); --quick roughly halves it.
 const PROFILE = QUICK
-  ? { connections: 16, warmupMs: 3_000, durationMs: 6_000, bulkWarmup: 2, bulkRuns: 10, pageWarmup: 5, pageRuns: 20 }
-  : { connections: 16, warmupMs: 5_000, durationMs: 20_000, bulkWarmup: 3, bulkRuns: 15, pageWarmup: 10, pageRuns: 40 };
+  ? {
+      connections: 16,
+      warmupMs: 3_000,
+      durationMs: 6_000,
+      slices: 2,
+      bulkWarmup: 2,
+      bulkRuns: 10,
+      pageWarmup: 5,
+      pageRuns: 20,
+    }
+  : {
+      connections: 16,
+      warmupMs: 5_000,
+      durationMs: 20_000,
+      slices: 4,
+      bulkWarmup: 3,
+      bulkRuns: 15,
+      pageWarmup: 10,
+      pageRuns: 40,
+    };
 const BULK_SIZE = 500;
 const SEED_ROWS = 100_000;
 const DEEP_ROW = 90_000;
@@ -155,14 +178,18 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
   const scopes = ["accounts:write"];
   const key = await createApiKey(org.id, { name: "bench", scopes, isTest: false });
   const pagedKey = await createApiKey(paged.id, { name: "bench", scopes, isTest: false });
-  const account = await createAccount(org.id, {
-    name: "Bench target",
-    lifecycleStatus: "ACTIVE",
-    industry: "IT services",
-    employeeCount: 42,
-    domain: "bench-target.example.com",
-    externalId: "bench-target",
-  });
+  const account = await createAccount(
+    org.id,
+    {
+      name: "Bench target",
+      lifecycleStatus: "ACTIVE",
+      industry: "IT services",
+      employeeCount: 42,
+      domain: "bench-target.example.com",
+      externalId: "bench-target",
+    },
+    { isTest: false },
+  );
   await closeDb();
 
   const seedStarted = performance.now();
@@ -217,12 +244,20 @@ async function launch(kind: ServerKind, databaseUrl: string): Promise<ChildServe
     NEXT_TELEMETRY_DISABLED: "1",
   };
   const started = performance.now();
+  // V8 writes the profile when the process exits (every server exits through process.exit on SIGTERM). Node refuses
+  // --cpu-prof in NODE_OPTIONS, so a profiled Next runs its CLI under node directly instead of through npx.
+  const profiling = CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${path.join(PROFILES_DIR, kind)}`] : [];
+  const nextArgs = ["start", "-p", String(port), "-H", "127.0.0.1"];
   const server =
     kind === "next"
       ? await startServer({
           name: "next start",
-          command: "npx",
-          args: ["next", "start", "-p", String(port), "-H", "127.0.0.1"],
+          ...(CPU_PROFILE
+            ? {
+                command: process.execPath,
+                args: [...profiling, path.join("node_modules", "next", "dist", "bin", "next"), ...nextArgs],
+              }
+            : { command: "npx", args: ["next", ...nextArgs] }),
           port,
           env,
           cwd: ROOT,
@@ -231,7 +266,7 @@ async function launch(kind: ServerKind, databaseUrl: string): Promise<ChildServe
           name: `${kind}-server`,
           // `node --import tsx` instead of the tsx CLI: one process, no watcher/IPC wrapper in front of the server.
           command: process.execPath,
-          args: ["--import", "tsx", path.join("bench", `${kind}-server.ts`)],
+          args: [...profiling, "--import", "tsx", path.join("bench", `${kind}-server.ts`)],
           port,
           env,
           cwd: ROOT,
@@ -241,25 +276,48 @@ async function launch(kind: ServerKind, databaseUrl: string): Promise<ChildServe
   return server;
 }
 
-async function measureGet(server: ChildServer, kind: ServerKind, fixture: Fixture): Promise<LoadResult> {
-  const url = `${server.origin}/api/v1/accounts/${fixture.accountId}`;
+/**
+ * Throughput of GET by id on each server. All three are up at once and measured in alternating slices, so load that
+ * other processes put on this shared machine mid-run spreads over all of them instead of skewing one ratio.
+ */
+async function measureGet(servers: Record<ServerKind, ChildServer>, fixture: Fixture) {
   const headers = { authorization: `Bearer ${fixture.key}` };
-  // A wrong answer measured fast is worth nothing: check once that the endpoint really returns the account.
-  const agent = new Agent({ keepAlive: true });
-  const probe = await send(agent, url, { headers });
-  agent.destroy();
-  if (probe.status !== 200 || !probe.body.includes(fixture.accountId)) {
-    throw new Error(`${kind}: GET ${url} answered ${probe.status}: ${probe.body.slice(0, 300)}`);
+  const kinds = Object.keys(servers) as ServerKind[];
+  const urlOf = (kind: ServerKind) => `${servers[kind].origin}/api/v1/accounts/${fixture.accountId}`;
+  const load = (kind: ServerKind, durationMs: number) =>
+    runLoad({ url: urlOf(kind), headers, connections: PROFILE.connections, durationMs });
+
+  for (const kind of kinds) {
+    // A wrong answer measured fast is worth nothing: check once that the endpoint really returns the account.
+    const agent = new Agent({ keepAlive: true });
+    const probe = await send(agent, urlOf(kind), { headers });
+    agent.destroy();
+    if (probe.status !== 200 || !probe.body.includes(fixture.accountId)) {
+      throw new Error(`${kind}: GET ${urlOf(kind)} answered ${probe.status}: ${probe.body.slice(0, 300)}`);
+    }
+    await load(kind, PROFILE.warmupMs);
   }
-  await runLoad({ url, headers, connections: PROFILE.connections, durationMs: PROFILE.warmupMs });
-  const result = await runLoad({ url, headers, connections: PROFILE.connections, durationMs: PROFILE.durationMs });
-  log(
-    `${kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms` +
-      (result.non2xx + result.errors > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : ""),
-  );
-  if (result.non2xx + result.errors > 0)
-    console.error(`[bench] ${kind} output tail:\n${server.output().slice(-2_000)}`);
-  return result;
+  const samples: Record<ServerKind, LoadSample[]> = { bare: [], facade: [], next: [] };
+  for (let slice = 0; slice < PROFILE.slices; slice++) {
+    // Rotating the order keeps any one server from always running right after another's burst (GC, autovacuum).
+    for (let i = 0; i < kinds.length; i++) {
+      const kind = kinds[(slice + i) % kinds.length] as ServerKind;
+      samples[kind].push(await load(kind, PROFILE.durationMs / PROFILE.slices));
+    }
+  }
+
+  const results = {} as Record<ServerKind, LoadResult>;
+  for (const kind of kinds) {
+    const result = summariseLoad(samples[kind]);
+    results[kind] = result;
+    const failures = result.non2xx + result.errors;
+    log(
+      `${kind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms` +
+        (failures > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors` : ""),
+    );
+    if (failures > 0) console.error(`[bench] ${kind} output tail:\n${servers[kind].output().slice(-2_000)}`);
+  }
+  return results;
 }
 
 // ---------- 2. bulk upsert ----------
@@ -435,6 +493,39 @@ async function measurePagination(next: ChildServer, fixture: Fixture) {
 
 // ---------- report ----------
 
+function printHotSpots(): void {
+  for (const kind of ["bare", "facade", "next"] as const) {
+    const file = largestProfile(path.join(PROFILES_DIR, kind));
+    if (!file) {
+      log(`${kind}: no CPU profile written`);
+      continue;
+    }
+    console.log(`\n${kind} server, self time (${path.relative(ROOT, file)}):`);
+    for (const spot of hotSpots(file, ROOT)) {
+      console.log(
+        `  ${pad(`${(spot.share * 100).toFixed(1)}%`, 7, true)}  ${pad(spot.name.slice(0, 40), 40)} ${spot.location}`,
+      );
+    }
+  }
+}
+
+/** Fraction (0–1) of all CPUs' time spent not idle over the next second, across every process on the machine. */
+async function machineBusy(): Promise<number> {
+  const totals = () =>
+    os.cpus().reduce(
+      (sum, cpu) => {
+        const { idle, ...rest } = cpu.times;
+        return { idle: sum.idle + idle, all: sum.all + idle + Object.values(rest).reduce((a, b) => a + b, 0) };
+      },
+      { idle: 0, all: 0 },
+    );
+  const before = totals();
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const after = totals();
+  const all = after.all - before.all;
+  return all > 0 ? 1 - (after.idle - before.idle) / all : 0;
+}
+
 function pad(value: string, width: number, right = false): string {
   return right ? value.padStart(width) : value.padEnd(width);
 }
@@ -465,22 +556,31 @@ async function main(): Promise<void> {
   const fixture = await prepareFixture(databaseUrl, client);
   const pgVersion = (await client.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v;
 
-  // One server at a time, so an idle one never holds memory or database connections during another's run.
-  const get: Partial<Record<ServerKind, LoadResult>> = {};
-  for (const kind of ["bare", "facade"] as const) {
-    const server = await launch(kind, databaseUrl);
-    get[kind] = await measureGet(server, kind, fixture);
-    await server.stop();
+  const servers = {
+    bare: await launch("bare", databaseUrl),
+    facade: await launch("facade", databaseUrl),
+    next: await launch("next", databaseUrl),
+  };
+  if (CPU_PROFILE) {
+    log("--profile: servers run under the V8 profiler; compare ratios from a run without it");
+    rmSync(PROFILES_DIR, { recursive: true, force: true });
   }
-  const next = await launch("next", databaseUrl);
-  get.next = await measureGet(next, "next", fixture);
-  const bulk = await measureBulk(next, fixture, client);
-  const pagination = await measurePagination(next, fixture);
-  await next.stop();
+  const busyBefore = await machineBusy();
+  if (busyBefore > 0.25) {
+    log(
+      `note: the CPUs are ${(busyBefore * 100).toFixed(0)}% busy with the servers idle: other work is running, numbers will be noisy`,
+    );
+  }
+  const get = await measureGet(servers, fixture);
+  await servers.bare.stop();
+  await servers.facade.stop();
+  const bulk = await measureBulk(servers.next, fixture, client);
+  const pagination = await measurePagination(servers.next, fixture);
+  await servers.next.stop();
+  const busyAfter = await machineBusy();
+  if (CPU_PROFILE) printHotSpots();
 
-  const bare = get.bare as LoadResult;
-  const facade = get.facade as LoadResult;
-  const stack = get.next as LoadResult;
+  const { bare, facade, next: stack } = get;
   const ratios = [
     {
       name: "throughput next/bare",
@@ -500,7 +600,7 @@ async function main(): Promise<void> {
   const lines: string[] = [];
   lines.push("");
   lines.push(
-    `GET /api/v1/accounts/{id} — ${PROFILE.connections} connections, ${PROFILE.durationMs / 1000} s after ${PROFILE.warmupMs / 1000} s warm-up`,
+    `GET /api/v1/accounts/{id} — ${PROFILE.connections} connections, ${PROFILE.durationMs / 1000} s each in ${PROFILE.slices} alternating slices, after ${PROFILE.warmupMs / 1000} s warm-up`,
   );
   lines.push(
     `  ${pad("server", 22)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}${pad("non-2xx", 9, true)}${pad("client CPU", 12, true)}`,
@@ -557,6 +657,7 @@ async function main(): Promise<void> {
   const report = {
     generatedAt: new Date().toISOString(),
     quick: QUICK,
+    cpuProfiled: CPU_PROFILE,
     durationS: +durationS.toFixed(1),
     machine: {
       cpus: os.cpus().length,
@@ -564,6 +665,9 @@ async function main(): Promise<void> {
       memoryGb: +(os.totalmem() / 2 ** 30).toFixed(1),
       node: process.version,
       postgres: pgVersion,
+      // Share of all CPUs busy over one second with our servers idle; well above 0 means a shared, noisy machine.
+      busyBefore: +busyBefore.toFixed(2),
+      busyAfter: +busyAfter.toFixed(2),
     },
     commit,
     nextBuildId: build.buildId,

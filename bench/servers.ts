@@ -43,6 +43,15 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
   try {
@@ -80,11 +89,13 @@ export async function startServer(options: {
     origin,
     output,
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (child.pid === undefined || !groupAlive(child.pid)) return;
       killGroup(child, "SIGTERM");
-      const timer = setTimeout(() => killGroup(child, "SIGKILL"), 5_000);
+      // Wait for the whole group, not just npx: the server behind it may still be flushing (a CPU profile, say).
+      const deadline = Date.now() + 5_000;
+      while (groupAlive(child.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      if (groupAlive(child.pid)) killGroup(child, "SIGKILL");
       await exited(child);
-      clearTimeout(timer);
     },
   };
 

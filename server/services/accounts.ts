@@ -11,7 +11,8 @@ import {
   type AccountListQuery,
   type AccountUpdate,
 } from "../routers/v1/accounts.schemas";
-import { keyset, parseSort, toPage, unknownCursor } from "./pagination";
+import { recordEvents, type WriteOrigin } from "./events";
+import { listPage } from "./pagination";
 
 const accountSelect = {
   id: true,
@@ -47,28 +48,19 @@ function isUniqueViolation(error: unknown): boolean {
  * @returns `{ data: Account[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no account of the organisation.
  */
-export async function listAccounts(orgId: string, query: AccountListQuery) {
-  const terms = parseSort(query.sort, ACCOUNT_SORT_FIELDS, ACCOUNT_DEFAULT_SORT);
-  let cursorRow: Record<string, unknown> | undefined;
-  if (query.cursor) {
-    const found = await prisma().account.findFirst({ where: { orgId, id: query.cursor }, select: accountSelect });
-    if (!found) throw unknownCursor(query.cursor);
-    cursorRow = found;
-  }
-  const page = keyset(terms, ACCOUNT_SORT_FIELDS, cursorRow);
+export function listAccounts(orgId: string, query: AccountListQuery) {
   const filters: Prisma.AccountWhereInput[] = [{ orgId }];
   if (query.lifecycle) filters.push({ lifecycleStatus: query.lifecycle });
   if (query.industry) filters.push({ industry: { equals: query.industry, mode: "insensitive" } });
-  if (query.updatedAfter) filters.push({ updatedAt: { gt: new Date(query.updatedAfter) } });
-  if (page.where) filters.push(page.where as Prisma.AccountWhereInput);
-  const rows = await prisma().account.findMany({
-    where: { AND: filters },
-    orderBy: page.orderBy as Prisma.AccountOrderByWithRelationInput[],
-    take: query.limit + 1,
-    select: accountSelect,
+  return listPage({
+    query,
+    fields: ACCOUNT_SORT_FIELDS,
+    defaultSort: ACCOUNT_DEFAULT_SORT,
+    filters,
+    findCursor: (id) => prisma().account.findFirst({ where: { orgId, id }, select: accountSelect }),
+    findMany: (args) => prisma().account.findMany({ ...(args as Prisma.AccountFindManyArgs), select: accountSelect }),
+    map: toAccount,
   });
-  const { rows: pageRows, hasMore, nextCursor } = toPage(rows, query.limit);
-  return { data: pageRows.map(toAccount), hasMore, nextCursor };
 }
 
 /**
@@ -82,13 +74,16 @@ export async function getAccount(orgId: string, id: string): Promise<Account> {
 }
 
 /**
- * Creates an account (spec §4.1); `lifecycleStatus` defaults to PROSPECT.
+ * Creates an account (spec §4.1); `lifecycleStatus` defaults to PROSPECT. Records `account.created` (spec §6.1).
  * @throws ApiError `validation_error` (422) when `externalId` is already used in the organisation.
  */
-export async function createAccount(orgId: string, input: AccountCreate): Promise<Account> {
+export async function createAccount(orgId: string, input: AccountCreate, origin: WriteOrigin): Promise<Account> {
   try {
-    const row = await prisma().account.create({ data: { ...input, orgId }, select: accountSelect });
-    return toAccount(row);
+    return await prisma().$transaction(async (tx) => {
+      const account = toAccount(await tx.account.create({ data: { ...input, orgId }, select: accountSelect }));
+      await recordEvents(tx, orgId, origin, [{ name: "account.created", data: account }]);
+      return account;
+    });
   } catch (error) {
     if (isUniqueViolation(error) && input.externalId) throw externalIdTaken(input.externalId);
     throw error;
@@ -96,10 +91,16 @@ export async function createAccount(orgId: string, input: AccountCreate): Promis
 }
 
 /**
- * Applies the given fields to an account (spec §4.1). A request that changes nothing leaves `updatedAt` as it was.
+ * Applies the given fields to an account (spec §4.1) and records `account.updated` (spec §6.1), or `account.deleted`
+ * when `event` says so (soft delete). A request that changes nothing leaves `updatedAt` as it was and records nothing.
  * @throws ApiError `not_found` (404); `validation_error` (422) when `externalId` is already used.
  */
-export async function updateAccount(orgId: string, input: AccountUpdate): Promise<Account> {
+export async function updateAccount(
+  orgId: string,
+  input: AccountUpdate,
+  origin: WriteOrigin,
+  event: "account.updated" | "account.deleted" = "account.updated",
+): Promise<Account> {
   const { id, ...fields } = input;
   const current = await prisma().account.findFirst({ where: { orgId, id }, select: accountSelect });
   if (!current) throw notFound("Account", id);
@@ -108,8 +109,13 @@ export async function updateAccount(orgId: string, input: AccountUpdate): Promis
   );
   if (Object.keys(changes).length === 0) return toAccount(current);
   try {
-    const row = await prisma().account.update({ where: { id, orgId }, data: changes, select: accountSelect });
-    return toAccount(row);
+    return await prisma().$transaction(async (tx) => {
+      const account = toAccount(
+        await tx.account.update({ where: { id, orgId }, data: changes, select: accountSelect }),
+      );
+      await recordEvents(tx, orgId, origin, [{ name: event, data: account }]);
+      return account;
+    });
   } catch (error) {
     if (isUniqueViolation(error) && fields.externalId) throw externalIdTaken(fields.externalId);
     if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2025") throw notFound("Account", id);
@@ -118,8 +124,9 @@ export async function updateAccount(orgId: string, input: AccountUpdate): Promis
 }
 
 /**
- * Deletes an account (spec §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record stays readable);
- * `force` removes the row.
+ * Deletes an account (spec §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record stays readable,
+ * `account.deleted` is recorded); `force` removes the row with its deals, devices, contact links, touchpoints and
+ * signals (tasks keep existing, unlinked) and records `account.deleted` carrying the account as it last was.
  * @returns the churned account, or `{ id, deleted: true }` after a hard delete.
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
@@ -127,29 +134,53 @@ export async function deleteAccount(
   orgId: string,
   id: string,
   force: boolean,
+  origin: WriteOrigin,
 ): Promise<Account | { id: string; deleted: true }> {
-  if (force) {
-    const { count } = await prisma().account.deleteMany({ where: { orgId, id } });
-    if (count === 0) throw notFound("Account", id);
-    return { id, deleted: true };
+  if (!force) {
+    const current = await getAccount(orgId, id);
+    if (current.lifecycleStatus === "CHURNED") return current;
+    return updateAccount(orgId, { id, lifecycleStatus: "CHURNED" }, origin, "account.deleted");
   }
-  return updateAccount(orgId, { id, lifecycleStatus: "CHURNED" });
+  return prisma().$transaction(async (tx) => {
+    const row = await tx.account.findFirst({ where: { orgId, id }, select: accountSelect });
+    if (!row) throw notFound("Account", id);
+    const dealIds = (await tx.deal.findMany({ where: { orgId, accountId: id }, select: { id: true } })).map(
+      (d) => d.id,
+    );
+    await tx.note.deleteMany({
+      where: {
+        orgId,
+        OR: [
+          { objectType: "Account", objectId: id },
+          { objectType: "Deal", objectId: { in: dealIds } },
+        ],
+      },
+    });
+    await tx.account.delete({ where: { id } });
+    await recordEvents(tx, orgId, origin, [{ name: "account.deleted", data: toAccount(row) }]);
+    return { id, deleted: true as const };
+  });
 }
 
 interface BulkRow {
   id: string;
   externalId: string | null;
+  changed?: boolean;
 }
 
 /**
  * Bulk upsert of up to 500 accounts (spec §4.1) in one transaction with set-based SQL (DESIGN.md §3): one
  * `INSERT … ON CONFLICT DO NOTHING` creates every item whose `externalId` is new (or absent), one `UPDATE … FROM` applies
  * the others to the matching accounts; fields an item leaves out keep their values, and `updatedAt` moves only when a
- * value changes.
+ * value changes. Records `account.created` per created and `account.updated` per changed account (spec §6.1).
  * @returns `{ created, updated, total, results: [{ externalId, id, action }] }` in request order.
  * @throws ApiError `validation_error` (422) when an externalId appears twice in the request.
  */
-export async function bulkUpsertAccounts(orgId: string, items: AccountCreate[]): Promise<AccountBulkResult> {
+export async function bulkUpsertAccounts(
+  orgId: string,
+  items: AccountCreate[],
+  origin: WriteOrigin,
+): Promise<AccountBulkResult> {
   const seen = new Map<string, number>();
   items.forEach((item, index) => {
     if (!item.externalId) return;
@@ -166,6 +197,7 @@ export async function bulkUpsertAccounts(orgId: string, items: AccountCreate[]):
   const rows = items.map((item) => ({ ...item, id: createId() }));
   const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
 
+  const changedIds: string[] = [];
   await prisma().$transaction(async (tx) => {
     let pending = rows.map((row, index) => ({ row, index }));
     // A matched account deleted between the two statements is created on the next pass; two passes always suffice.
@@ -205,11 +237,12 @@ export async function bulkUpsertAccounts(orgId: string, items: AccountCreate[]):
            JOIN "Account" AS c ON c."orgId" = $1 AND c."externalId" = e->>'externalId'
          ) AS n
          WHERE a."id" = n."id"
-         RETURNING a."id", a."externalId"`,
+         RETURNING a."id", a."externalId", a."updatedAt" = $3::timestamptz AT TIME ZONE 'UTC' AS "changed"`,
         orgId,
         JSON.stringify(conflicting.map((p) => p.row)),
         now,
       );
+      for (const row of updated) if (row.changed) changedIds.push(row.id);
       const byExternalId = new Map(updated.map((row) => [row.externalId, row.id]));
       for (const p of conflicting) {
         const id = byExternalId.get(p.row.externalId ?? null);
@@ -218,6 +251,22 @@ export async function bulkUpsertAccounts(orgId: string, items: AccountCreate[]):
       }
     }
     if (pending.length > 0) throw new Error("bulk upsert did not settle after 3 passes");
+
+    const createdIds = [...outcome.values()].filter((o) => o.action === "created").map((o) => o.id);
+    const touched = await tx.account.findMany({
+      where: { orgId, id: { in: [...createdIds, ...changedIds] } },
+      select: accountSelect,
+    });
+    const created = new Set(createdIds);
+    await recordEvents(
+      tx,
+      orgId,
+      origin,
+      touched.map((row) => ({
+        name: created.has(row.id) ? "account.created" : "account.updated",
+        data: toAccount(row),
+      })),
+    );
   });
 
   const results = rows.map((row, index) => {

@@ -5,6 +5,7 @@ import { SCOPES } from "../auth/scopes";
 import { prisma } from "../db/client";
 import { bulkUpsertAccounts } from "./accounts";
 import { createApiKey } from "./api-keys";
+import { LIVE_ORIGIN } from "./events";
 import { ensureOrganisation } from "./organisations";
 
 /** Slug of the demo organisation that start-up seeds into an empty database (DESIGN.md §8). */
@@ -76,6 +77,7 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
     await bulkUpsertAccounts(
       org.id,
       DEMO_ACCOUNTS.map((account) => ({ ...account })),
+      LIVE_ORIGIN,
     );
 
   const file = path.resolve(dataDir, "demo-credentials.json");

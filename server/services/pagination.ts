@@ -95,3 +95,43 @@ export function unknownCursor(cursor: string): ApiError {
     },
   );
 }
+
+/** The list query fields every list endpoint shares (spec §4.9). */
+export interface ListQuery {
+  limit: number;
+  cursor?: string;
+  sort?: string;
+  updatedAfter?: string;
+}
+
+/**
+ * Runs one keyset page of a list endpoint (spec §4.9): resolves the cursor record (400 `bad_request` when it is not in
+ * the organisation), parses `sort` against the allow-list, applies `updatedAfter` (strictly later) and the endpoint's
+ * `filters` (which must include the organisation scope), and fetches `limit + 1` rows.
+ * @returns `{ data, hasMore, nextCursor }` with rows mapped by `map`.
+ * @throws ApiError `bad_request` (400) for an unknown cursor.
+ */
+export async function listPage<Row extends { id: string }, Out>(options: {
+  query: ListQuery;
+  fields: SortableFields;
+  defaultSort: readonly SortTerm[];
+  filters: Where[];
+  findCursor: (id: string) => Promise<Record<string, unknown> | null>;
+  findMany: (args: { where: Where; orderBy: Where[]; take: number }) => Promise<Row[]>;
+  map: (row: Row) => Out;
+}): Promise<{ data: Out[]; hasMore: boolean; nextCursor: string | null }> {
+  const { query } = options;
+  const terms = parseSort(query.sort, options.fields, options.defaultSort);
+  let cursorRow: Record<string, unknown> | undefined;
+  if (query.cursor) {
+    cursorRow = (await options.findCursor(query.cursor)) ?? undefined;
+    if (!cursorRow) throw unknownCursor(query.cursor);
+  }
+  const page = keyset(terms, options.fields, cursorRow);
+  const where: Where[] = [...options.filters];
+  if (query.updatedAfter) where.push({ updatedAt: { gt: new Date(query.updatedAfter) } });
+  if (page.where) where.push(page.where);
+  const rows = await options.findMany({ where: { AND: where }, orderBy: page.orderBy, take: query.limit + 1 });
+  const { rows: pageRows, hasMore, nextCursor } = toPage(rows, query.limit);
+  return { data: pageRows.map(options.map), hasMore, nextCursor };
+}

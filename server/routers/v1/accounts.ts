@@ -43,7 +43,7 @@ export const accountsRouter = router({
     })
     .input(AccountCreateSchema)
     .output(AccountSchema)
-    .mutation(({ ctx, input }) => createAccount(ctx.principal.orgId, input)),
+    .mutation(({ ctx, input }) => createAccount(ctx.principal.orgId, input, ctx.principal)),
 
   /** `POST /accounts/bulk` (accounts:write): upserts up to 500 accounts matched on externalId. */
   bulk: apiProcedure("accounts:write")
@@ -59,7 +59,7 @@ export const accountsRouter = router({
     })
     .input(AccountBulkSchema)
     .output(AccountBulkResultSchema)
-    .mutation(({ ctx, input }) => bulkUpsertAccounts(ctx.principal.orgId, input.accounts)),
+    .mutation(({ ctx, input }) => bulkUpsertAccounts(ctx.principal.orgId, input.accounts, ctx.principal)),
 
   /** `GET /accounts/{id}` (accounts:read). */
   get: apiProcedure("accounts:read")
@@ -73,7 +73,7 @@ export const accountsRouter = router({
     .meta({ openapi: { method: "PATCH", path: "/accounts/{id}", tags, summary: "Update an account" } })
     .input(AccountUpdateSchema)
     .output(AccountSchema)
-    .mutation(({ ctx, input }) => updateAccount(ctx.principal.orgId, input)),
+    .mutation(({ ctx, input }) => updateAccount(ctx.principal.orgId, input, ctx.principal)),
 
   /** `DELETE /accounts/{id}` (accounts:write): soft delete (CHURNED), or hard delete with `force=true`. */
   delete: apiProcedure("accounts:write")
@@ -89,5 +89,5 @@ export const accountsRouter = router({
     })
     .input(AccountDeleteSchema)
     .output(z.union([AccountSchema, DeletedSchema]))
-    .mutation(({ ctx, input }) => deleteAccount(ctx.principal.orgId, input.id, input.force === "true")),
+    .mutation(({ ctx, input }) => deleteAccount(ctx.principal.orgId, input.id, input.force === "true", ctx.principal)),
 });

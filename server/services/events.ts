@@ -1,0 +1,58 @@
+import { randomBytes } from "node:crypto";
+import type { Prisma } from "../db/generated/client";
+
+/** Webhook event names (spec §6.1). */
+export const EVENT_NAMES = [
+  "account.created",
+  "account.updated",
+  "account.deleted",
+  "contact.created",
+  "contact.updated",
+  "deal.created",
+  "deal.stage_changed",
+  "deal.closed_won",
+  "deal.closed_lost",
+  "device.created",
+  "device.updated",
+  "device.offline",
+  "device.end_of_life",
+  "touchpoint.created",
+] as const;
+
+/** One of the event names of spec §6.1. */
+export type EventName = (typeof EVENT_NAMES)[number];
+
+/** Who caused a write: test keys' events are stored but never delivered (spec §5.6, §6). */
+export interface WriteOrigin {
+  isTest: boolean;
+}
+
+/** Origin of writes made by the service itself (seed, operator command): live, deliverable. */
+export const LIVE_ORIGIN: WriteOrigin = { isTest: false };
+
+/** A new event id, `evt_<unix_seconds>_<token>` (spec §6.2); stable across redeliveries. */
+export function newEventId(now = Date.now()): string {
+  return `evt_${Math.floor(now / 1000)}_${randomBytes(9).toString("base64url")}`;
+}
+
+/**
+ * Records events in the transactional outbox (DESIGN.md §6) inside the caller's transaction `tx`, so an event exists
+ * exactly when its change committed. `data` must be the resource exactly as its GET returns it (spec §6.2).
+ */
+export async function recordEvents(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  origin: WriteOrigin,
+  events: ReadonlyArray<{ name: EventName; data: unknown }>,
+): Promise<void> {
+  if (events.length === 0) return;
+  await tx.event.createMany({
+    data: events.map((event) => ({
+      id: newEventId(),
+      orgId,
+      name: event.name,
+      data: event.data as Prisma.InputJsonValue,
+      isTest: origin.isTest,
+    })),
+  });
+}
