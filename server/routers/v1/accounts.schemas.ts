@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
 
 /** Account lifecycle values (spec §2.3, §3). */
 export const LifecycleStatusSchema = z
@@ -21,9 +21,8 @@ export const ACCOUNT_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] a
 
 const name = z.string().trim().min(1).max(255).describe("Account name, 1 to 255 characters.");
 const industry = z.string().trim().min(1).max(100).nullable().describe("Industry, free text up to 100 characters.");
-// A union, not z.number().nullable(): trpc-to-openapi coerces plain number fields, so "12" or true would pass.
-const employeeCount = z
-  .union([z.int().min(0).max(10_000_000), z.null()])
+const employeeCount = jsonNumber(z.int().min(0).max(10_000_000))
+  .nullable()
   .describe("Number of employees, integer 0 to 10,000,000.");
 const domain = z
   .string()
