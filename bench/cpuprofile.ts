@@ -25,29 +25,62 @@ export function largestProfile(dir: string): string | undefined {
   return files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
 }
 
+/** Where a profile's busy time went: the hottest functions and the same time grouped by package. */
+export interface ProfileSummary {
+  functions: HotSpot[];
+  /** Self time per npm package, `node:` (Node internals), `(gc)`, `(native)`, or the repo folder for our own code. */
+  packages: Array<{ share: number; name: string }>;
+}
+
 /**
- * The `top` functions by self time in a V8 CPU profile, idle and GC ticks included as V8 names them
- * (`(idle)`, `(garbage collector)`, `(program)`). Locations are shortened to `package/file:line` or `repo/file:line`.
+ * Summarises a V8 CPU profile by self time, as shares of the time the process was busy (`(idle)` ticks left out, so
+ * a server that waited on PostgreSQL or sat out another server's turn is still compared on its own work). Locations
+ * are shortened to `package/file:line` or `repo/file:line`.
  */
-export function hotSpots(file: string, root: string, top = 12): HotSpot[] {
+export function summariseProfile(file: string, root: string, top = 12): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: ProfileNode[] };
   const byFunction = new Map<string, HotSpot & { hits: number }>();
-  let total = 0;
+  const byPackage = new Map<string, number>();
+  let busy = 0;
   for (const node of profile.nodes) {
     const hits = node.hitCount ?? 0;
-    if (hits === 0) continue;
-    total += hits;
     const { functionName, url, lineNumber } = node.callFrame;
+    if (hits === 0 || functionName === "(idle)") continue;
+    busy += hits;
     const location = url ? `${shorten(url, root)}:${lineNumber + 1}` : "";
     const key = `${functionName}@${location}`;
     const entry = byFunction.get(key) ?? { share: 0, hits: 0, name: functionName || "(anonymous)", location };
     entry.hits += hits;
     byFunction.set(key, entry);
+    const pkg = packageOf(functionName, url, root);
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + hits);
   }
-  return [...byFunction.values()]
-    .sort((a, b) => b.hits - a.hits)
-    .slice(0, top)
-    .map(({ hits, name, location }) => ({ share: total ? hits / total : 0, name, location }));
+  const share = (hits: number) => (busy ? hits / busy : 0);
+  return {
+    functions: [...byFunction.values()]
+      .sort((a, b) => b.hits - a.hits)
+      .slice(0, top)
+      .map(({ hits, name, location }) => ({ share: share(hits), name, location })),
+    packages: [...byPackage.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, hits]) => ({ share: share(hits), name })),
+  };
+}
+
+function packageOf(functionName: string, url: string, root: string): string {
+  if (!url) return functionName === "(garbage collector)" ? "(gc)" : "(native)";
+  const plain = url.replace(/^file:\/\//, "");
+  if (plain.startsWith("node:")) return "node:";
+  const inModules = plain.lastIndexOf("/node_modules/");
+  if (inModules >= 0) {
+    const [first = "", second = ""] = plain.slice(inModules + "/node_modules/".length).split("/");
+    return first.startsWith("@") ? `${first}/${second}` : first;
+  }
+  // Next bundles our code and most dependencies into chunks; the file names cannot tell them apart.
+  if (plain.includes("/.next/")) return ".next bundle (app + bundled deps)";
+  const relative = plain.startsWith(root) ? plain.slice(root.length).replace(/^\//, "") : plain;
+  return relative.split("/")[0] ?? relative;
 }
 
 function shorten(url: string, root: string): string {

@@ -24,6 +24,8 @@ export interface LoadResult {
   mean: number;
   /** CPU the load generator itself used, in cores (1 = one core busy): on a small machine it is taken from the server. */
   clientCores: number;
+  /** Requests/s of each merged run: a wide spread means the machine was busy with something else meanwhile. */
+  sliceRps: number[];
 }
 
 /**
@@ -150,5 +152,6 @@ export function summariseLoad(samples: readonly LoadSample[]): LoadResult {
     p99: quantile(sorted, 0.99),
     mean: latencies.length ? latencies.reduce((sum, value) => sum + value, 0) / latencies.length : Number.NaN,
     clientCores: total((sample) => sample.clientCpuMs) / durationMs,
+    sliceRps: samples.map((sample) => Math.round(sample.latencies.length / (sample.durationMs / 1000))),
   };
 }

@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { createId } from "@paralleldrive/cuid2";
 import pg from "pg";
 import { migrateDatabase } from "../server/db/migrate";
-import { hotSpots, largestProfile } from "./cpuprofile";
+import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
 import { type ChildServer, freePort, startServer } from "./servers";
 
@@ -488,20 +488,29 @@ async function measurePagination(next: ChildServer, fixture: Fixture) {
 
 // ---------- report ----------
 
-function printHotSpots(): void {
+function printHotSpots(): Record<string, ProfileSummary & { file: string }> {
+  const summaries: Record<string, ProfileSummary & { file: string }> = {};
   for (const kind of ["bare", "facade", "next"] as const) {
     const file = largestProfile(path.join(PROFILES_DIR, kind));
     if (!file) {
       log(`${kind}: no CPU profile written`);
       continue;
     }
-    console.log(`\n${kind} server, self time (${path.relative(ROOT, file)}):`);
-    for (const spot of hotSpots(file, ROOT)) {
+    const summary = summariseProfile(file, ROOT);
+    summaries[kind] = { file: path.relative(ROOT, file), ...summary };
+    console.log(`\n${kind} server — share of busy CPU time (${path.relative(ROOT, file)})`);
+    console.log("  by package:");
+    for (const entry of summary.packages.slice(0, 8)) {
+      console.log(`  ${pad(`${(entry.share * 100).toFixed(1)}%`, 7, true)}  ${entry.name}`);
+    }
+    console.log("  by function (self time):");
+    for (const spot of summary.functions) {
       console.log(
-        `  ${pad(`${(spot.share * 100).toFixed(1)}%`, 7, true)}  ${pad(spot.name.slice(0, 40), 40)} ${spot.location}`,
+        `  ${pad(`${(spot.share * 100).toFixed(1)}%`, 7, true)}  ${pad(spot.name.slice(0, 36), 36)} ${spot.location}`,
       );
     }
   }
+  return summaries;
 }
 
 /** Fraction (0–1) of all CPUs' time spent not idle over the next second, across every process on the machine. */
@@ -551,15 +560,14 @@ async function main(): Promise<void> {
   const fixture = await prepareFixture(databaseUrl, client);
   const pgVersion = (await client.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v;
 
+  // Last run's profiles would be mistaken for this run's.
+  if (CPU_PROFILE) rmSync(PROFILES_DIR, { recursive: true, force: true });
   const servers = {
     bare: await launch("bare", databaseUrl),
     facade: await launch("facade", databaseUrl),
     next: await launch("next", databaseUrl),
   };
-  if (CPU_PROFILE) {
-    log("--profile: servers run under the V8 profiler; compare ratios from a run without it");
-    rmSync(PROFILES_DIR, { recursive: true, force: true });
-  }
+  if (CPU_PROFILE) log("--profile: servers run under the V8 profiler; compare ratios from a run without it");
   const busyBefore = await machineBusy();
   if (busyBefore > 0.25) {
     log(
@@ -573,7 +581,12 @@ async function main(): Promise<void> {
   const pagination = await measurePagination(servers.next, fixture);
   await servers.next.stop();
   const busyAfter = await machineBusy();
-  if (CPU_PROFILE) printHotSpots();
+  if (busyAfter > 0.25 && busyBefore <= 0.25) {
+    log(
+      `note: the CPUs were ${(busyAfter * 100).toFixed(0)}% busy after the run with the servers stopped: other work was running, numbers may be noisy`,
+    );
+  }
+  const profiles = CPU_PROFILE ? printHotSpots() : undefined;
 
   const { bare, facade, next: stack } = get;
   const ratios = [
@@ -598,7 +611,7 @@ async function main(): Promise<void> {
     `GET /api/v1/accounts/{id} — ${PROFILE.connections} connections, ${PROFILE.durationMs / 1000} s each in ${PROFILE.slices} alternating slices, after ${PROFILE.warmupMs / 1000} s warm-up`,
   );
   lines.push(
-    `  ${pad("server", 22)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}${pad("non-2xx", 9, true)}${pad("client CPU", 12, true)}`,
+    `  ${pad("server", 22)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}${pad("non-2xx", 9, true)}${pad("client CPU", 12, true)}  req/s per slice`,
   );
   for (const [label, result] of [
     ["bare node:http + pg", bare],
@@ -606,7 +619,7 @@ async function main(): Promise<void> {
     ["next start (stack)", stack],
   ] as const) {
     lines.push(
-      `  ${pad(label, 22)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${pad(String(result.non2xx + result.errors), 9, true)}${pad(`${(result.clientCores * 100).toFixed(0)}%`, 12, true)}`,
+      `  ${pad(label, 22)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${pad(String(result.non2xx + result.errors), 9, true)}${pad(`${(result.clientCores * 100).toFixed(0)}%`, 12, true)}  ${result.sliceRps.join(" ")}`,
     );
   }
   lines.push("");
@@ -663,6 +676,7 @@ async function main(): Promise<void> {
       // Share of all CPUs busy over one second with our servers idle; well above 0 means a shared, noisy machine.
       busyBefore: +busyBefore.toFixed(2),
       busyAfter: +busyAfter.toFixed(2),
+      loadAverage1m: +(os.loadavg()[0] ?? 0).toFixed(2),
     },
     commit,
     nextBuildId: build.buildId,
@@ -672,6 +686,7 @@ async function main(): Promise<void> {
     bulk,
     pagination: { ...pagination, seededRows: SEED_ROWS, deepRow: DEEP_ROW, limit: PAGE_LIMIT },
     ratios,
+    ...(profiles ? { profiles } : {}),
   };
   const resultsDir = path.join(ROOT, "bench", "results");
   mkdirSync(resultsDir, { recursive: true });

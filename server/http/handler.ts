@@ -4,6 +4,7 @@ import { ZodError } from "zod";
 import { env } from "../env";
 import { ApiError, type ErrorDetail } from "../errors";
 import { openApiDocument } from "../openapi";
+import { postmanCollection } from "../postman";
 import { v1Router } from "../routers/v1";
 import type { RequestState } from "../trpc";
 import { recordAudit } from "./audit";
@@ -136,16 +137,16 @@ async function dispatch(req: Request, ctx: EnvelopeContext, state: RequestState)
   const isHead = req.method === "HEAD";
   const method = isHead ? "GET" : req.method;
 
-  if (path === "/openapi.json") {
-    if (method !== "GET")
+  const documentOf = DOCUMENTS[path];
+  if (documentOf) {
+    if (method !== "GET") {
+      const message = `${req.method} is not supported on ${API_PREFIX}${path}`;
       return withoutBody(
-        errorResponse(ctx, "method_not_allowed", `${req.method} is not supported on ${API_PREFIX}${path}`, {
-          headers: { Allow: "GET, HEAD" },
-        }),
+        errorResponse(ctx, "method_not_allowed", message, { headers: { Allow: "GET, HEAD" } }),
         isHead,
       );
-    const response = successJson(openApiDocument(ctx.baseUrl), ctx.requestId);
-    return withoutBody(response, isHead);
+    }
+    return withoutBody(documentResponse(await documentOf(ctx.baseUrl), ctx.requestId), isHead);
   }
 
   const { route, allow } = matchRoute(routes, method, path);
@@ -209,7 +210,13 @@ async function dispatch(req: Request, ctx: EnvelopeContext, state: RequestState)
   return withoutBody(successResponse(ctx, data, meta.successStatus ?? 200), isHead);
 }
 
-function successJson(document: unknown, requestId: string): Response {
+// Served as plain documents without the envelope, so API tools import them as they are (README: decisions).
+const DOCUMENTS: Record<string, (baseUrl: string) => unknown> = {
+  "/openapi.json": openApiDocument,
+  "/postman.json": postmanCollection,
+};
+
+function documentResponse(document: unknown, requestId: string): Response {
   return new Response(JSON.stringify(document), {
     status: 200,
     headers: {

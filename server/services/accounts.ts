@@ -126,7 +126,7 @@ export async function updateAccount(
 /**
  * Deletes an account (spec §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record stays readable,
  * `account.deleted` is recorded); `force` removes the row with its deals, devices, contact links, touchpoints and
- * signals (tasks keep existing, unlinked) and records `account.deleted` carrying the account as it last was.
+ * signals, and the notes on it, its deals and its contracts (tasks keep existing, unlinked) and records `account.deleted` carrying the account as it last was.
  * @returns the churned account, or `{ id, deleted: true }` after a hard delete.
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
@@ -144,15 +144,16 @@ export async function deleteAccount(
   return prisma().$transaction(async (tx) => {
     const row = await tx.account.findFirst({ where: { orgId, id }, select: accountSelect });
     if (!row) throw notFound("Account", id);
-    const dealIds = (await tx.deal.findMany({ where: { orgId, accountId: id }, select: { id: true } })).map(
-      (d) => d.id,
-    );
+    const owned = { where: { orgId, accountId: id }, select: { id: true } } as const;
+    const dealIds = (await tx.deal.findMany(owned)).map((deal) => deal.id);
+    const contractIds = (await tx.contract.findMany(owned)).map((contract) => contract.id);
     await tx.note.deleteMany({
       where: {
         orgId,
         OR: [
           { objectType: "Account", objectId: id },
           { objectType: "Deal", objectId: { in: dealIds } },
+          { objectType: "Contract", objectId: { in: contractIds } },
         ],
       },
     });

@@ -3,58 +3,14 @@ import path from "node:path";
 import { hashApiKey } from "../auth/api-keys";
 import { SCOPES } from "../auth/scopes";
 import { prisma } from "../db/client";
-import { bulkUpsertAccounts } from "./accounts";
 import { createApiKey } from "./api-keys";
-import { LIVE_ORIGIN } from "./events";
 import { ensureOrganisation } from "./organisations";
+import { seedDemoBook } from "./seed";
 
 /** Slug of the demo organisation that start-up seeds into an empty database (DESIGN.md §8). */
 export const DEMO_ORG_SLUG = "demo";
 
 const DEMO_SCOPES = [...Object.keys(SCOPES).filter((scope) => scope.endsWith(":write")), "admin:read"];
-
-const DEMO_ACCOUNTS = [
-  {
-    name: "Northwind Dental Group",
-    industry: "Healthcare",
-    employeeCount: 85,
-    lifecycleStatus: "ACTIVE",
-    externalId: "psa-1001",
-    domain: "northwind-dental.example",
-  },
-  {
-    name: "Harbor Logistics",
-    industry: "Logistics",
-    employeeCount: 240,
-    lifecycleStatus: "ACTIVE",
-    externalId: "psa-1002",
-    domain: "harbor-logistics.example",
-  },
-  {
-    name: "Alder & Finch LLP",
-    industry: "Legal",
-    employeeCount: 32,
-    lifecycleStatus: "AT_RISK",
-    externalId: "psa-1003",
-    domain: "alderfinch.example",
-  },
-  {
-    name: "Brightline Manufacturing",
-    industry: "Manufacturing",
-    employeeCount: 410,
-    lifecycleStatus: "PROSPECT",
-    externalId: "psa-1004",
-    domain: "brightline-mfg.example",
-  },
-  {
-    name: "Cedar Valley Schools",
-    industry: "Education",
-    employeeCount: 150,
-    lifecycleStatus: "CHURNED",
-    externalId: "psa-1005",
-    domain: "cedarvalley.example",
-  },
-] as const;
 
 /** What start-up prints about the demo organisation: its id and a working `msp_test_` key. */
 export interface DemoCredentials {
@@ -63,7 +19,7 @@ export interface DemoCredentials {
 }
 
 /**
- * Seeds the demo organisation (a `msp_test_` key with every write scope plus `admin:read`, and sample accounts) when
+ * Seeds the demo organisation (a `msp_test_` key with every write scope plus `admin:read`, and the demo MSP book of `seedDemoBook`) when
  * the database has no organisation yet, and returns a working demo key. The raw key is kept in
  * `<dataDir>/demo-credentials.json` so later starts print the same key; when that file is missing or its key was revoked,
  * a new key is issued. Returns null when the database holds other organisations but no demo one (a production database).
@@ -73,12 +29,7 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   if (!existing && (await prisma().organisation.count()) > 0) return null;
 
   const org = existing ?? (await ensureOrganisation(DEMO_ORG_SLUG, { name: "Demo MSP", plan: "GROWTH" }));
-  if (!existing)
-    await bulkUpsertAccounts(
-      org.id,
-      DEMO_ACCOUNTS.map((account) => ({ ...account })),
-      LIVE_ORIGIN,
-    );
+  if (!existing) await seedDemoBook(org.id);
 
   const file = path.resolve(dataDir, "demo-credentials.json");
   if (existsSync(file)) {

@@ -16,6 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+// Every endpoint of spec §4 with its scope and success status.
 const OPERATIONS = [
   ["get", "/status", null, 200],
   ["get", "/accounts", "accounts:read", 200],
@@ -24,6 +25,35 @@ const OPERATIONS = [
   ["get", "/accounts/{id}", "accounts:read", 200],
   ["patch", "/accounts/{id}", "accounts:write", 200],
   ["delete", "/accounts/{id}", "accounts:write", 200],
+  ["get", "/contacts", "contacts:read", 200],
+  ["post", "/contacts", "contacts:write", 201],
+  ["get", "/contacts/{id}", "contacts:read", 200],
+  ["patch", "/contacts/{id}", "contacts:write", 200],
+  ["post", "/contacts/bulk", "contacts:write", 200],
+  ["get", "/deals", "deals:read", 200],
+  ["post", "/deals", "deals:write", 201],
+  ["get", "/deals/{id}", "deals:read", 200],
+  ["patch", "/deals/{id}", "deals:write", 200],
+  ["post", "/deals/bulk", "deals:write", 201],
+  ["get", "/devices", "devices:read", 200],
+  ["post", "/devices", "devices:write", 201],
+  ["get", "/devices/{id}", "devices:read", 200],
+  ["patch", "/devices/{id}", "devices:write", 200],
+  ["delete", "/devices/{id}", "devices:write", 200],
+  ["post", "/devices/bulk", "devices:write", 200],
+  ["get", "/tasks", "tasks:read", 200],
+  ["post", "/tasks", "tasks:write", 201],
+  ["get", "/tasks/{id}", "tasks:read", 200],
+  ["patch", "/tasks/{id}", "tasks:write", 200],
+  ["delete", "/tasks/{id}", "tasks:write", 200],
+  ["get", "/notes", "notes:read", 200],
+  ["post", "/notes", "notes:write", 201],
+  ["get", "/health-scores", "health:read", 200],
+  ["get", "/health-scores/{accountId}", "health:read", 200],
+  ["post", "/health-scores/{accountId}/signals", "health:write", 201],
+  ["get", "/touchpoints", "touchpoints:read", 200],
+  ["post", "/touchpoints", "touchpoints:write", 201],
+  ["get", "/mrr", "mrr:read", 200],
 ] as const;
 
 describe("GET /openapi.json", () => {

@@ -1,11 +1,27 @@
 import { router } from "../../trpc";
 import { accountsRouter } from "./accounts";
+import { contactsRouter } from "./contacts";
+import { dealsRouter } from "./deals";
+import { devicesRouter } from "./devices";
+import { healthRouter } from "./health";
+import { mrrRouter } from "./mrr";
+import { notesRouter } from "./notes";
 import { statusRouter } from "./status";
+import { tasksRouter } from "./tasks";
+import { touchpointsRouter } from "./touchpoints";
 
 /** The public API v1: every procedure here is a REST operation under `/api/v1` (spec §4). */
 export const v1Router = router({
   status: statusRouter,
   accounts: accountsRouter,
+  contacts: contactsRouter,
+  deals: dealsRouter,
+  tasks: tasksRouter,
+  devices: devicesRouter,
+  touchpoints: touchpointsRouter,
+  notes: notesRouter,
+  health: healthRouter,
+  mrr: mrrRouter,
 });
 
 /** Type of the v1 router. */

@@ -1,0 +1,102 @@
+import { z } from "zod";
+import { bulkUpsertContacts, createContact, getContact, listContacts, updateContact } from "../../services/contacts";
+import { apiProcedure, router } from "../../trpc";
+import { IdSchema } from "./common.schemas";
+import {
+  ContactBulkResultSchema,
+  ContactBulkSchema,
+  ContactCreateSchema,
+  ContactListQuerySchema,
+  ContactListSchema,
+  ContactSchema,
+  ContactUpdateSchema,
+} from "./contacts.schemas";
+
+const tags = ["Contacts"];
+
+const SHAPE =
+  "A contact is returned with its account relationships (accounts: [{accountId, accountName, role, isPrimary}], the primary one first, then by account name); list items, bulk events and the contact.created / contact.updated webhook data have exactly this shape.";
+
+/**
+ * Contacts endpoints (spec §4.2, §2.4, §6.1): list, create, get, update and bulk upsert. Errors: 401, 403, 404, 400,
+ * 422 as documented per operation in OpenAPI.
+ */
+export const contactsRouter = router({
+  /** `GET /contacts` (contacts:read): a keyset page, filters `accountId`, `email`, `updatedAfter`, `sort`. */
+  list: apiProcedure("contacts:read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/contacts",
+        tags,
+        summary: "List contacts",
+        description: `${SHAPE} Filters: accountId (contacts related to that account; an id that names no account of the organisation gives an empty list, not an error) and email (exact, case-insensitive). Sort fields: createdAt, updatedAt, email (case-insensitive order), lastName (nulls last); default createdAt:asc.`,
+      },
+      envelope: "list",
+    })
+    .input(ContactListQuerySchema)
+    .output(ContactListSchema)
+    .query(({ ctx, input }) => listContacts(ctx.principal.orgId, input)),
+
+  /** `POST /contacts` (contacts:write): creates a contact, optionally related to an account, 201. */
+  create: apiProcedure("contacts:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/contacts",
+        tags,
+        summary: "Create a contact",
+        description: `Creates a contact; email is required and unique per organisation compared case-insensitively (a clash is 422 validation_error on email). accountId (with optional role and isPrimary, default false) makes its first account relationship; an accountId that names no account of the organisation is 422 on accountId and nothing is created. ${SHAPE} Records contact.created.`,
+      },
+      successStatus: 201,
+    })
+    .input(ContactCreateSchema)
+    .output(ContactSchema)
+    .mutation(({ ctx, input }) => createContact(ctx.principal.orgId, input, ctx.principal)),
+
+  /** `POST /contacts/bulk` (contacts:write): upserts up to 500 contacts matched on email, case-insensitively. */
+  bulk: apiProcedure("contacts:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/contacts/bulk",
+        tags,
+        summary: "Bulk upsert contacts",
+        description:
+          "Creates or updates up to 500 contacts in one transaction, matched on email compared case-insensitively within the organisation. An item may carry accountId (with role, isPrimary) to add that relationship when missing or adjust it when present; bulk never removes relationships. Answers 200 with one result per item in request order; nothing is written when any item is invalid, an email repeats within the request (case-insensitively) or an accountId names no account of the organisation. Records contact.created per created contact and contact.updated per contact whose fields or relationships changed.",
+      },
+    })
+    .input(ContactBulkSchema)
+    .output(ContactBulkResultSchema)
+    .mutation(({ ctx, input }) => bulkUpsertContacts(ctx.principal.orgId, input.contacts, ctx.principal)),
+
+  /** `GET /contacts/{id}` (contacts:read): the contact with its account relationships. */
+  get: apiProcedure("contacts:read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/contacts/{id}",
+        tags,
+        summary: "Get a contact with its account relationships",
+        description: SHAPE,
+      },
+    })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(ContactSchema)
+    .query(({ ctx, input }) => getContact(ctx.principal.orgId, input.id)),
+
+  /** `PATCH /contacts/{id}` (contacts:write): partial update; `accounts` replaces the relationships. */
+  update: apiProcedure("contacts:write")
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/contacts/{id}",
+        tags,
+        summary: "Update a contact",
+        description: `Partial update: fields left out keep their values, null clears firstName, lastName, title or phone. accounts, when given, is the contact's complete set of account relationships and replaces it (relationships not listed are removed; [] removes all; role and isPrimary left out become null and false); each accountId at most once, at most one isPrimary true, and every accountId must name an account of the organisation (422 otherwise). A change of a field or of the relationships moves updatedAt and records contact.updated; a request that changes nothing changes nothing. ${SHAPE}`,
+      },
+    })
+    .input(ContactUpdateSchema)
+    .output(ContactSchema)
+    .mutation(({ ctx, input }) => updateContact(ctx.principal.orgId, input, ctx.principal)),
+});

@@ -1,0 +1,187 @@
+import { z } from "zod";
+import { LifecycleStatusSchema } from "./accounts.schemas";
+import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+
+/**
+ * Risk bands of the churn-risk score (spec §2.10): LOW below 25, MEDIUM 25–49, HIGH 50–74, CRITICAL 75 and above.
+ */
+export const RiskLevelSchema = z
+  .enum(["LOW", "MEDIUM", "HIGH", "CRITICAL"])
+  .describe("Risk band of the score: LOW < 25 ≤ MEDIUM < 50 ≤ HIGH < 75 ≤ CRITICAL.");
+
+/** A risk band. */
+export type RiskLevel = z.infer<typeof RiskLevelSchema>;
+
+/** Severity of an external churn-risk signal (spec §4.7). */
+export const SignalSeveritySchema = z
+  .enum(["LOW", "MEDIUM", "HIGH", "CRITICAL"])
+  .describe("Severity as the sending system rates it; informative only: the numeric score is what counts.");
+
+/** Keys of the five scored signals, in the order the breakdown lists them. */
+export const HEALTH_SIGNAL_KEYS = ["devices", "engagement", "pipeline", "service", "external"] as const;
+
+/** One key of {@link HEALTH_SIGNAL_KEYS}. */
+export type HealthSignalKey = (typeof HEALTH_SIGNAL_KEYS)[number];
+
+/**
+ * One line of the score breakdown (spec §2.10): a signal's risk `value` (0–100), its `weight` (percent of the score)
+ * and its `contribution` = weight × value / 100. The contributions add up to the score (before rounding it to an
+ * integer).
+ */
+export const HealthScoreSignalSchema = z
+  .object({
+    key: z
+      .enum(HEALTH_SIGNAL_KEYS)
+      .describe(
+        "devices (RMM device health), engagement (days since the last touchpoint), pipeline (open renewals, recently lost deals), service (overdue tasks), external (pushed signals).",
+      ),
+    label: z.string().describe("Human-readable name of the signal."),
+    weight: z.int().describe("Share of the score this signal can reach, in percent; the five weights add up to 100."),
+    value: z.number().describe("Risk measured by this signal, 0 (none) to 100 (maximum), 2 decimals."),
+    contribution: z.number().describe("Points this signal adds to the score: weight × value / 100, 2 decimals."),
+    detail: z.string().describe("What the value is made of, in words."),
+    inputs: z
+      .record(z.string(), z.union([z.number(), z.string(), z.null()]))
+      .describe(
+        "The raw figures behind the value, e.g. {total, offline, endOfLife, notPatchCompliant} for devices, {daysSinceLastTouchpoint, lastTouchpointAt} for engagement, {openRenewals, lostDealsLast90Days} for pipeline, {overdueTasks} for service, {activeSignals} for external.",
+      ),
+  })
+  .meta({ id: "HealthScoreSignal" });
+
+/** One line of the score breakdown. */
+export type HealthScoreSignal = z.infer<typeof HealthScoreSignalSchema>;
+
+/** An external churn-risk signal as stored (spec §4.7). */
+export const ExternalSignalSchema = z
+  .object({
+    id: IdSchema,
+    accountId: IdSchema.describe("The account the signal is about."),
+    source: z.string().describe("System that sent the signal, e.g. psa, nps-survey."),
+    type: z.string().describe("Kind of signal in the sender's terms, e.g. ticket_escalation, low_nps."),
+    severity: SignalSeveritySchema,
+    score: z.int().describe("Churn risk the signal stands for, 0 to 100."),
+    message: z.string().nullable().describe("Free-text explanation; null when none was sent."),
+    occurredAt: TimestampSchema.describe("When the signal was observed (ISO 8601 UTC)."),
+    expiresAt: TimestampSchema.describe("When the signal stops counting (ISO 8601 UTC)."),
+    createdAt: TimestampSchema.describe("When the signal was received (ISO 8601 UTC)."),
+    active: z.boolean().describe("true while the signal counts in the score: expiresAt is later than now."),
+  })
+  .meta({ id: "HealthSignal" });
+
+/** An external signal as returned by the API. */
+export type ExternalSignal = z.infer<typeof ExternalSignalSchema>;
+
+/** One day of the 90-day score history. */
+export const HealthHistoryPointSchema = z.object({
+  date: z.iso.date().describe("UTC calendar day, YYYY-MM-DD."),
+  score: z
+    .int()
+    .nullable()
+    .describe(
+      "Score recorded that day, or the last score recorded before it when none was (carried forward); null before the account's first recorded score.",
+    ),
+});
+
+const computedFields = {
+  accountId: IdSchema.describe("The account."),
+  accountName: z.string().describe("The account's name."),
+  lifecycleStatus: LifecycleStatusSchema.describe("The account's lifecycle status (not an input of the score)."),
+  score: z.int().describe("Churn risk, 0 (healthy) to 100 (about to churn): the rounded sum of the contributions."),
+  riskLevel: RiskLevelSchema,
+  computedAt: TimestampSchema.describe("When the score was computed (it is computed on every request)."),
+  signals: z
+    .array(HealthScoreSignalSchema)
+    .describe("The five scored signals in the order devices, engagement, pipeline, service, external."),
+};
+
+/** An account's churn-risk score as `GET /health-scores/{accountId}` returns it (spec §2.10, §4.7). */
+export const HealthScoreSchema = z
+  .object({
+    ...computedFields,
+    externalSignals: z
+      .array(ExternalSignalSchema)
+      .describe("The active external signals (not expired), most recent occurredAt first."),
+    history: z
+      .array(HealthHistoryPointSchema)
+      .describe("Exactly 90 points, one per UTC day, oldest first, ending today (whose score is the current one)."),
+  })
+  .meta({ id: "HealthScore" });
+
+/** A health score with breakdown and history. */
+export type HealthScore = z.infer<typeof HealthScoreSchema>;
+
+/** An item of `GET /health-scores`: the current score and breakdown, without history and signal list. */
+export const HealthScoreSummarySchema = z.object(computedFields).meta({ id: "HealthScoreSummary" });
+
+/** A list item of health scores. */
+export type HealthScoreSummary = z.infer<typeof HealthScoreSummarySchema>;
+
+/** Sortable fields of `GET /health-scores` (computed, sorted in memory). */
+export const HEALTH_SORT_FIELDS = {
+  score: { nullable: false },
+  accountName: { nullable: false },
+} as const;
+
+/** Default order of `GET /health-scores`: riskiest first. */
+export const HEALTH_DEFAULT_SORT = [{ field: "score", direction: "desc" }] as const;
+
+/** Query of `GET /health-scores` (spec §4.7, §4.9); `updatedAfter` does not apply to computed scores. */
+export const HealthListQuerySchema = z.strictObject({
+  limit: ListQueryBase.limit,
+  cursor: IdSchema.describe(
+    "The nextCursor of the previous page (the accountId of its last item). An id that names no account of the organisation gives 400 bad_request.",
+  ).optional(),
+  sort: sortParam(Object.keys(HEALTH_SORT_FIELDS), "score:desc"),
+  riskLevel: RiskLevelSchema.describe("Only accounts currently in this risk band.").optional(),
+  lifecycle: LifecycleStatusSchema.describe("Only accounts with this lifecycle status.").optional(),
+});
+
+/** A validated health-score list query. */
+export type HealthListQuery = z.infer<typeof HealthListQuerySchema>;
+
+/** A page of health scores. */
+export const HealthScoreListSchema = listOf(HealthScoreSummarySchema);
+
+/** Path of `GET /health-scores/{accountId}`. */
+export const HealthGetSchema = z.strictObject({ accountId: IdSchema });
+
+/**
+ * Body (plus path `accountId`) of `POST /health-scores/{accountId}/signals` (spec §4.7). `occurredAt` defaults to now
+ * and may not be more than 5 minutes ahead; `expiresAt` defaults to occurredAt + 30 days and must be later than
+ * occurredAt. Unknown fields are refused (422).
+ */
+export const SignalCreateSchema = z.strictObject({
+  accountId: IdSchema,
+  source: z.string().trim().min(1).max(100).describe("System that sends the signal, 1 to 100 characters."),
+  type: z.string().trim().min(1).max(100).describe("Kind of signal, 1 to 100 characters, e.g. low_nps."),
+  severity: SignalSeveritySchema,
+  score: jsonNumber(z.int().min(0).max(100)).describe("Churn risk the signal stands for, integer 0 to 100."),
+  message: z.string().max(2000).nullable().optional().describe("Free-text explanation, up to 2,000 characters."),
+  occurredAt: z.iso
+    .datetime({ offset: true })
+    .describe("When the signal was observed, ISO 8601 with a time zone; default now; at most 5 minutes in the future.")
+    .optional(),
+  expiresAt: z.iso
+    .datetime({ offset: true })
+    .describe(
+      "When the signal stops counting, ISO 8601 with a time zone; default occurredAt + 30 days; must be later than occurredAt. A signal already expired is stored but never counts.",
+    )
+    .optional(),
+});
+
+/** A validated signal push. */
+export type SignalCreate = z.infer<typeof SignalCreateSchema>;
+
+/** Response data of `POST /health-scores/{accountId}/signals`: the stored signal and the account's new score. */
+export const SignalCreatedSchema = z
+  .object({
+    signal: ExternalSignalSchema,
+    accountId: IdSchema.describe("The account."),
+    score: z.int().describe("The account's churn risk after the signal, 0 to 100."),
+    riskLevel: RiskLevelSchema,
+    computedAt: TimestampSchema.describe("When the new score was computed."),
+  })
+  .meta({ id: "HealthSignalCreated" });
+
+/** The result of a signal push. */
+export type SignalCreated = z.infer<typeof SignalCreatedSchema>;

@@ -1,0 +1,63 @@
+import { z } from "zod";
+import { createNote, getNote, listNotes } from "../../services/notes";
+import { apiProcedure, router } from "../../trpc";
+import { IdSchema } from "./common.schemas";
+import { NoteCreateSchema, NoteListQuerySchema, NoteListSchema, NoteSchema } from "./notes.schemas";
+
+const tags = ["Notes"];
+
+/**
+ * Notes endpoints (spec §4.6). Notes are append-only here: the spec defines no update or delete, and no note events.
+ * Errors: 400 `bad_request`/`invalid_json`, 401 `unauthorized`, 403 `insufficient_scope`, 404 `not_found`,
+ * 422 `validation_error`, as documented per operation in OpenAPI.
+ */
+export const notesRouter = router({
+  /** `GET /notes` (notes:read): a keyset page; filters `objectType`, `objectId`, `updatedAfter`. */
+  list: apiProcedure("notes:read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/notes",
+        tags,
+        summary: "List notes",
+        description:
+          "Keyset-paginated notes of the organisation, oldest first by default. Sort allow-list: createdAt, updatedAt. Filter objectType and objectId together for the notes of one record; an objectId naming no record gives an empty page.",
+      },
+      envelope: "list",
+    })
+    .input(NoteListQuerySchema)
+    .output(NoteListSchema)
+    .query(({ ctx, input }) => listNotes(ctx.principal.orgId, input)),
+
+  /** `POST /notes` (notes:write): creates a note on an Account, Deal, Contract or Lead, 201. */
+  create: apiProcedure("notes:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/notes",
+        tags,
+        summary: "Create a note",
+        description:
+          "Attaches a note to an Account, Deal, Contract or Lead. objectId must be a record of that objectType in the organisation, otherwise 422 on objectId and nothing is created. body is 1 to 10,000 characters, not only white space, stored as sent. authorId is an optional free identifier of the author in the caller's system. No event is recorded (spec §6.1 defines none for notes).",
+      },
+      successStatus: 201,
+    })
+    .input(NoteCreateSchema)
+    .output(NoteSchema)
+    .mutation(({ ctx, input }) => createNote(ctx.principal.orgId, input)),
+
+  /** `GET /notes/{id}` (notes:read). */
+  get: apiProcedure("notes:read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/notes/{id}",
+        tags,
+        summary: "Get a note",
+        description: "Not in the spec's endpoint table; added so that a created note can be read back by its id.",
+      },
+    })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(NoteSchema)
+    .query(({ ctx, input }) => getNote(ctx.principal.orgId, input.id)),
+});

@@ -1,0 +1,286 @@
+import { createId } from "@paralleldrive/cuid2";
+import { prisma } from "../db/client";
+import type { Prisma } from "../db/generated/client";
+import { ApiError, type ErrorDetail, notFound } from "../errors";
+import {
+  CLOSED_STAGES,
+  DEAL_DEFAULT_SORT,
+  DEAL_DEFAULTS,
+  DEAL_SORT_FIELDS,
+  type Deal,
+  type DealBulkResult,
+  type DealCreate,
+  type DealListQuery,
+  type DealStage,
+  type DealUpdate,
+} from "../routers/v1/deals.schemas";
+import { type EventName, recordEvents, type WriteOrigin } from "./events";
+import { listPage } from "./pagination";
+
+const dealSelect = {
+  id: true,
+  name: true,
+  accountId: true,
+  estimatedMrr: true,
+  probability: true,
+  stage: true,
+  type: true,
+  serviceCategory: true,
+  ownerId: true,
+  expectedCloseDate: true,
+  closedAt: true,
+  createdAt: true,
+  updatedAt: true,
+} satisfies Prisma.DealSelect;
+
+type DealRow = Prisma.DealGetPayload<{ select: typeof dealSelect }>;
+
+/**
+ * Serialises a deal row exactly as `GET /deals/{id}` returns it (spec §2.5); events reuse it (spec §6.2).
+ * `estimatedMrr` becomes a JSON number (currency units per month), `expectedCloseDate` a `YYYY-MM-DD` string and the
+ * timestamps ISO 8601 UTC strings.
+ */
+export function toDeal(row: DealRow): Deal {
+  return {
+    ...row,
+    estimatedMrr: row.estimatedMrr.toNumber(),
+    expectedCloseDate: row.expectedCloseDate ? toDateString(row.expectedCloseDate) : null,
+    closedAt: row.closedAt ? row.closedAt.toISOString() : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+function toDateString(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+/** A `YYYY-MM-DD` calendar date as the UTC midnight Prisma stores in a `@db.Date` column. */
+function fromDateString(date: string): Date {
+  return new Date(`${date}T00:00:00.000Z`);
+}
+
+// The schema accepts numbers within float noise of 2 decimals (0.1 + 0.2); rounding makes the no-op comparison and
+// the stored numeric(12,2) agree.
+function roundMoney(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+/** The event a move to `stage` records (spec §3, §6.1). */
+function stageEvent(stage: DealStage): EventName {
+  if (stage === "CLOSED_WON") return "deal.closed_won";
+  if (stage === "CLOSED_LOST") return "deal.closed_lost";
+  return "deal.stage_changed";
+}
+
+function unknownAccount(path: string[]): ErrorDetail {
+  return { path, message: "no account with this id in the organisation" };
+}
+
+/**
+ * Checks that every account id exists in the organisation and holds a key-share lock on those accounts until the
+ * transaction ends, so a concurrent hard delete cannot remove an account between the check and the insert.
+ * @param refs account ids with the body path to report for each.
+ * @throws ApiError `validation_error` (422) listing every reference that names no account of the organisation.
+ */
+async function lockAccounts(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  refs: ReadonlyArray<{ accountId: string; path: string[] }>,
+): Promise<void> {
+  const ids = [...new Set(refs.map((ref) => ref.accountId))];
+  const found = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT "id" FROM "Account" WHERE "orgId" = ${orgId} AND "id" = ANY(${ids}::text[]) FOR KEY SHARE`;
+  const existing = new Set(found.map((row) => row.id));
+  const details = refs.filter((ref) => !existing.has(ref.accountId)).map((ref) => unknownAccount(ref.path));
+  if (details.length > 0) {
+    throw new ApiError(
+      "validation_error",
+      details.length === 1 ? "accountId names no account of the organisation" : "Some accountIds name no account",
+      { details },
+    );
+  }
+}
+
+/**
+ * Lists an organisation's deals, one keyset page at a time (spec §4.3, §4.9); filters `stage`, `accountId`,
+ * `ownerId`, `type`, `updatedAfter`.
+ * @returns `{ data: Deal[], hasMore, nextCursor }`
+ * @throws ApiError `bad_request` (400) when `cursor` names no deal of the organisation.
+ */
+export function listDeals(orgId: string, query: DealListQuery) {
+  const filters: Prisma.DealWhereInput[] = [{ orgId }];
+  if (query.stage) filters.push({ stage: query.stage });
+  if (query.accountId) filters.push({ accountId: query.accountId });
+  if (query.ownerId) filters.push({ ownerId: query.ownerId });
+  if (query.type) filters.push({ type: query.type });
+  return listPage({
+    query,
+    fields: DEAL_SORT_FIELDS,
+    defaultSort: DEAL_DEFAULT_SORT,
+    filters,
+    findCursor: (id) => prisma().deal.findFirst({ where: { orgId, id }, select: dealSelect }),
+    findMany: (args) => prisma().deal.findMany({ ...(args as Prisma.DealFindManyArgs), select: dealSelect }),
+    map: toDeal,
+  });
+}
+
+/**
+ * Returns one deal of the organisation (spec §4.3).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ */
+export async function getDeal(orgId: string, id: string): Promise<Deal> {
+  const row = await prisma().deal.findFirst({ where: { orgId, id }, select: dealSelect });
+  if (!row) throw notFound("Deal", id);
+  return toDeal(row);
+}
+
+/** The column values of a new deal, defaults applied; `closedAt` is `now` when it starts in a closed stage. */
+function newDealData(input: DealCreate, now: Date) {
+  const stage = input.stage ?? DEAL_DEFAULTS.stage;
+  return {
+    name: input.name,
+    accountId: input.accountId,
+    estimatedMrr: roundMoney(input.estimatedMrr ?? DEAL_DEFAULTS.estimatedMrr).toFixed(2),
+    probability: input.probability ?? DEAL_DEFAULTS.probability,
+    stage,
+    type: input.type ?? DEAL_DEFAULTS.type,
+    serviceCategory: input.serviceCategory ?? null,
+    ownerId: input.ownerId ?? null,
+    expectedCloseDate: input.expectedCloseDate ? fromDateString(input.expectedCloseDate) : null,
+    closedAt: CLOSED_STAGES.has(stage) ? now : null,
+  };
+}
+
+/**
+ * Creates a deal (spec §4.3) and records `deal.created` (spec §6.1). A deal created directly in CLOSED_WON or
+ * CLOSED_LOST gets `closedAt` = now and records `deal.created` only (it never moved between stages).
+ * @throws ApiError `validation_error` (422) when `accountId` names no account of the organisation.
+ */
+export async function createDeal(orgId: string, input: DealCreate, origin: WriteOrigin): Promise<Deal> {
+  return prisma().$transaction(async (tx) => {
+    await lockAccounts(tx, orgId, [{ accountId: input.accountId, path: ["accountId"] }]);
+    const now = new Date();
+    const deal = toDeal(
+      await tx.deal.create({
+        data: { ...newDealData(input, now), orgId, createdAt: now, updatedAt: now },
+        select: dealSelect,
+      }),
+    );
+    await recordEvents(tx, orgId, origin, [{ name: "deal.created", data: deal }]);
+    return deal;
+  });
+}
+
+/**
+ * Applies the given fields to a deal (spec §4.3, §3). A stage change records one event carrying the deal after the
+ * change: `deal.closed_won` / `deal.closed_lost` when the new stage is CLOSED_WON / CLOSED_LOST (`closedAt` stamped
+ * now, also when moving from one outcome to the other), `deal.stage_changed` for any other stage (reopening a closed
+ * deal is allowed and clears `closedAt`). Changes to other fields alone record nothing (spec §6.1 has no
+ * deal.updated). A request that changes nothing leaves `updatedAt` as it was. The row is locked for the duration, so
+ * two concurrent moves to the same stage record one event.
+ * @throws ApiError `not_found` (404); `validation_error` (422) when `accountId` names no account of the organisation.
+ */
+export async function updateDeal(orgId: string, input: DealUpdate, origin: WriteOrigin): Promise<Deal> {
+  const { id, ...fields } = input;
+  return prisma().$transaction(async (tx) => {
+    const locked = await tx.$queryRaw<Array<{ id: string }>>`
+      SELECT "id" FROM "Deal" WHERE "id" = ${id} AND "orgId" = ${orgId} FOR UPDATE`;
+    if (locked.length === 0) throw notFound("Deal", id);
+    const current = toDeal(await tx.deal.findUniqueOrThrow({ where: { id }, select: dealSelect }));
+
+    const wanted = { ...fields };
+    if (wanted.estimatedMrr !== undefined) wanted.estimatedMrr = roundMoney(wanted.estimatedMrr);
+    const changes = Object.fromEntries(
+      Object.entries(wanted).filter(([key, value]) => value !== undefined && current[key as keyof Deal] !== value),
+    ) as Partial<Omit<DealUpdate, "id">>;
+    if (Object.keys(changes).length === 0) return current;
+
+    if (changes.accountId) await lockAccounts(tx, orgId, [{ accountId: changes.accountId, path: ["accountId"] }]);
+    const data: Prisma.DealUncheckedUpdateInput = {
+      ...changes,
+      estimatedMrr: changes.estimatedMrr?.toFixed(2),
+      expectedCloseDate:
+        changes.expectedCloseDate === undefined
+          ? undefined
+          : changes.expectedCloseDate && fromDateString(changes.expectedCloseDate),
+    };
+    if (changes.stage) {
+      // One clock for both, so a closed deal's closedAt equals the updatedAt of the change that closed it.
+      const now = new Date();
+      data.closedAt = CLOSED_STAGES.has(changes.stage) ? now : null;
+      data.updatedAt = now;
+    }
+
+    const deal = toDeal(await tx.deal.update({ where: { id, orgId }, data, select: dealSelect }));
+    if (changes.stage) await recordEvents(tx, orgId, origin, [{ name: stageEvent(changes.stage), data: deal }]);
+    return deal;
+  });
+}
+
+/**
+ * Bulk create of up to 500 deals (spec §4.3; no upsert) in one transaction with one set-based
+ * `INSERT … SELECT … FROM jsonb_array_elements` (DESIGN.md §3), after checking every `accountId` at once
+ * (all-or-nothing). Items follow the rules of {@link createDeal}; one `deal.created` event per deal (spec §6.1).
+ * @returns `{ created, total, results: [{ index, id }] }` in request order.
+ * @throws ApiError `validation_error` (422) listing every item whose `accountId` names no account of the organisation
+ *         (path `deals.<index>.accountId`); nothing is written then.
+ */
+export async function bulkCreateDeals(
+  orgId: string,
+  items: DealCreate[],
+  origin: WriteOrigin,
+): Promise<DealBulkResult> {
+  const now = new Date();
+  const rows = items.map((item) => {
+    const data = newDealData(item, now);
+    return {
+      ...data,
+      id: createId(),
+      expectedCloseDate: data.expectedCloseDate ? toDateString(data.expectedCloseDate) : null,
+      closedAt: data.closedAt?.toISOString() ?? null,
+    };
+  });
+
+  await prisma().$transaction(async (tx) => {
+    await lockAccounts(
+      tx,
+      orgId,
+      items.map((item, index) => ({ accountId: item.accountId, path: ["deals", String(index), "accountId"] })),
+    );
+    const inserted = await tx.$queryRawUnsafe<Array<{ id: string }>>(
+      `INSERT INTO "Deal" ("id", "orgId", "accountId", "name", "estimatedMrr", "probability", "stage", "type",
+                           "serviceCategory", "ownerId", "expectedCloseDate", "closedAt", "createdAt", "updatedAt")
+       SELECT e->>'id', $1, e->>'accountId', e->>'name', (e->>'estimatedMrr')::numeric(12, 2), (e->>'probability')::int,
+              (e->>'stage')::"DealStage", (e->>'type')::"DealType", e->>'serviceCategory', e->>'ownerId',
+              (e->>'expectedCloseDate')::date, (e->>'closedAt')::timestamptz AT TIME ZONE 'UTC',
+              $3::timestamptz AT TIME ZONE 'UTC', $3::timestamptz AT TIME ZONE 'UTC'
+       FROM jsonb_array_elements($2::jsonb) AS e
+       RETURNING "id"`,
+      orgId,
+      JSON.stringify(rows),
+      now.toISOString(),
+    );
+    if (inserted.length !== rows.length)
+      throw new Error(`bulk insert wrote ${inserted.length} of ${rows.length} deals`);
+
+    const created = await tx.deal.findMany({
+      where: { orgId, id: { in: rows.map((row) => row.id) } },
+      select: dealSelect,
+    });
+    const byId = new Map(created.map((row) => [row.id, row]));
+    await recordEvents(
+      tx,
+      orgId,
+      origin,
+      rows.map((row) => {
+        const deal = byId.get(row.id);
+        if (!deal) throw new Error(`bulk deal ${row.id} was not read back`);
+        return { name: "deal.created" as const, data: toDeal(deal) };
+      }),
+    );
+  });
+
+  const results = rows.map((row, index) => ({ index, id: row.id }));
+  return { created: results.length, total: results.length, results };
+}

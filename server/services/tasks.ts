@@ -1,0 +1,206 @@
+import { prisma } from "../db/client";
+import type { Prisma } from "../db/generated/client";
+import { ApiError, type ErrorDetail, notFound } from "../errors";
+import {
+  TASK_DEFAULT_SORT,
+  TASK_DEFAULTS,
+  TASK_SORT_FIELDS,
+  type Task,
+  type TaskCreate,
+  type TaskListQuery,
+  type TaskUpdate,
+} from "../routers/v1/tasks.schemas";
+import { listPage } from "./pagination";
+
+const taskSelect = {
+  id: true,
+  title: true,
+  description: true,
+  status: true,
+  priority: true,
+  dueAt: true,
+  assigneeId: true,
+  accountId: true,
+  dealId: true,
+  completedAt: true,
+  createdAt: true,
+  updatedAt: true,
+} satisfies Prisma.TaskSelect;
+
+type TaskRow = Prisma.TaskGetPayload<{ select: typeof taskSelect }>;
+
+/** Serialises a task row exactly as `GET /tasks/{id}` returns it (spec §2.7): timestamps as ISO 8601 UTC strings. */
+export function toTask(row: TaskRow): Task {
+  return {
+    ...row,
+    dueAt: row.dueAt ? row.dueAt.toISOString() : null,
+    completedAt: row.completedAt ? row.completedAt.toISOString() : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+// Inputs carry any time-zone offset; comparing and storing the UTC form keeps no-op detection exact.
+function normaliseTimestamp(value: string | null): string | null {
+  return value === null ? null : new Date(value).toISOString();
+}
+
+/**
+ * Checks the task's links (spec §2.7) and holds a key-share lock on the linked account and deal until the transaction
+ * ends, so neither can be deleted between the check and the write. `links` are the values the task will have;
+ * `sent` the fields the request carried, where a mismatch is reported.
+ * @throws ApiError `validation_error` (422) when `accountId` or `dealId` names no record of the organisation, or when
+ *         the deal belongs to another account than `accountId`.
+ */
+async function checkLinks(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  links: { accountId: string | null; dealId: string | null },
+  sent: { accountId: boolean; dealId: boolean },
+): Promise<void> {
+  const details: ErrorDetail[] = [];
+  if (links.accountId) {
+    const account = await tx.$queryRaw<Array<{ id: string }>>`
+      SELECT "id" FROM "Account" WHERE "orgId" = ${orgId} AND "id" = ${links.accountId} FOR KEY SHARE`;
+    if (account.length === 0) {
+      details.push({ path: ["accountId"], message: "no account with this id in the organisation" });
+    }
+  }
+  if (links.dealId) {
+    const deal = await tx.$queryRaw<Array<{ accountId: string }>>`
+      SELECT "accountId" FROM "Deal" WHERE "orgId" = ${orgId} AND "id" = ${links.dealId} FOR KEY SHARE`;
+    const dealAccount = deal[0]?.accountId;
+    if (dealAccount === undefined) {
+      details.push({ path: ["dealId"], message: "no deal with this id in the organisation" });
+    } else if (links.accountId && details.length === 0 && dealAccount !== links.accountId) {
+      details.push({
+        path: [sent.dealId || !sent.accountId ? "dealId" : "accountId"],
+        message: "the deal belongs to another account than the task's accountId",
+      });
+    }
+  }
+  if (details.length > 0)
+    throw new ApiError("validation_error", "The task's account or deal is not usable", { details });
+}
+
+/**
+ * Lists an organisation's tasks, one keyset page at a time (spec §4.5, §4.9); filters `status`, `assigneeId`,
+ * `accountId`, `dealId`, `updatedAfter`.
+ * @returns `{ data: Task[], hasMore, nextCursor }`
+ * @throws ApiError `bad_request` (400) when `cursor` names no task of the organisation.
+ */
+export function listTasks(orgId: string, query: TaskListQuery) {
+  const filters: Prisma.TaskWhereInput[] = [{ orgId }];
+  if (query.status) filters.push({ status: query.status });
+  if (query.assigneeId) filters.push({ assigneeId: query.assigneeId });
+  if (query.accountId) filters.push({ accountId: query.accountId });
+  if (query.dealId) filters.push({ dealId: query.dealId });
+  return listPage({
+    query,
+    fields: TASK_SORT_FIELDS,
+    defaultSort: TASK_DEFAULT_SORT,
+    filters,
+    findCursor: (id) => prisma().task.findFirst({ where: { orgId, id }, select: taskSelect }),
+    findMany: (args) => prisma().task.findMany({ ...(args as Prisma.TaskFindManyArgs), select: taskSelect }),
+    map: toTask,
+  });
+}
+
+/**
+ * Returns one task of the organisation (spec §4.5).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ */
+export async function getTask(orgId: string, id: string): Promise<Task> {
+  const row = await prisma().task.findFirst({ where: { orgId, id }, select: taskSelect });
+  if (!row) throw notFound("Task", id);
+  return toTask(row);
+}
+
+/**
+ * Creates a task (spec §4.5); status defaults to TODO, priority to MEDIUM; a task created as DONE gets `completedAt`
+ * = now. Records no event (spec §6.1 has no task events).
+ * @throws ApiError `validation_error` (422) when `accountId`/`dealId` names no record of the organisation or the deal
+ *         belongs to another account than `accountId`.
+ */
+export async function createTask(orgId: string, input: TaskCreate): Promise<Task> {
+  const status = input.status ?? TASK_DEFAULTS.status;
+  const links = { accountId: input.accountId ?? null, dealId: input.dealId ?? null };
+  return prisma().$transaction(async (tx) => {
+    await checkLinks(tx, orgId, links, { accountId: input.accountId != null, dealId: input.dealId != null });
+    const now = new Date();
+    const row = await tx.task.create({
+      data: {
+        orgId,
+        title: input.title,
+        description: input.description ?? null,
+        status,
+        priority: input.priority ?? TASK_DEFAULTS.priority,
+        dueAt: input.dueAt ? new Date(input.dueAt) : null,
+        assigneeId: input.assigneeId ?? null,
+        ...links,
+        completedAt: status === "DONE" ? now : null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      select: taskSelect,
+    });
+    return toTask(row);
+  });
+}
+
+/**
+ * Applies the given fields to a task (spec §4.5, §3): a status change to DONE stamps `completedAt` with the current
+ * time, a change away from DONE clears it. When `accountId` or `dealId` changes, the links are checked as on create
+ * against the values the task will have. A request that changes nothing leaves `updatedAt` as it was. No event.
+ * @throws ApiError `not_found` (404); `validation_error` (422) for unusable `accountId`/`dealId`.
+ */
+export async function updateTask(orgId: string, input: TaskUpdate): Promise<Task> {
+  const { id, ...fields } = input;
+  return prisma().$transaction(async (tx) => {
+    const locked = await tx.$queryRaw<Array<{ id: string }>>`
+      SELECT "id" FROM "Task" WHERE "id" = ${id} AND "orgId" = ${orgId} FOR UPDATE`;
+    if (locked.length === 0) throw notFound("Task", id);
+    const current = toTask(await tx.task.findUniqueOrThrow({ where: { id }, select: taskSelect }));
+
+    const wanted = { ...fields };
+    if (wanted.dueAt !== undefined) wanted.dueAt = normaliseTimestamp(wanted.dueAt);
+    const changes = Object.fromEntries(
+      Object.entries(wanted).filter(([key, value]) => value !== undefined && current[key as keyof Task] !== value),
+    ) as Partial<Omit<TaskUpdate, "id">>;
+    if (Object.keys(changes).length === 0) return current;
+
+    if (changes.accountId !== undefined || changes.dealId !== undefined) {
+      await checkLinks(
+        tx,
+        orgId,
+        {
+          accountId: changes.accountId !== undefined ? changes.accountId : current.accountId,
+          dealId: changes.dealId !== undefined ? changes.dealId : current.dealId,
+        },
+        { accountId: changes.accountId !== undefined, dealId: changes.dealId !== undefined },
+      );
+    }
+    const data: Prisma.TaskUncheckedUpdateInput = {
+      ...changes,
+      dueAt: changes.dueAt === undefined ? undefined : changes.dueAt && new Date(changes.dueAt),
+    };
+    if (changes.status) {
+      // One clock for both, so completedAt equals the updatedAt of the change that completed the task.
+      const now = new Date();
+      data.completedAt = changes.status === "DONE" ? now : null;
+      data.updatedAt = now;
+    }
+    return toTask(await tx.task.update({ where: { id, orgId }, data, select: taskSelect }));
+  });
+}
+
+/**
+ * Deletes a task for good (spec §4.5: hard delete; no event, spec §6.1 has none for tasks).
+ * @returns `{ id, deleted: true }`
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation.
+ */
+export async function deleteTask(orgId: string, id: string): Promise<{ id: string; deleted: true }> {
+  const { count } = await prisma().task.deleteMany({ where: { orgId, id } });
+  if (count === 0) throw notFound("Task", id);
+  return { id, deleted: true };
+}

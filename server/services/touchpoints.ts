@@ -1,0 +1,111 @@
+import { prisma } from "../db/client";
+import type { Prisma } from "../db/generated/client";
+import { ApiError, type ErrorDetail, notFound } from "../errors";
+import {
+  TOUCHPOINT_DEFAULT_SORT,
+  TOUCHPOINT_SORT_FIELDS,
+  type Touchpoint,
+  type TouchpointCreate,
+  type TouchpointListQuery,
+} from "../routers/v1/touchpoints.schemas";
+import { recordEvents, type WriteOrigin } from "./events";
+import { listPage } from "./pagination";
+
+const touchpointSelect = {
+  id: true,
+  accountId: true,
+  contactId: true,
+  type: true,
+  direction: true,
+  subject: true,
+  notes: true,
+  occurredAt: true,
+  createdAt: true,
+  updatedAt: true,
+} satisfies Prisma.TouchpointSelect;
+
+type TouchpointRow = Prisma.TouchpointGetPayload<{ select: typeof touchpointSelect }>;
+
+/**
+ * Serialises a touchpoint row exactly as `GET /touchpoints/{id}` returns it (spec §2.9); `touchpoint.created` reuses
+ * it (spec §6.2).
+ */
+export function toTouchpoint(row: TouchpointRow): Touchpoint {
+  return {
+    ...row,
+    occurredAt: row.occurredAt.toISOString(),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * Lists an organisation's touchpoints, one keyset page at a time (spec §4.7, §4.9); filters `accountId`, `type`,
+ * `updatedAfter`; sort allow-list `occurredAt`, `createdAt`, `updatedAt`.
+ * @returns `{ data: Touchpoint[], hasMore, nextCursor }`
+ * @throws ApiError `bad_request` (400) when `cursor` names no touchpoint of the organisation.
+ */
+export function listTouchpoints(orgId: string, query: TouchpointListQuery) {
+  const filters: Prisma.TouchpointWhereInput[] = [{ orgId }];
+  if (query.accountId) filters.push({ accountId: query.accountId });
+  if (query.type) filters.push({ type: query.type });
+  return listPage({
+    query,
+    fields: TOUCHPOINT_SORT_FIELDS,
+    defaultSort: TOUCHPOINT_DEFAULT_SORT,
+    filters,
+    findCursor: (id) => prisma().touchpoint.findFirst({ where: { orgId, id }, select: touchpointSelect }),
+    findMany: (args) =>
+      prisma().touchpoint.findMany({ ...(args as Prisma.TouchpointFindManyArgs), select: touchpointSelect }),
+    map: toTouchpoint,
+  });
+}
+
+/**
+ * Returns one touchpoint of the organisation (issue #3: added so that webhook data equals a GET response).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ */
+export async function getTouchpoint(orgId: string, id: string): Promise<Touchpoint> {
+  const row = await prisma().touchpoint.findFirst({ where: { orgId, id }, select: touchpointSelect });
+  if (!row) throw notFound("Touchpoint", id);
+  return toTouchpoint(row);
+}
+
+/**
+ * Logs a touchpoint (spec §4.7) and records `touchpoint.created` (spec §6.1) in the same transaction. The referenced
+ * account and contact are key-share locked while the touchpoint is written, so neither can be deleted in between.
+ * `occurredAt` defaults to the time of the request.
+ * @throws ApiError `validation_error` (422) when `accountId` is not an account of the organisation or `contactId` not
+ *         a contact of it (one detail per field).
+ */
+export async function createTouchpoint(
+  orgId: string,
+  input: TouchpointCreate,
+  origin: WriteOrigin,
+): Promise<Touchpoint> {
+  return prisma().$transaction(async (tx) => {
+    const details: ErrorDetail[] = [];
+    const account = await tx.$queryRaw<unknown[]>`
+      SELECT 1 FROM "Account" WHERE "orgId" = ${orgId} AND "id" = ${input.accountId} FOR KEY SHARE`;
+    if (account.length === 0)
+      details.push({ path: ["accountId"], message: "no account with this id in the organisation" });
+    if (input.contactId) {
+      const contact = await tx.$queryRaw<unknown[]>`
+        SELECT 1 FROM "Contact" WHERE "orgId" = ${orgId} AND "id" = ${input.contactId} FOR KEY SHARE`;
+      if (contact.length === 0) {
+        details.push({ path: ["contactId"], message: "no contact with this id in the organisation" });
+      }
+    }
+    if (details.length > 0) {
+      throw new ApiError("validation_error", "A referenced record does not exist in the organisation", { details });
+    }
+    const data = {
+      ...input,
+      orgId,
+      occurredAt: input.occurredAt ? new Date(input.occurredAt) : new Date(),
+    };
+    const touchpoint = toTouchpoint(await tx.touchpoint.create({ data, select: touchpointSelect }));
+    await recordEvents(tx, orgId, origin, [{ name: "touchpoint.created", data: touchpoint }]);
+    return touchpoint;
+  });
+}

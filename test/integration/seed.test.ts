@@ -1,0 +1,59 @@
+// `npm run admin -- seed-demo --org <slug>` fills an organisation with the demo MSP book through the services.
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { prisma } from "../../server/db/client";
+import { client, createKey, startApi, type TestServer } from "../helpers/api";
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, "../..");
+let server: TestServer;
+beforeAll(async () => {
+  server = await startApi();
+});
+afterAll(() => server.close());
+
+it("seeds a realistic book once, visible through the API", { timeout: 180_000 }, async () => {
+  const slug = `seed-${randomBytes(4).toString("hex")}`;
+  const seed = () =>
+    run(process.execPath, ["--import", "tsx", "scripts/admin.ts", "seed-demo", "--org", slug, "--json"], {
+      cwd: root,
+      env: process.env,
+    });
+  const result = JSON.parse((await seed()).stdout);
+  expect(result).toMatchObject({ accounts: 200, contacts: 1_000, deals: 400, devices: 5_000, touchpoints: 900 });
+  const orgId = result.orgId as string;
+
+  const counts = {
+    accounts: await prisma().account.count({ where: { orgId } }),
+    contacts: await prisma().contact.count({ where: { orgId } }),
+    deals: await prisma().deal.count({ where: { orgId } }),
+    devices: await prisma().device.count({ where: { orgId } }),
+    contracts: await prisma().contract.count({ where: { orgId } }),
+    leads: await prisma().lead.count({ where: { orgId } }),
+  };
+  expect(counts.accounts).toBeGreaterThanOrEqual(200);
+  expect(counts.contacts).toBeGreaterThanOrEqual(1_000);
+  expect(counts.deals).toBeGreaterThanOrEqual(400);
+  expect(counts.devices).toBeGreaterThanOrEqual(5_000);
+  expect(counts.contracts).toBeGreaterThan(0);
+  expect(counts.leads).toBeGreaterThan(0);
+  const stages = await prisma().deal.groupBy({ by: ["stage"], where: { orgId }, _count: true });
+  expect(stages.length).toBe(6);
+  const oldest = await prisma().touchpoint.findFirst({ where: { orgId }, orderBy: { occurredAt: "asc" } });
+  expect(Date.now() - (oldest?.occurredAt.getTime() ?? Date.now())).toBeGreaterThan(60 * 86_400_000);
+  expect(await prisma().healthSignal.count({ where: { orgId } })).toBeGreaterThan(0);
+
+  const api = client(server.url, await createKey(orgId, ["admin:read"]));
+  const health = await api("GET", `/health-scores?limit=5`);
+  expect(health.body.data).toHaveLength(5);
+  const one = await api("GET", `/health-scores/${health.body.data[0].accountId}`);
+  expect(one.body.data.history.filter((point: { score: number | null }) => point.score !== null)).toHaveLength(90);
+  const mrr = await api("GET", "/mrr");
+  expect(mrr.body.data.totals.mrr).toBeGreaterThan(0);
+
+  expect(JSON.parse((await seed()).stdout)).toMatchObject({ skipped: true });
+  expect(await prisma().deal.count({ where: { orgId } })).toBe(counts.deals);
+});
