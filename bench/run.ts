@@ -17,8 +17,8 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { createId } from "@paralleldrive/cuid2";
 import pg from "pg";
+import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
@@ -364,7 +364,7 @@ async function rawBulk(client: pg.Client, orgId: string, items: BulkItem[]): Pro
   const tuples = items.map((item) => {
     const base = params.length;
     params.push(
-      createId(),
+      newId(),
       item.name,
       item.lifecycleStatus,
       item.industry,

@@ -1,5 +1,5 @@
 import { TRPCError } from "@trpc/server";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
+import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import { env } from "../env";
 import { ApiError, type ErrorDetail } from "../errors";
@@ -60,9 +60,9 @@ function toApiError(error: unknown, route: RouteEntry, requestId: string): ApiEr
   return new ApiError("internal_error", "Internal error; retry with exponential backoff");
 }
 
-async function readJsonBody(req: Request): Promise<{ ok: true; body: string } | { ok: false; error: ApiError }> {
+async function readJsonBody(req: Request): Promise<{ ok: true; body: object } | { ok: false; error: ApiError }> {
   const text = await req.text();
-  if (text.trim() === "") return { ok: true, body: "{}" };
+  if (text.trim() === "") return { ok: true, body: {} };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -80,8 +80,72 @@ async function readJsonBody(req: Request): Promise<{ ok: true; body: string } | 
       }),
     };
   }
-  return { ok: true, body: text };
+  return { ok: true, body: parsed };
 }
+
+interface ProcedureCall {
+  state: RequestState;
+  req: Request;
+  failure?: unknown;
+}
+
+const calls = new WeakMap<object, ProcedureCall>();
+
+// Built once. createOpenApiFetchHandler would rebuild it (and its route table) on every request, and outside
+// production regenerate the OpenAPI document each time.
+const openApiHandler = createOpenApiNodeHttpHandler({
+  router: v1Router,
+  createContext: ({ req }: { req: object }) => {
+    const call = calls.get(req) as ProcedureCall;
+    return { req: call.req, state: call.state };
+  },
+  onError: ({ error, req }: { error: unknown; req: object }) => {
+    const call = calls.get(req);
+    if (call) call.failure = error;
+  },
+} as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
+
+/**
+ * Runs the trpc-to-openapi operation for `path` (relative to `/api/v1`, with its query) on an already parsed JSON
+ * body, the way the library's fetch adapter does: the Request is proxied so the library sees the relative URL and the
+ * parsed body, and a minimal response object collects status and body.
+ */
+function callProcedure(
+  req: Request,
+  path: string,
+  method: string,
+  body: unknown,
+  state: RequestState,
+): Promise<{ status: number; body: string; failure?: unknown }> {
+  const call: ProcedureCall = { state, req };
+  const proxied = new Proxy(req, {
+    get: (target, prop) => {
+      if (prop === "url") return path;
+      if (prop === "method") return method;
+      if (prop === "body") return body;
+      if (prop === "headers") return body === undefined ? target.headers : JSON_HEADERS;
+      return Reflect.get(target, prop);
+    },
+  });
+  calls.set(proxied, call);
+  return new Promise((resolve) => {
+    let status = 200;
+    const res = {
+      setHeader: () => undefined,
+      get statusCode() {
+        return status;
+      },
+      set statusCode(code: number) {
+        status = code;
+      },
+      end: (text: string) => resolve({ status, body: text, failure: call.failure }),
+    };
+    void (openApiHandler as unknown as (req: object, res: object) => Promise<void>)(proxied, res);
+  });
+}
+
+// The library only needs the content type; authentication reads the original request's headers through the context.
+const JSON_HEADERS = new Headers({ "content-type": "application/json" });
 
 function fromApiError(ctx: EnvelopeContext, error: ApiError): Response {
   return errorResponse(ctx, error.code, error.message, {
@@ -174,30 +238,18 @@ async function dispatch(req: Request, ctx: EnvelopeContext, state: RequestState)
     return withoutBody(errorResponse(ctx, "not_found", `No endpoint at ${API_PREFIX}${path}`), isHead);
   }
 
-  let body: string | undefined;
+  let body: unknown;
   if (BODY_METHODS.has(method)) {
     const read = await readJsonBody(req);
     if (!read.ok) return fromApiError(ctx, read.error);
     body = read.body;
   }
-  const headers = new Headers(req.headers);
-  if (body !== undefined) headers.set("content-type", "application/json");
-  const inner = new Request(url, { method, headers, body });
 
-  let failure: unknown;
-  const response = await createOpenApiFetchHandler({
-    endpoint: API_PREFIX,
-    router: v1Router,
-    req: inner,
-    createContext: () => ({ req: inner, state }),
-    onError: ({ error }) => {
-      failure = error;
-    },
-  });
-  if (failure !== undefined || response.status >= 400) {
-    return withoutBody(fromApiError(ctx, toApiError(failure, route, ctx.requestId)), isHead);
+  const result = await callProcedure(req, `${path}${url.search}`, method, body, state);
+  if (result.failure !== undefined || result.status >= 400) {
+    return withoutBody(fromApiError(ctx, toApiError(result.failure, route, ctx.requestId)), isHead);
   }
-  const data: unknown = await response.json();
+  const data: unknown = JSON.parse(result.body);
   const meta = state.meta ?? route.meta;
   if (meta.envelope === "list") {
     const {

@@ -1,6 +1,6 @@
-import { createId } from "@paralleldrive/cuid2";
 import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
+import { newId } from "../db/ids";
 import { ApiError, notFound } from "../errors";
 import {
   ACCOUNT_DEFAULT_SORT,
@@ -195,7 +195,7 @@ export async function bulkUpsertAccounts(
   });
 
   const now = new Date().toISOString();
-  const rows = items.map((item) => ({ ...item, id: createId() }));
+  const rows = items.map((item) => ({ ...item, id: newId() }));
   const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
 
   const changedIds: string[] = [];

@@ -1,6 +1,6 @@
-import { createId } from "@paralleldrive/cuid2";
 import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
+import { newId } from "../db/ids";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   CONTACT_DEFAULT_SORT,
@@ -311,7 +311,7 @@ export async function bulkUpsertContacts(
   }
 
   const now = new Date().toISOString();
-  const rows = items.map((item) => ({ ...item, emailKey: emailKeyOf(item.email), id: createId() }));
+  const rows = items.map((item) => ({ ...item, emailKey: emailKeyOf(item.email), id: newId() }));
   const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
   const changedIds = new Set<string>();
 
@@ -382,7 +382,7 @@ export async function bulkUpsertContacts(
       if (!row.accountId || !contactId) return [];
       return [
         {
-          id: createId(),
+          id: newId(),
           contactId,
           accountId: row.accountId,
           ...(row.role !== undefined ? { role: row.role } : {}),

@@ -1,6 +1,6 @@
-import { createId } from "@paralleldrive/cuid2";
 import { prisma } from "../db/client";
 import type { Prisma } from "../db/generated/client";
+import { newId } from "../db/ids";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   CLOSED_STAGES,
@@ -236,7 +236,7 @@ export async function bulkCreateDeals(
     const data = newDealData(item, now);
     return {
       ...data,
-      id: createId(),
+      id: newId(),
       expectedCloseDate: data.expectedCloseDate ? toDateString(data.expectedCloseDate) : null,
       closedAt: data.closedAt?.toISOString() ?? null,
     };

@@ -1,6 +1,6 @@
-import { createId } from "@paralleldrive/cuid2";
 import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
+import { newId } from "../db/ids";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   DEVICE_DEFAULT_SORT,
@@ -238,7 +238,7 @@ export async function bulkUpsertDevices(
   }
 
   const now = new Date().toISOString();
-  const rows = items.map((item) => ({ ...item, lastSeenAt: normaliseTimestamp(item.lastSeenAt), id: createId() }));
+  const rows = items.map((item) => ({ ...item, lastSeenAt: normaliseTimestamp(item.lastSeenAt), id: newId() }));
   const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
 
   await prisma().$transaction(async (tx) => {

@@ -1,5 +1,5 @@
-import { createId } from "@paralleldrive/cuid2";
 import { prisma } from "../db/client";
+import { newId } from "../db/ids";
 import { ApiError, notFound } from "../errors";
 import type {
   ExternalSignal,
@@ -309,8 +309,7 @@ async function recordSnapshots(orgId: string, scores: ReadonlyArray<{ accountId:
     const rows = scores
       .filter((s) => known.get(s.accountId) !== s.score)
       .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
-      // cuid2 ids cost ~0.2 ms each, so they are made only for the rows written.
-      .map((s) => ({ id: createId(), accountId: s.accountId, score: s.score }));
+      .map((s) => ({ id: newId(), accountId: s.accountId, score: s.score }));
     if (rows.length === 0) return;
     await prisma().$executeRawUnsafe(
       `INSERT INTO "HealthSnapshot" ("id", "orgId", "accountId", "day", "score", "updatedAt")

@@ -1,8 +1,9 @@
 // Health scores (spec §2.10, §4.7): the score of a fixed data set against values computed by hand, the signal push
 // (validation, effect, no event), the 90-day history, the list with its pagination, and isolation.
-import { createId } from "@paralleldrive/cuid2";
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/client";
+import { newId } from "../../server/db/ids";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;
@@ -38,10 +39,10 @@ async function seedScoredAccount(orgId: string) {
   const accountId = account.id;
   await prisma().device.createMany({
     data: [
-      { orgId, accountId, rmmAgentId: createId(), hostname: "d1", isOnline: false },
-      { orgId, accountId, rmmAgentId: createId(), hostname: "d2", isEndOfLife: true },
-      { orgId, accountId, rmmAgentId: createId(), hostname: "d3", isEndOfLife: true, patchCompliant: false },
-      { orgId, accountId, rmmAgentId: createId(), hostname: "d4" },
+      { orgId, accountId, rmmAgentId: newId(), hostname: "d1", isOnline: false },
+      { orgId, accountId, rmmAgentId: newId(), hostname: "d2", isEndOfLife: true },
+      { orgId, accountId, rmmAgentId: newId(), hostname: "d3", isEndOfLife: true, patchCompliant: false },
+      { orgId, accountId, rmmAgentId: newId(), hostname: "d4" },
     ],
   });
   const lastTouchpointAt = ago(30, 3_600_000);
