@@ -1,61 +1,11 @@
 // Test helpers: a real HTTP server around the REST facade, and organisations with keys made through the services.
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { expect } from "vitest";
 import { SCOPES } from "../../server/auth/scopes";
-import { handleApiRequest } from "../../server/http/handler";
 import { createApiKey } from "../../server/services/api-keys";
 import { ensureOrganisation } from "../../server/services/organisations";
 
-/** A running HTTP server that serves `/api/v1` with the same handler Next.js mounts. */
-export interface TestServer {
-  url: string;
-  close(): Promise<void>;
-}
-
-async function toRequest(req: IncomingMessage, origin: string): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    else if (value !== undefined) headers.set(name, value);
-  }
-  const hasBody = req.method !== "GET" && req.method !== "HEAD" && chunks.length > 0;
-  return new Request(new URL(req.url ?? "/", origin), {
-    method: req.method,
-    headers,
-    body: hasBody ? Buffer.concat(chunks) : undefined,
-  });
-}
-
-async function send(res: ServerResponse, response: Response): Promise<void> {
-  res.statusCode = response.status;
-  response.headers.forEach((value, name) => {
-    res.setHeader(name, value);
-  });
-  res.end(Buffer.from(await response.arrayBuffer()));
-}
-
-/** Starts the REST facade on an ephemeral loopback port. */
-export async function startApi(): Promise<TestServer> {
-  let origin = "";
-  const server = createServer((req, res) => {
-    toRequest(req, origin)
-      .then(handleApiRequest)
-      .then((response) => send(res, response))
-      .catch((error: unknown) => {
-        res.statusCode = 599;
-        res.end(String(error));
-      });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url: `${origin}/api/v1`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+export { startApi, type TestServer } from "./http-server";
 
 /** Every grantable scope of spec §5. */
 export const ALL_SCOPES = Object.keys(SCOPES);
@@ -93,4 +43,32 @@ export function client(baseUrl: string, key?: string) {
     const json: any = text ? JSON.parse(text) : undefined;
     return { status: response.status, headers: response.headers, body: json };
   };
+}
+
+/**
+ * Pages through a list endpoint two records at a time under each sort and expects exactly the records of a single
+ * 100-record page, in the same order: keyset pagination with neither gaps nor repeats (spec §4.9).
+ */
+export async function expectKeysetPaging(
+  api: ReturnType<typeof client>,
+  path: string,
+  sorts: readonly string[],
+  key = "id",
+): Promise<void> {
+  for (const sort of sorts) {
+    const all = (await api("GET", `${path}?limit=100&sort=${sort}`)).body.data.map(
+      (record: Record<string, string>) => record[key],
+    );
+    const seen: string[] = [];
+    let cursor = "";
+    for (let page = 0; page <= all.length; page++) {
+      const res = await api("GET", `${path}?limit=2&sort=${sort}${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...res.body.data.map((record: Record<string, string>) => record[key]));
+      if (!res.body.hasMore) break;
+      cursor = res.body.nextCursor;
+    }
+    expect(seen, `sort=${sort}`).toEqual(all);
+  }
 }

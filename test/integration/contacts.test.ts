@@ -2,7 +2,7 @@
 // matched on email case-insensitively, events in the outbox, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/client";
-import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -444,21 +444,15 @@ describe("GET /contacts", () => {
   });
 
   it("pages with limit and cursor under every sort, without gaps or repeats", async () => {
-    for (const sort of ["", "email:asc", "email:desc", "lastName:asc", "lastName:desc", "updatedAt:desc"]) {
-      const all = (await list("GET", `/contacts?limit=100&sort=${sort}`)).body.data.map((c: { id: string }) => c.id);
-      expect(all).toHaveLength(5);
-      const seen: string[] = [];
-      let cursor = "";
-      for (let page = 0; page < 10; page++) {
-        const res = await list("GET", `/contacts?limit=2&sort=${sort}${cursor ? `&cursor=${cursor}` : ""}`);
-        expect(res.status).toBe(200);
-        expect(res.body.data.length).toBeLessThanOrEqual(2);
-        seen.push(...res.body.data.map((c: { id: string }) => c.id));
-        if (!res.body.hasMore) break;
-        cursor = res.body.nextCursor;
-      }
-      expect(seen, sort).toEqual(all);
-    }
+    expect((await list("GET", "/contacts?limit=100")).body.data).toHaveLength(5);
+    await expectKeysetPaging(list, "/contacts", [
+      "",
+      "email:asc",
+      "email:desc",
+      "lastName:asc",
+      "lastName:desc",
+      "updatedAt:desc",
+    ]);
   });
 
   it("refuses limit outside 1..100 and an unknown cursor", async () => {

@@ -2,7 +2,7 @@
 // offline / end-of-life transitions with their events, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/client";
-import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;
 let api: ReturnType<typeof client>;
@@ -389,20 +389,14 @@ describe("GET /devices", () => {
   });
 
   it("pages with limit and cursor under every sort, without gaps or repeats", async () => {
-    for (const sort of ["", "hostname:asc", "lastSeenAt:asc", "lastSeenAt:desc", "updatedAt:desc", "createdAt:desc"]) {
-      const all = (await list("GET", `/devices?limit=100&sort=${sort}`)).body.data.map((d: { id: string }) => d.id);
-      const seen: string[] = [];
-      let cursor = "";
-      for (let page = 0; page < 10; page++) {
-        const res = await list("GET", `/devices?limit=2&sort=${sort}${cursor ? `&cursor=${cursor}` : ""}`);
-        expect(res.status).toBe(200);
-        expect(res.body.data.length).toBeLessThanOrEqual(2);
-        seen.push(...res.body.data.map((d: { id: string }) => d.id));
-        if (!res.body.hasMore) break;
-        cursor = res.body.nextCursor;
-      }
-      expect(seen).toEqual(all);
-    }
+    await expectKeysetPaging(list, "/devices", [
+      "",
+      "hostname:asc",
+      "lastSeenAt:asc",
+      "lastSeenAt:desc",
+      "updatedAt:desc",
+      "createdAt:desc",
+    ]);
     expect((await list("GET", "/devices?limit=101")).status).toBe(422);
     const cursor = await list("GET", "/devices?cursor=nosuchrecord");
     expect(cursor.status).toBe(400);
