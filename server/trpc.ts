@@ -12,12 +12,11 @@ import { type ApiKeyPrincipal, authenticateApiKey } from "./services/api-keys";
 export type Meta = OpenApiMeta<{ scope?: Scope; successStatus?: 200 | 201; envelope?: "list" }>;
 
 /**
- * Per-request state shared between the REST facade and the procedure that runs: the facade creates it, procedures
- * fill it (matched meta, authenticated principal), and the facade reads it back to build the envelope.
+ * Per-request state shared between the REST facade and the procedure that runs: the facade creates it, the
+ * authentication middleware records the principal, and the facade reads it back for the audit log.
  */
 export interface RequestState {
   requestId: string;
-  meta?: Meta;
   principal?: ApiKeyPrincipal;
 }
 
@@ -32,14 +31,8 @@ const t = initTRPC.context<Context>().meta<Meta>().create();
 /** Builds routers. */
 export const router = t.router;
 
-// Copying the matched procedure's meta lets the facade pick the status code and envelope shape after the call.
-const recordMeta = t.middleware(({ ctx, meta, next }) => {
-  ctx.state.meta = meta;
-  return next();
-});
-
 /** A procedure that needs no key (only `GET /status`, spec §4.8). */
-export const publicProcedure = t.procedure.use(recordMeta);
+export const publicProcedure = t.procedure;
 
 /**
  * A procedure that needs a Bearer API key holding `scope` (spec §5). Adds `ctx.principal` (`orgId`, `apiKeyId`,
@@ -48,15 +41,12 @@ export const publicProcedure = t.procedure.use(recordMeta);
  * @throws ApiError `unauthorized` (401) without a valid key; `insufficient_scope` (403) when the key lacks `scope`.
  */
 export function apiProcedure(scope: Scope) {
-  return t.procedure
-    .meta({ scope })
-    .use(recordMeta)
-    .use(async ({ ctx, next }) => {
-      const principal = await authenticateApiKey(ctx.req.headers.get("authorization"));
-      ctx.state.principal = principal;
-      if (!hasScope(principal.scopes, scope)) {
-        throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope required by this endpoint`);
-      }
-      return next({ ctx: { principal } });
-    });
+  return t.procedure.meta({ scope }).use(async ({ ctx, next }) => {
+    const principal = await authenticateApiKey(ctx.req.headers.get("authorization"));
+    ctx.state.principal = principal;
+    if (!hasScope(principal.scopes, scope)) {
+      throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope required by this endpoint`);
+    }
+    return next({ ctx: { principal } });
+  });
 }

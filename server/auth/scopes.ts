@@ -28,6 +28,12 @@ export const SCOPES = {
 /** A scope an endpoint can require (spec §5). */
 export type Scope = keyof typeof SCOPES;
 
+/** Every write scope plus `admin:read`: a key that can do everything the API offers (demo key, tests). */
+export const FULL_ACCESS_SCOPES: readonly string[] = [
+  ...Object.keys(SCOPES).filter((scope) => scope.endsWith(":write")),
+  "admin:read",
+];
+
 /** Deprecated scopes and how key creation treats them (spec §5 "Deprecated scopes"). */
 export const DEPRECATED_SCOPES = {
   "reconciliation:read": { accepted: false, note: "reconciliation scopes are deprecated and can no longer be granted" },

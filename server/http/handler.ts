@@ -17,8 +17,8 @@ export const API_PREFIX = "/api/v1";
 const routes = collectRoutes(v1Router);
 const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
 
-function baseUrlOf(req: Request): string {
-  return env().PUBLIC_BASE_URL?.replace(/\/$/, "") ?? new URL(req.url).origin;
+function baseUrlOf(url: URL): string {
+  return env().PUBLIC_BASE_URL?.replace(/\/$/, "") ?? url.origin;
 }
 
 /** Turns zod issues into spec §2.1 details: unrecognised keys become one issue per key. */
@@ -164,12 +164,13 @@ function fromApiError(ctx: EnvelopeContext, error: ApiError): Response {
 export async function handleApiRequest(req: Request): Promise<Response> {
   const started = performance.now();
   const requestId = newRequestId();
-  const ctx: EnvelopeContext = { requestId, baseUrl: baseUrlOf(req) };
+  const url = new URL(req.url);
+  const ctx: EnvelopeContext = { requestId, baseUrl: baseUrlOf(url) };
   const state: RequestState = { requestId };
   let response: Response;
   let errorCode: string | null = null;
   try {
-    response = await dispatch(req, ctx, state);
+    response = await dispatch(req, url, ctx, state);
     errorCode = response.headers.get(ERROR_CODE_HEADER);
     response.headers.delete(ERROR_CODE_HEADER);
   } catch (error) {
@@ -177,7 +178,6 @@ export async function handleApiRequest(req: Request): Promise<Response> {
     response = errorResponse(ctx, "internal_error", "Internal error; retry with exponential backoff");
     errorCode = "internal_error";
   }
-  const url = new URL(req.url);
   recordAudit({
     orgId: state.principal?.orgId ?? null,
     apiKeyId: state.principal?.apiKeyId ?? null,
@@ -195,8 +195,7 @@ export async function handleApiRequest(req: Request): Promise<Response> {
   return response;
 }
 
-async function dispatch(req: Request, ctx: EnvelopeContext, state: RequestState): Promise<Response> {
-  const url = new URL(req.url);
+async function dispatch(req: Request, url: URL, ctx: EnvelopeContext, state: RequestState): Promise<Response> {
   const path = url.pathname.slice(API_PREFIX.length).replace(/\/+$/, "") || "/";
   const isHead = req.method === "HEAD";
   const method = isHead ? "GET" : req.method;
@@ -250,7 +249,7 @@ async function dispatch(req: Request, ctx: EnvelopeContext, state: RequestState)
     return withoutBody(fromApiError(ctx, toApiError(result.failure, route, ctx.requestId)), isHead);
   }
   const data: unknown = JSON.parse(result.body);
-  const meta = state.meta ?? route.meta;
+  const { meta } = route;
   if (meta.envelope === "list") {
     const {
       data: items,

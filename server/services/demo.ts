@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { hashApiKey } from "../auth/api-keys";
-import { SCOPES } from "../auth/scopes";
+import { FULL_ACCESS_SCOPES } from "../auth/scopes";
 import { prisma } from "../db/client";
 import { createApiKey } from "./api-keys";
 import { ensureOrganisation } from "./organisations";
@@ -9,8 +9,6 @@ import { seedDemoBook } from "./seed";
 
 /** Slug of the demo organisation that start-up seeds into an empty database (DESIGN.md §8). */
 export const DEMO_ORG_SLUG = "demo";
-
-const DEMO_SCOPES = [...Object.keys(SCOPES).filter((scope) => scope.endsWith(":write")), "admin:read"];
 
 /** What start-up prints about the demo organisation: its id and a working `msp_test_` key. */
 export interface DemoCredentials {
@@ -42,7 +40,7 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
       if (key && !key.revokedAt) return { orgId: org.id, apiKey: saved.apiKey };
     }
   }
-  const { raw } = await createApiKey(org.id, { name: "Demo key (start-up)", scopes: DEMO_SCOPES, isTest: true });
+  const { raw } = await createApiKey(org.id, { name: "Demo key (start-up)", scopes: FULL_ACCESS_SCOPES, isTest: true });
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify({ orgId: org.id, apiKey: raw }, null, 2), { mode: 0o600 });
   return { orgId: org.id, apiKey: raw };

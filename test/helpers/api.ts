@@ -1,18 +1,15 @@
 // Test helpers: a real HTTP server around the REST facade, and organisations with keys made through the services.
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
-import { SCOPES } from "../../server/auth/scopes";
+import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { createApiKey } from "../../server/services/api-keys";
 import { ensureOrganisation } from "../../server/services/organisations";
 
 export { startApi, type TestServer } from "./http-server";
 
-/** Every grantable scope of spec §5. */
-export const ALL_SCOPES = Object.keys(SCOPES);
-
 /** A fresh organisation (unique slug) and one API key with the given scopes. */
 export async function createTestOrg(
-  scopes: readonly string[] = ALL_SCOPES.filter((scope) => scope.endsWith(":write")).concat("admin:read"),
+  scopes: readonly string[] = FULL_ACCESS_SCOPES,
   options: { isTest?: boolean } = {},
 ): Promise<{ orgId: string; slug: string; key: string; apiKeyId: string }> {
   const slug = `t-${randomBytes(6).toString("hex")}`;
