@@ -15,6 +15,12 @@ const optionalUrl = z.preprocess(
  * - `PORT`: HTTP port, default 3000. `PUBLIC_BASE_URL`: origin used in `docsUrl` links and the OpenAPI `servers`;
  *   default: the origin of each request.
  * - `DATA_DIR`: directory of the embedded database, default `.data`.
+ * - `RATE_LIMIT_ANONYMOUS_PER_MIN`: sliding window per client IP for requests without a valid key (401s, documents,
+ *   unknown paths), requests per minute; default 120.
+ * - `KV_TIMEOUT_MS`: bound on each key-value store command (Redis) or request (Vercel KV), ms; default 250. Past it the
+ *   limiter counts in this process until the store answers again (README: rate limits).
+ * - `WEBHOOKS_ALLOW_LOOPBACK`: `true` lets webhook deliveries reach loopback addresses (127.0.0.0/8, ::1). A
+ *   development and test setting; every other private range stays refused (DESIGN.md §6). Default false.
  */
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -25,6 +31,12 @@ export const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   PUBLIC_BASE_URL: optionalUrl,
   DATA_DIR: z.string().min(1).default(".data"),
+  RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
+  KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+  WEBHOOKS_ALLOW_LOOPBACK: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((value) => value === "true" || value === "1"),
 });
 
 /** The validated environment; see {@link EnvSchema}. */

@@ -49,6 +49,18 @@ export const ERROR_CODES = {
     description:
       "The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request.",
   },
+  idempotency_in_progress: {
+    status: 409,
+    title: "Idempotency key in progress",
+    description:
+      "A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension.",
+  },
+  payload_too_large: {
+    status: 413,
+    title: "Payload too large",
+    description:
+      "The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension.",
+  },
   rate_limited: {
     status: 429,
     title: "Rate limited",

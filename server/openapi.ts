@@ -1,6 +1,7 @@
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import { SCOPES } from "./auth/scopes";
 import { ERROR_CODES, type ErrorCode } from "./errors";
+import { IDEMPOTENT_METHODS } from "./http/idempotency";
 import { collectRoutes } from "./http/routes";
 import { v1Router } from "./routers/v1";
 
@@ -14,7 +15,11 @@ const API_DESCRIPTION = `JSON REST API of the MSP CRM: accounts and the rest of 
 
 **Lists.** \`limit\` 1–100 (default 50; more is refused with 422), keyset pagination with \`cursor\` = the previous page's \`nextCursor\` (the id of its last record), \`updatedAfter\` (strictly later), and \`sort\` (field:direction pairs over a per-endpoint allow-list; unknown fields ignored). \`nextCursor\` is also returned on the last page, so a client can poll for records created later.
 
-**Validation.** Bodies are strict: an unknown field is refused with 422 validation_error naming it. Query parameters too. A malformed path id gives 400 bad_request; a body that is not JSON, 400 invalid_json.`;
+**Validation.** Bodies are strict: an unknown field is refused with 422 validation_error naming it. Query parameters too. A malformed path id gives 400 bad_request; a body that is not JSON, 400 invalid_json. Bodies are limited to 1 MiB (1,048,576 bytes) and 32 levels of JSON nesting; larger or deeper bodies get 413 payload_too_large.
+
+**Rate limits.** Two sliding windows of 60 seconds apply at once, per key and per organisation (Starter 30/60, Growth 60/120, Scale 120/240, Pro 120–300/240–600 requests per minute). Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds) of the tighter window and X-RateLimit-Policy: sliding-window; a request over either window gets 429 rate_limited with Retry-After (seconds). Requests without a valid key are counted per client IP.
+
+**Idempotency.** POST, PATCH and DELETE accept an Idempotency-Key header (1–255 of A–Z a–z 0–9 _ -; otherwise 400 bad_request). Within 24 hours the same key with the same method, path and body replays the first response (status, body, Content-Type) with X-Idempotent-Replay: true and X-Original-Request-Id, without running the operation again; with a different request it gives 422 idempotency_conflict; while the first request is still running, 409 idempotency_in_progress with Retry-After: 1. Keys are scoped to the API key (and so the organisation). Failed requests (status 400 or more) are not stored and can be retried with the same key.`;
 
 const ErrorEnvelope = {
   type: "object",
@@ -53,12 +58,57 @@ const envelopeFields = {
   },
 };
 
-const REQUEST_ID_HEADER = { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
+const COMMON_HEADERS = [
+  "X-Request-Id",
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+  "X-RateLimit-Policy",
+] as const;
+const REQUEST_ID_HEADER = Object.fromEntries(
+  COMMON_HEADERS.map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+);
+const HEADER_DEFINITIONS: Record<string, Json> = {
+  "X-Request-Id": { description: "The request id, req_<token>; also in the body.", schema: { type: "string" } },
+  "X-RateLimit-Limit": {
+    description: "Requests per minute allowed by the tighter of the two sliding windows (per key, per organisation).",
+    schema: { type: "integer" },
+  },
+  "X-RateLimit-Remaining": {
+    description: "Requests left in that window.",
+    schema: { type: "integer", minimum: 0 },
+  },
+  "X-RateLimit-Reset": {
+    description: "Unix time in seconds when that window next frees a request.",
+    schema: { type: "integer" },
+  },
+  "X-RateLimit-Policy": { description: "Always sliding-window.", schema: { const: "sliding-window" } },
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
+  "X-Idempotent-Replay": {
+    description: "true when this is the stored response of an earlier request with the same Idempotency-Key.",
+    schema: { const: "true" },
+  },
+  "X-Original-Request-Id": {
+    description: "On a replay: the request id of the request whose response is replayed.",
+    schema: { type: "string" },
+  },
+};
+const IDEMPOTENCY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8).",
+  schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,255}$" },
+};
 
 function errorResponseFor(codes: ErrorCode[]): Json {
+  const retry = codes.includes("rate_limited") || codes.includes("idempotency_in_progress");
   return {
     description: codes.map((code) => `${code}: ${ERROR_CODES[code].description}`).join(" "),
-    headers: REQUEST_ID_HEADER,
+    headers: retry
+      ? { ...REQUEST_ID_HEADER, "Retry-After": { $ref: "#/components/headers/Retry-After" } }
+      : REQUEST_ID_HEADER,
     content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
   };
 }
@@ -69,11 +119,14 @@ function errorCodesOf(
   isProtected: boolean,
   hasPathParams: boolean,
   hasBody: boolean,
+  isIdempotent: boolean,
 ): Map<number, ErrorCode[]> {
   const codes: ErrorCode[] = [];
-  if (hasPathParams || (operation.parameters as Json[] | undefined)?.some((p) => p.name === "cursor"))
+  if (hasPathParams || isIdempotent || (operation.parameters as Json[] | undefined)?.some((p) => p.name === "cursor"))
     codes.push("bad_request");
-  if (hasBody) codes.push("invalid_json");
+  if (hasBody) codes.push("invalid_json", "payload_too_large");
+  if (isIdempotent) codes.push("idempotency_conflict", "idempotency_in_progress");
+  codes.push("rate_limited");
   if (isProtected) codes.push("unauthorized", "insufficient_scope");
   if (hasPathParams) codes.push("not_found");
   if (hasBody || (operation.parameters as Json[] | undefined)?.length) codes.push("validation_error");
@@ -105,9 +158,7 @@ function build(baseUrl: string): Json {
   const components = document.components as Json & { schemas: Json };
   for (const name of Object.keys(components.schemas)) if (name.startsWith("error.")) delete components.schemas[name];
   components.schemas.ErrorEnvelope = ErrorEnvelope;
-  components.headers = {
-    "X-Request-Id": { description: "The request id, req_<token>; also in the body.", schema: { type: "string" } },
-  };
+  components.headers = HEADER_DEFINITIONS;
 
   const paths = document.paths as Record<string, Record<string, Json>>;
   for (const route of collectRoutes(v1Router)) {
@@ -137,11 +188,22 @@ function build(baseUrl: string): Json {
         },
       },
     };
+    const isIdempotent = isProtected && IDEMPOTENT_METHODS.has(route.method);
+    if (isIdempotent) {
+      operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), IDEMPOTENCY_PARAMETER];
+      const success = result[status] as Json & { headers: Json };
+      success.headers = {
+        ...success.headers,
+        "X-Idempotent-Replay": { $ref: "#/components/headers/X-Idempotent-Replay" },
+        "X-Original-Request-Id": { $ref: "#/components/headers/X-Original-Request-Id" },
+      };
+    }
     for (const [code, codes] of errorCodesOf(
       operation,
       isProtected,
       route.pathParams.length > 0,
       "requestBody" in operation,
+      isIdempotent,
     )) {
       result[String(code)] = errorResponseFor(codes);
     }

@@ -42,7 +42,8 @@ export const publicProcedure = t.procedure;
  */
 export function apiProcedure(scope: Scope) {
   return t.procedure.meta({ scope }).use(async ({ ctx, next }) => {
-    const principal = await authenticateApiKey(ctx.req.headers.get("authorization"));
+    // The REST facade authenticates before rate limiting and idempotency; other callers are authenticated here.
+    const principal = ctx.state.principal ?? (await authenticateApiKey(ctx.req.headers.get("authorization")));
     ctx.state.principal = principal;
     if (!hasScope(principal.scopes, scope)) {
       throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope required by this endpoint`);

@@ -5,6 +5,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { env } from "../env";
 import { PrismaClient } from "./generated/client";
+import { currentClient } from "./transaction";
 
 /** A connected database: the Prisma client, which engine backs it, and how to release it. */
 export interface Database {
@@ -50,9 +51,12 @@ export function db(): Database {
   return holder.__crmDatabase;
 }
 
-/** The process-wide Prisma client; shorthand for `db().prisma`. */
+/**
+ * The Prisma client to query with: the enclosing transaction's inside `transaction()` (server/db/transaction.ts),
+ * else the process-wide one (`db().prisma`).
+ */
 export function prisma(): PrismaClient {
-  return db().prisma;
+  return currentClient();
 }
 
 /** Closes the process-wide database, if open. */

@@ -1,4 +1,4 @@
-import { prisma } from "../db/client";
+import { db } from "../db/client";
 
 /** One audited API call (spec §1): who, what, outcome and duration in ms. */
 export interface AuditEntry {
@@ -18,42 +18,84 @@ export interface AuditEntry {
 
 const FLUSH_INTERVAL_MS = 250;
 const FLUSH_SIZE = 200;
-const queue: AuditEntry[] = [];
-let timer: NodeJS.Timeout | undefined;
-let flushing: Promise<void> = Promise.resolve();
+/** Rows kept in memory for a retry while the database is unreachable; beyond this the oldest are dropped. */
+const MAX_RETAINED = 10_000;
+const RETRY_INTERVAL_MS = 1_000;
+
+// One queue per process: Next may instantiate this module in more than one bundle.
+const holder = globalThis as unknown as { __crmAudit?: AuditState };
+holder.__crmAudit ??= { queue: [], timer: undefined, flushing: Promise.resolve() };
+const state = holder.__crmAudit;
+interface AuditState {
+  queue: AuditEntry[];
+  timer: NodeJS.Timeout | undefined;
+  /** The chain of batch writes; resolves when the last one started is done. */
+  flushing: Promise<void>;
+  /** Resolves when the rows queued now are stored; created on demand by {@link auditWritten}. */
+  next?: { promise: Promise<void>; resolve: () => void };
+}
 
 /**
  * Queues an audit row; rows are written in batches (one `INSERT` per 200 rows or 250 ms), so auditing adds no database
- * round trip to the response path (spec §1). A failed batch is logged to stderr, never surfaced to the caller.
+ * round trip to the response path (spec §1). A batch the database refuses is kept (up to 10,000 rows) and retried
+ * every second, logged to stderr, never surfaced to the caller.
  */
 export function recordAudit(entry: AuditEntry): void {
-  queue.push(entry);
-  if (queue.length >= FLUSH_SIZE) void flushAudit();
-  else timer ??= setTimeout(() => void flushAudit(), FLUSH_INTERVAL_MS);
+  state.queue.push(entry);
+  if (state.queue.length >= FLUSH_SIZE) void flushAudit();
+  else state.timer ??= setTimeout(() => void flushAudit(), FLUSH_INTERVAL_MS);
 }
 
-/** Writes every queued row now; resolves when they are stored. Called on shutdown and by tests. */
+/**
+ * Resolves once every row queued so far is stored, keeping the batching: it waits for the scheduled batch rather
+ * than forcing one. The API route hands it to Next's `after()`, so a graceful shutdown (SIGTERM to `next start`)
+ * and serverless hosts wait for it.
+ */
+export function auditWritten(): Promise<void> {
+  if (state.queue.length === 0) return state.flushing;
+  if (!state.next) {
+    const next: Partial<NonNullable<AuditState["next"]>> = {};
+    next.promise = new Promise<void>((done) => {
+      next.resolve = done;
+    });
+    state.next = next as NonNullable<AuditState["next"]>;
+  }
+  return state.next.promise;
+}
+
+/** Writes every queued row now; resolves when they are stored. Used by tests and the benchmark. */
 export function flushAudit(): Promise<void> {
-  clearTimeout(timer);
-  timer = undefined;
-  const batch = queue.splice(0, queue.length);
-  if (batch.length === 0) return flushing;
-  flushing = flushing.then(() =>
-    prisma()
-      .auditLog.createMany({ data: batch })
+  clearTimeout(state.timer);
+  state.timer = undefined;
+  const batch = state.queue.splice(0, state.queue.length);
+  const waiting = state.next;
+  state.next = undefined;
+  if (batch.length === 0) {
+    if (waiting) void state.flushing.then(waiting.resolve);
+    return state.flushing;
+  }
+  state.flushing = state.flushing.then(() =>
+    // The root client, never a request's transaction (a timer may inherit a request's async context).
+    db()
+      .prisma.auditLog.createMany({ data: batch })
       .then(() => undefined)
       .catch((error: unknown) => {
+        // Kept for a retry so an outage does not erase the record of the calls refused during it.
+        state.queue.unshift(...batch);
+        const dropped = state.queue.length - MAX_RETAINED;
+        if (dropped > 0) state.queue.splice(0, dropped);
         console.error(
-          JSON.stringify({ level: "error", message: "audit batch lost", rows: batch.length, error: String(error) }),
+          JSON.stringify({
+            level: "error",
+            message: "audit batch not stored; retrying",
+            rows: batch.length,
+            dropped: Math.max(dropped, 0),
+            error: String(error),
+          }),
         );
+        state.timer ??= setTimeout(() => void flushAudit(), RETRY_INTERVAL_MS);
       }),
   );
-  return flushing;
-}
-
-// A normal shutdown writes what is still queued before the process exits.
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.once(signal, () => {
-    void flushAudit().finally(() => process.exit(0));
-  });
+  if (waiting) void state.flushing.then(waiting.resolve);
+  return state.flushing;
 }

@@ -6,9 +6,13 @@ import { ApiError, type ErrorDetail } from "../errors";
 import { openApiDocument } from "../openapi";
 import { postmanCollection } from "../postman";
 import { v1Router } from "../routers/v1";
+import { authenticateApiKey } from "../services/api-keys";
 import type { RequestState } from "../trpc";
 import { recordAudit } from "./audit";
+import { readJsonBody } from "./body";
 import { type EnvelopeContext, ERROR_CODE_HEADER, errorResponse, newRequestId, successResponse } from "./envelope";
+import { IDEMPOTENCY_HEADER, IDEMPOTENT_METHODS, parseIdempotencyKey, runIdempotent } from "./idempotency";
+import { enforceRateLimit, type RateLimitDecision } from "./rate-limit";
 import { collectRoutes, matchRoute, type RouteEntry } from "./routes";
 
 /** Path prefix of the public API (spec §9). */
@@ -58,29 +62,6 @@ function toApiError(error: unknown, route: RouteEntry, requestId: string): ApiEr
     }),
   );
   return new ApiError("internal_error", "Internal error; retry with exponential backoff");
-}
-
-async function readJsonBody(req: Request): Promise<{ ok: true; body: object } | { ok: false; error: ApiError }> {
-  const text = await req.text();
-  if (text.trim() === "") return { ok: true, body: {} };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      error: new ApiError("invalid_json", `Request body is not valid JSON: ${(error as Error).message}`),
-    };
-  }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    return {
-      ok: false,
-      error: new ApiError("validation_error", "Request body must be a JSON object", {
-        details: [{ path: [], message: "expected a JSON object" }],
-      }),
-    };
-  }
-  return { ok: true, body: parsed };
 }
 
 interface ProcedureCall {
@@ -167,10 +148,11 @@ export async function handleApiRequest(req: Request): Promise<Response> {
   const url = new URL(req.url);
   const ctx: EnvelopeContext = { requestId, baseUrl: baseUrlOf(url) };
   const state: RequestState = { requestId };
+  const limits: { decision?: RateLimitDecision } = {};
   let response: Response;
   let errorCode: string | null = null;
   try {
-    response = await dispatch(req, url, ctx, state);
+    response = await dispatch(req, url, ctx, state, limits);
     errorCode = response.headers.get(ERROR_CODE_HEADER);
     response.headers.delete(ERROR_CODE_HEADER);
   } catch (error) {
@@ -178,6 +160,7 @@ export async function handleApiRequest(req: Request): Promise<Response> {
     response = errorResponse(ctx, "internal_error", "Internal error; retry with exponential backoff");
     errorCode = "internal_error";
   }
+  for (const [name, value] of Object.entries(limits.decision?.headers ?? {})) response.headers.set(name, value);
   recordAudit({
     orgId: state.principal?.orgId ?? null,
     apiKeyId: state.principal?.apiKeyId ?? null,
@@ -189,18 +172,68 @@ export async function handleApiRequest(req: Request): Promise<Response> {
     status: response.status,
     errorCode,
     durationMs: Math.round(performance.now() - started),
-    ip: req.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || req.headers.get("x-real-ip"),
+    ip: clientIp(req),
     userAgent: req.headers.get("user-agent"),
   });
   return response;
 }
 
-async function dispatch(req: Request, url: URL, ctx: EnvelopeContext, state: RequestState): Promise<Response> {
+/** The caller's address as the proxy in front of us reports it; null when served directly without one. */
+function clientIp(req: Request): string | null {
+  return req.headers.get("x-forwarded-for")?.split(",")[0]?.trim() || req.headers.get("x-real-ip");
+}
+
+/**
+ * Counts the request against the caller's windows (spec §8): the key's and organisation's when authenticated, else an
+ * anonymous per-IP window. Records the decision for the headers every response carries.
+ * @returns a 429 `rate_limited` response with `Retry-After` when a window is exhausted, else null.
+ */
+async function rateLimit(
+  req: Request,
+  ctx: EnvelopeContext,
+  state: RequestState,
+  limits: { decision?: RateLimitDecision },
+): Promise<Response | null> {
+  const principal = state.principal;
+  const decision = await enforceRateLimit(
+    principal
+      ? { kind: "key", apiKeyId: principal.apiKeyId, orgId: principal.orgId, ...principal.rateLimit }
+      : { kind: "anonymous", ip: clientIp(req) ?? "local" },
+  );
+  limits.decision = decision;
+  if (decision.allowed) return null;
+  return errorResponse(
+    ctx,
+    "rate_limited",
+    `Rate limit exceeded; retry in ${decision.retryAfterSeconds ?? 1} seconds`,
+    { headers: { "Retry-After": String(decision.retryAfterSeconds ?? 1) } },
+  );
+}
+
+async function dispatch(
+  req: Request,
+  url: URL,
+  ctx: EnvelopeContext,
+  state: RequestState,
+  limits: { decision?: RateLimitDecision },
+): Promise<Response> {
   const path = url.pathname.slice(API_PREFIX.length).replace(/\/+$/, "") || "/";
   const isHead = req.method === "HEAD";
   const method = isHead ? "GET" : req.method;
 
   const documentOf = DOCUMENTS[path];
+  const { route, allow } = documentOf ? { route: undefined, allow: undefined } : matchRoute(routes, method, path);
+  if (route?.meta.scope) {
+    try {
+      state.principal = await authenticateApiKey(req.headers.get("authorization"));
+    } catch (error) {
+      const limited = await rateLimit(req, ctx, state, limits);
+      return withoutBody(limited ?? fromApiError(ctx, toApiError(error, route, ctx.requestId)), isHead);
+    }
+  }
+  const limited = await rateLimit(req, ctx, state, limits);
+  if (limited) return withoutBody(limited, isHead);
+
   if (documentOf) {
     if (method !== "GET") {
       const message = `${req.method} is not supported on ${API_PREFIX}${path}`;
@@ -212,7 +245,6 @@ async function dispatch(req: Request, url: URL, ctx: EnvelopeContext, state: Req
     return withoutBody(documentResponse(await documentOf(ctx.baseUrl), ctx.requestId), isHead);
   }
 
-  const { route, allow } = matchRoute(routes, method, path);
   if (!route) {
     if (allow) {
       const methods = allow.includes("GET") ? [...allow, "HEAD"] : allow;
@@ -237,6 +269,15 @@ async function dispatch(req: Request, url: URL, ctx: EnvelopeContext, state: Req
     return withoutBody(errorResponse(ctx, "not_found", `No endpoint at ${API_PREFIX}${path}`), isHead);
   }
 
+  let idempotencyKey: string | null = null;
+  if (IDEMPOTENT_METHODS.has(method) && state.principal) {
+    try {
+      idempotencyKey = parseIdempotencyKey(req.headers.get(IDEMPOTENCY_HEADER));
+    } catch (error) {
+      return fromApiError(ctx, error as ApiError);
+    }
+  }
+
   let body: unknown;
   if (BODY_METHODS.has(method)) {
     const read = await readJsonBody(req);
@@ -244,7 +285,38 @@ async function dispatch(req: Request, url: URL, ctx: EnvelopeContext, state: Req
     body = read.body;
   }
 
-  const result = await callProcedure(req, `${path}${url.search}`, method, body, state);
+  const execute = () => runProcedure(req, route, `${path}${url.search}`, method, body, ctx, state, isHead);
+  if (!idempotencyKey || !state.principal) return execute();
+  try {
+    return await runIdempotent(
+      {
+        orgId: state.principal.orgId,
+        apiKeyId: state.principal.apiKeyId,
+        key: idempotencyKey,
+        method,
+        path: `${path}${url.search}`,
+        body,
+        requestId: ctx.requestId,
+      },
+      execute,
+    );
+  } catch (error) {
+    return fromApiError(ctx, toApiError(error, route, ctx.requestId));
+  }
+}
+
+/** Runs the matched operation and wraps its result in the spec §2.1 envelope. */
+async function runProcedure(
+  req: Request,
+  route: RouteEntry,
+  pathWithQuery: string,
+  method: string,
+  body: unknown,
+  ctx: EnvelopeContext,
+  state: RequestState,
+  isHead: boolean,
+): Promise<Response> {
+  const result = await callProcedure(req, pathWithQuery, method, body, state);
   if (result.failure !== undefined || result.status >= 400) {
     return withoutBody(fromApiError(ctx, toApiError(result.failure, route, ctx.requestId)), isHead);
   }

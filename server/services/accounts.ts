@@ -1,6 +1,7 @@
 import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
+import { transaction } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
 import {
   ACCOUNT_DEFAULT_SORT,
@@ -79,7 +80,7 @@ export async function getAccount(orgId: string, id: string): Promise<Account> {
  */
 export async function createAccount(orgId: string, input: AccountCreate, origin: WriteOrigin): Promise<Account> {
   try {
-    return await prisma().$transaction(async (tx) => {
+    return await transaction(async (tx) => {
       const account = toAccount(await tx.account.create({ data: { ...input, orgId }, select: accountSelect }));
       await recordEvents(tx, orgId, origin, [{ name: "account.created", data: account }]);
       return account;
@@ -109,7 +110,7 @@ export async function updateAccount(
   );
   if (Object.keys(changes).length === 0) return toAccount(current);
   try {
-    return await prisma().$transaction(async (tx) => {
+    return await transaction(async (tx) => {
       const account = toAccount(
         await tx.account.update({ where: { id, orgId }, data: changes, select: accountSelect }),
       );
@@ -141,7 +142,7 @@ export async function deleteAccount(
     if (current.lifecycleStatus === "CHURNED") return current;
     return updateAccount(orgId, { id, lifecycleStatus: "CHURNED" }, origin, "account.deleted");
   }
-  return prisma().$transaction(async (tx) => {
+  return transaction(async (tx) => {
     const row = await tx.account.findFirst({ where: { orgId, id }, select: accountSelect });
     if (!row) throw notFound("Account", id);
     const owned = { where: { orgId, accountId: id }, select: { id: true } } as const;
@@ -199,7 +200,7 @@ export async function bulkUpsertAccounts(
   const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
 
   const changedIds: string[] = [];
-  await prisma().$transaction(async (tx) => {
+  await transaction(async (tx) => {
     let pending = rows.map((row, index) => ({ row, index }));
     // A matched account deleted between the two statements is created on the next pass; two passes always suffice.
     for (let pass = 0; pass < 3 && pending.length > 0; pass++) {

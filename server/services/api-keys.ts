@@ -1,7 +1,8 @@
 import { generateApiKey, hashApiKey, parseApiKey } from "../auth/api-keys";
 import { validateRequestedScopes } from "../auth/scopes";
-import { prisma } from "../db/client";
+import { db, prisma } from "../db/client";
 import { ApiError } from "../errors";
+import { PLAN_LIMITS } from "./organisations";
 
 /** The caller behind a valid API key: its organisation, key id, granted scopes and whether it is a test key. */
 export interface ApiKeyPrincipal {
@@ -9,6 +10,8 @@ export interface ApiKeyPrincipal {
   apiKeyId: string;
   scopes: string[];
   isTest: boolean;
+  /** The organisation's sliding-window limits in requests per minute (spec §8): plan default or operator override. */
+  rateLimit: { perKey: number; perOrg: number };
 }
 
 /** A key as listed to its owner: never the raw key nor its hash. */
@@ -73,20 +76,36 @@ export async function authenticateApiKey(authorization: string | null): Promise<
   if (!parseApiKey(raw)) throw invalid();
   const key = await prisma().apiKey.findUnique({
     where: { keyHash: hashApiKey(raw) },
-    select: { id: true, orgId: true, scopes: true, isTest: true, revokedAt: true },
+    select: {
+      id: true,
+      orgId: true,
+      scopes: true,
+      isTest: true,
+      revokedAt: true,
+      expiresAt: true,
+      org: { select: { plan: true, rateLimitPerKey: true, rateLimitPerOrg: true } },
+    },
   });
-  if (!key || key.revokedAt) throw invalid();
+  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= Date.now())) throw invalid();
   touchLastUsed(key.id);
-  return { orgId: key.orgId, apiKeyId: key.id, scopes: key.scopes, isTest: key.isTest };
+  const plan = PLAN_LIMITS[key.org.plan];
+  return {
+    orgId: key.orgId,
+    apiKeyId: key.id,
+    scopes: key.scopes,
+    isTest: key.isTest,
+    rateLimit: { perKey: key.org.rateLimitPerKey ?? plan.perKey, perOrg: key.org.rateLimitPerOrg ?? plan.perOrg },
+  };
 }
 
 function touchLastUsed(apiKeyId: string): void {
   const now = Date.now();
   if (now - (lastUsedWrites.get(apiKeyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
   lastUsedWrites.set(apiKeyId, now);
-  // A failed timestamp refresh must never fail the request it accompanies.
-  prisma()
-    .apiKey.update({ where: { id: apiKeyId }, data: { lastUsedAt: new Date(now) } })
+  // A failed timestamp refresh must never fail the request it accompanies. The root client: never a request's
+  // transaction, which may be over by the time this runs.
+  db()
+    .prisma.apiKey.update({ where: { id: apiKeyId }, data: { lastUsedAt: new Date(now) } })
     .catch(() => lastUsedWrites.delete(apiKeyId));
 }
 

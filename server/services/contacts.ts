@@ -1,6 +1,7 @@
 import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
+import { transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   CONTACT_DEFAULT_SORT,
@@ -162,7 +163,7 @@ export async function getContact(orgId: string, id: string): Promise<Contact> {
 export async function createContact(orgId: string, input: ContactCreate, origin: WriteOrigin): Promise<Contact> {
   const { accountId, role, isPrimary, ...fields } = input;
   try {
-    return await prisma().$transaction(async (tx) => {
+    return await transaction(async (tx) => {
       if (accountId) await requireAccounts(tx, orgId, [{ accountId, path: ["accountId"] }]);
       const row = await tx.contact.create({
         data: {
@@ -197,7 +198,7 @@ export async function createContact(orgId: string, input: ContactCreate, origin:
 export async function updateContact(orgId: string, input: ContactUpdate, origin: WriteOrigin): Promise<Contact> {
   const { id, accounts, ...fields } = input;
   try {
-    return await prisma().$transaction(async (tx) => {
+    return await transaction(async (tx) => {
       const locked = await tx.$queryRawUnsafe<{ id: string }[]>(
         `SELECT "id" FROM "Contact" WHERE "orgId" = $1 AND "id" = $2 FOR UPDATE`,
         orgId,
@@ -315,7 +316,7 @@ export async function bulkUpsertContacts(
   const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
   const changedIds = new Set<string>();
 
-  await prisma().$transaction(async (tx) => {
+  await transaction(async (tx) => {
     await requireAccounts(
       tx,
       orgId,

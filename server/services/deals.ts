@@ -1,6 +1,7 @@
 import { prisma } from "../db/client";
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
+import { transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   CLOSED_STAGES,
@@ -158,7 +159,7 @@ function newDealData(input: DealCreate, now: Date) {
  * @throws ApiError `validation_error` (422) when `accountId` names no account of the organisation.
  */
 export async function createDeal(orgId: string, input: DealCreate, origin: WriteOrigin): Promise<Deal> {
-  return prisma().$transaction(async (tx) => {
+  return transaction(async (tx) => {
     await lockAccounts(tx, orgId, [{ accountId: input.accountId, path: ["accountId"] }]);
     const now = new Date();
     const deal = toDeal(
@@ -183,7 +184,7 @@ export async function createDeal(orgId: string, input: DealCreate, origin: Write
  */
 export async function updateDeal(orgId: string, input: DealUpdate, origin: WriteOrigin): Promise<Deal> {
   const { id, ...fields } = input;
-  return prisma().$transaction(async (tx) => {
+  return transaction(async (tx) => {
     const locked = await tx.$queryRaw<Array<{ id: string }>>`
       SELECT "id" FROM "Deal" WHERE "id" = ${id} AND "orgId" = ${orgId} FOR UPDATE`;
     if (locked.length === 0) throw notFound("Deal", id);
@@ -242,7 +243,7 @@ export async function bulkCreateDeals(
     };
   });
 
-  await prisma().$transaction(async (tx) => {
+  await transaction(async (tx) => {
     await lockAccounts(
       tx,
       orgId,

@@ -1,6 +1,7 @@
 import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
+import { transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   DEVICE_DEFAULT_SORT,
@@ -137,7 +138,7 @@ export async function getDevice(orgId: string, id: string): Promise<Device> {
  */
 export async function createDevice(orgId: string, input: DeviceCreate, origin: WriteOrigin): Promise<Device> {
   try {
-    return await prisma().$transaction(async (tx) => {
+    return await transaction(async (tx) => {
       if (!(await lockAccounts(tx, orgId, [input.accountId])).has(input.accountId)) {
         throw new ApiError("validation_error", `No account ${input.accountId} in the organisation`, {
           details: [unknownAccount(["accountId"])],
@@ -165,7 +166,7 @@ export async function createDevice(orgId: string, input: DeviceCreate, origin: W
 export async function updateDevice(orgId: string, input: DeviceUpdate, origin: WriteOrigin): Promise<Device> {
   const { id, ...fields } = input;
   try {
-    return await prisma().$transaction(async (tx) => {
+    return await transaction(async (tx) => {
       const [current] = await tx.$queryRawUnsafe<DeviceRow[]>(
         `SELECT ${deviceColumns("d")} FROM "Device" AS d WHERE d."orgId" = $1 AND d."id" = $2 FOR UPDATE`,
         orgId,
@@ -241,7 +242,7 @@ export async function bulkUpsertDevices(
   const rows = items.map((item) => ({ ...item, lastSeenAt: normaliseTimestamp(item.lastSeenAt), id: newId() }));
   const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
 
-  await prisma().$transaction(async (tx) => {
+  await transaction(async (tx) => {
     const accounts = await lockAccounts(
       tx,
       orgId,

@@ -1,5 +1,6 @@
 import { prisma } from "../db/client";
 import type { Prisma } from "../db/generated/client";
+import { transaction } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
 import {
   NOTE_DEFAULT_SORT,
@@ -73,7 +74,7 @@ export async function getNote(orgId: string, id: string): Promise<Note> {
  */
 export async function createNote(orgId: string, input: NoteCreate): Promise<Note> {
   const target = NOTE_TARGETS[input.objectType];
-  return prisma().$transaction(async (tx) => {
+  return transaction(async (tx) => {
     // The table name comes from the fixed map above, never from the request.
     const found = await tx.$queryRawUnsafe<unknown[]>(
       `SELECT 1 FROM "${target.table}" WHERE "orgId" = $1 AND "id" = $2 FOR KEY SHARE`,

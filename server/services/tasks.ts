@@ -1,5 +1,6 @@
 import { prisma } from "../db/client";
 import type { Prisma } from "../db/generated/client";
+import { transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   TASK_DEFAULT_SORT,
@@ -125,7 +126,7 @@ export async function getTask(orgId: string, id: string): Promise<Task> {
 export async function createTask(orgId: string, input: TaskCreate): Promise<Task> {
   const status = input.status ?? TASK_DEFAULTS.status;
   const links = { accountId: input.accountId ?? null, dealId: input.dealId ?? null };
-  return prisma().$transaction(async (tx) => {
+  return transaction(async (tx) => {
     await checkLinks(tx, orgId, links, { accountId: input.accountId != null, dealId: input.dealId != null });
     const now = new Date();
     const row = await tx.task.create({
@@ -156,7 +157,7 @@ export async function createTask(orgId: string, input: TaskCreate): Promise<Task
  */
 export async function updateTask(orgId: string, input: TaskUpdate): Promise<Task> {
   const { id, ...fields } = input;
-  return prisma().$transaction(async (tx) => {
+  return transaction(async (tx) => {
     const locked = await tx.$queryRaw<Array<{ id: string }>>`
       SELECT "id" FROM "Task" WHERE "id" = ${id} AND "orgId" = ${orgId} FOR UPDATE`;
     if (locked.length === 0) throw notFound("Task", id);

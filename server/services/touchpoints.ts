@@ -1,5 +1,6 @@
 import { prisma } from "../db/client";
 import type { Prisma } from "../db/generated/client";
+import { transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   TOUCHPOINT_DEFAULT_SORT,
@@ -83,7 +84,7 @@ export async function createTouchpoint(
   input: TouchpointCreate,
   origin: WriteOrigin,
 ): Promise<Touchpoint> {
-  return prisma().$transaction(async (tx) => {
+  return transaction(async (tx) => {
     const details: ErrorDetail[] = [];
     const account = await tx.$queryRaw<unknown[]>`
       SELECT 1 FROM "Account" WHERE "orgId" = ${orgId} AND "id" = ${input.accountId} FOR KEY SHARE`;

@@ -1,6 +1,7 @@
 // A real HTTP server around the REST facade, for tests and the benchmark: the same handler Next.js mounts, without Next.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
 import { handleApiRequest } from "../../server/http/handler";
 
 /** A running HTTP server that serves `/api/v1` with the same handler Next.js mounts. */
@@ -10,19 +11,19 @@ export interface TestServer {
 }
 
 async function toRequest(req: IncomingMessage, origin: string): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) for (const v of value) headers.append(name, v);
     else if (value !== undefined) headers.set(name, value);
   }
-  const hasBody = req.method !== "GET" && req.method !== "HEAD" && chunks.length > 0;
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  // Streamed like Next.js does, so body limits are exercised as in production.
   return new Request(new URL(req.url ?? "/", origin), {
     method: req.method,
     headers,
-    body: hasBody ? Buffer.concat(chunks) : undefined,
-  });
+    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
+    duplex: "half",
+  } as RequestInit);
 }
 
 async function send(res: ServerResponse, response: Response): Promise<void> {

@@ -80,9 +80,11 @@ describe("error envelope (spec §2.1, §7)", () => {
     expect(await head.text()).toBe("");
   });
 
-  it("every spec §7 code has a reference entry", () => {
+  it("every spec §7 code, plus our two documented extensions, has a reference entry", () => {
     expect(Object.keys(ERROR_CODES).sort()).toEqual(
       [
+        "idempotency_in_progress",
+        "payload_too_large",
         "bad_request",
         "invalid_json",
         "unauthorized",
@@ -104,6 +106,8 @@ describe("error envelope (spec §2.1, §7)", () => {
       method_not_allowed: 405,
       validation_error: 422,
       idempotency_conflict: 422,
+      idempotency_in_progress: 409,
+      payload_too_large: 413,
       rate_limited: 429,
       internal_error: 500,
     });

@@ -111,4 +111,33 @@ describe("GET /openapi.json", () => {
       ]),
     );
   });
+
+  it("documents rate-limit headers, 429, body limits and the Idempotency-Key on every write", () => {
+    const create = document.paths["/accounts"].post;
+    for (const name of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Policy"]) {
+      expect(document.components.headers[name]).toBeDefined();
+      expect(create.responses["201"].headers[name]).toBeDefined();
+      expect(document.paths["/accounts"].get.responses["200"].headers[name]).toBeDefined();
+    }
+    expect(create.responses["429"].description).toContain("rate_limited");
+    expect(create.responses["429"].headers["Retry-After"]).toBeDefined();
+    expect(create.responses["413"].description).toContain("payload_too_large");
+    expect(create.responses["409"].description).toContain("idempotency_in_progress");
+    expect(create.responses["422"].description).toContain("idempotency_conflict");
+    expect(create.responses["201"].headers["X-Idempotent-Replay"]).toBeDefined();
+    for (const [method, path] of [
+      ["post", "/accounts"],
+      ["post", "/devices/bulk"],
+      ["patch", "/deals/{id}"],
+      ["delete", "/accounts/{id}"],
+    ] as const) {
+      const parameter = document.paths[path][method].parameters.find(
+        (p: { name: string }) => p.name === "Idempotency-Key",
+      );
+      expect(parameter, `${method} ${path}`).toMatchObject({ in: "header", required: false });
+    }
+    const list = document.paths["/accounts"].get;
+    expect(list.parameters.some((p: { name: string }) => p.name === "Idempotency-Key")).toBe(false);
+    expect(list.responses["409"]).toBeUndefined();
+  });
 });
