@@ -98,12 +98,14 @@ export interface LoadSample {
 }
 
 /**
- * Keeps `connections` keep-alive connections busy with `GET url` for `durationMs`, one request in flight per
- * connection (closed loop, like autocannon's default).
+ * Keeps `connections` keep-alive connections busy with `GET url` (or `request()`) for `durationMs`, one request in
+ * flight per connection (closed loop, like autocannon's default).
  */
 export async function runLoad(options: {
   url: string;
   headers?: Record<string, string>;
+  /** Builds each request (method, headers, body); default `GET url` with `headers`. */
+  request?: () => { method: string; headers: Record<string, string>; body?: string };
   connections: number;
   durationMs: number;
 }): Promise<LoadSample> {
@@ -119,7 +121,7 @@ export async function runLoad(options: {
   const worker = async () => {
     while (performance.now() < deadline) {
       try {
-        const response = await send(agent, options.url, { headers: options.headers });
+        const response = await send(agent, options.url, options.request?.() ?? { headers: options.headers });
         latencies.push(response.ms);
         if (response.status < 200 || response.status >= 300) non2xx++;
       } catch {

@@ -7,6 +7,8 @@
 //   2. POST /api/v1/accounts/bulk of 500 new and of 500 existing accounts, versus one raw INSERT … ON CONFLICT DO
 //      UPDATE of 500 rows; target ≤ 3× (the worse of the two cases counts).
 //   3. The first page of GET /api/v1/accounts?limit=100 versus the page after row 90,000 of 100,000; target ≤ 1.5×.
+//   4. The platform layers (bench/platform.ts): GET and POST throughput with rate limiting and audit on and off, and
+//      POST with an Idempotency-Key; target: rate limiting + audit together cost ≤ 15% of throughput.
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
 import { spawn, spawnSync } from "node:child_process";
@@ -21,6 +23,7 @@ import pg from "pg";
 import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
+import { LAYER_ENV, measurePlatformLayers } from "./platform";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
 import { type ChildServer, freePort, startServer } from "./servers";
 
@@ -61,7 +64,7 @@ const DEEP_ROW = 90_000;
 const PAGE_LIMIT = 100;
 // Rate limits (spec §8) would turn a load test into a 429 test; the override columns are the operator's escape hatch.
 const NO_LIMITS = { perKey: 1_000_000_000, perOrg: 1_000_000_000 };
-const TARGETS = { throughput: 0.5, bulk: 3, pagination: 1.5 };
+const TARGETS = { throughput: 0.5, bulk: 3, pagination: 1.5, platform: 0.15 };
 
 const log = (line: string) => console.log(`[bench] ${line}`);
 
@@ -228,10 +231,15 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
 
 type ServerKind = "bare" | "facade" | "next";
 
-async function launch(kind: ServerKind, databaseUrl: string): Promise<ChildServer> {
+async function launch(
+  kind: ServerKind,
+  databaseUrl: string,
+  extraEnv: Record<string, string> = {},
+): Promise<ChildServer> {
   const port = await freePort();
   const env = {
     ...process.env,
+    ...extraEnv,
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     NODE_ENV: "production" as const,
@@ -267,7 +275,7 @@ async function launch(kind: ServerKind, databaseUrl: string): Promise<ChildServe
           cwd: ROOT,
         });
   cleanups.push(() => server.stop());
-  log(`${kind}: ready on ${server.origin} after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  log(`${kind}${extraEnv.BENCH_DISABLE_LAYERS ? ` without ${extraEnv.BENCH_DISABLE_LAYERS}` : ""}: ready on ${server.origin} after ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return server;
 }
 
@@ -576,7 +584,20 @@ async function main(): Promise<void> {
   }
   const get = await measureGet(servers, fixture);
   await servers.bare.stop();
-  await servers.facade.stop();
+  const variants = {
+    noAudit: await launch("facade", databaseUrl, { BENCH_DISABLE_LAYERS: LAYER_ENV.noAudit }),
+    off: await launch("facade", databaseUrl, { BENCH_DISABLE_LAYERS: LAYER_ENV.off }),
+  };
+  const platform = await measurePlatformLayers({
+    origins: { all: servers.facade.origin, noAudit: variants.noAudit.origin, off: variants.off.origin },
+    key: fixture.key,
+    accountId: fixture.accountId,
+    connections: PROFILE.connections,
+    warmupMs: PROFILE.warmupMs / 2,
+    durationMs: PROFILE.durationMs,
+    slices: PROFILE.slices,
+  });
+  await Promise.all([servers.facade.stop(), variants.noAudit.stop(), variants.off.stop()]);
   const bulk = await measureBulk(servers.next, fixture, client);
   const pagination = await measurePagination(servers.next, fixture);
   await servers.next.stop();
@@ -603,6 +624,12 @@ async function main(): Promise<void> {
       target: `<= ${TARGETS.pagination}`,
       pass: pagination.ratio <= TARGETS.pagination,
     },
+    ...(["getTogether", "postTogether"] as const).map((name) => ({
+      name: `rate limit+audit ${name.startsWith("get") ? "GET" : "POST"}`,
+      value: platform.costs[name],
+      target: `<= ${TARGETS.platform}`,
+      pass: platform.costs[name] <= TARGETS.platform,
+    })),
   ];
 
   const lines: string[] = [];
@@ -645,6 +672,31 @@ async function main(): Promise<void> {
     `  ${pad(`after row ${DEEP_ROW.toLocaleString("en")}`, 22)}${pad(pagination.deepMs.toFixed(2), 9, true)}${pad(pagination.deepP90.toFixed(2), 9, true)}`,
   );
   lines.push("");
+  lines.push(
+    `Platform layers on the facade (node:http), ${PROFILE.connections} connections, alternating slices — share of throughput each layer costs`,
+  );
+  lines.push(`  ${pad("case", 34)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}`);
+  for (const [label, result] of [
+    ["GET, all layers", platform.get.all],
+    ["GET, rate limit only", platform.get.noAudit],
+    ["GET, neither", platform.get.off],
+    ["POST, all layers", platform.post.all],
+    ["POST, rate limit only", platform.post.noAudit],
+    ["POST, neither", platform.post.off],
+    ["POST, all + Idempotency-Key", platform.postIdempotent],
+  ] as const) {
+    lines.push(
+      `  ${pad(label, 34)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${result.non2xx + result.errors > 0 ? `  ${result.non2xx + result.errors} failed` : ""}`,
+    );
+  }
+  const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
+  lines.push(
+    `  cost GET: rate limit ${percent(platform.costs.getRateLimit)}, audit ${percent(platform.costs.getAudit)}, together ${percent(platform.costs.getTogether)}`,
+  );
+  lines.push(
+    `  cost POST: rate limit ${percent(platform.costs.postRateLimit)}, audit ${percent(platform.costs.postAudit)}, together ${percent(platform.costs.postTogether)}; Idempotency-Key ${percent(platform.costs.postIdempotency)}`,
+  );
+  lines.push("");
   lines.push("Ratios");
   for (const ratio of ratios) {
     lines.push(
@@ -685,6 +737,7 @@ async function main(): Promise<void> {
     get: { bare: summary(bare), facade: summary(facade), next: summary(stack) },
     bulk,
     pagination: { ...pagination, seededRows: SEED_ROWS, deepRow: DEEP_ROW, limit: PAGE_LIMIT },
+    platform,
     ratios,
     ...(profiles ? { profiles } : {}),
   };

@@ -17,8 +17,8 @@ const optionalUrl = z.preprocess(
  * - `DATA_DIR`: directory of the embedded database, default `.data`.
  * - `RATE_LIMIT_ANONYMOUS_PER_MIN`: sliding window per client IP for requests without a valid key (401s, documents,
  *   unknown paths), requests per minute; default 120.
- * - `KV_TIMEOUT_MS`: bound on each key-value store command (Redis) or request (Vercel KV), ms; default 250. Past it the
- *   limiter counts in this process until the store answers again (README: rate limits).
+ * - `KV_TIMEOUT_MS`: bound on each key-value store command (TCP Redis, default 250) or HTTPS request (Vercel KV,
+ *   default 1000), ms. Past it the limiter counts in this process until the store answers again (README: rate limits).
  * - `WEBHOOKS_ALLOW_LOOPBACK`: `true` lets webhook deliveries reach loopback addresses (127.0.0.0/8, ::1). A
  *   development and test setting; every other private range stays refused (DESIGN.md §6). Default false.
  */
@@ -32,7 +32,7 @@ export const EnvSchema = z.object({
   PUBLIC_BASE_URL: optionalUrl,
   DATA_DIR: z.string().min(1).default(".data"),
   RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
-  KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+  KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),
   WEBHOOKS_ALLOW_LOOPBACK: z
     .enum(["true", "false", "1", "0"])
     .default("false")

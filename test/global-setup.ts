@@ -23,6 +23,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   await migrateDatabase({ url }, { log: () => undefined });
   process.env.DATABASE_URL = url;
   process.env.REDIS_URL ??= "redis://127.0.0.1:6379";
+  // Many tests share the anonymous window of 127.0.0.1; rate-limit tests set low limits explicitly.
+  process.env.RATE_LIMIT_ANONYMOUS_PER_MIN ??= "1000000";
 
   return async () => {
     if (process.env.KEEP_TEST_DB) return;

@@ -19,6 +19,10 @@ import { collectRoutes, matchRoute, type RouteEntry } from "./routes";
 export const API_PREFIX = "/api/v1";
 
 const routes = collectRoutes(v1Router);
+// Only `npm run bench` sets this, to measure what each platform layer costs (comma-separated: rate-limit, audit).
+const benchDisabled = new Set((process.env.BENCH_DISABLE_LAYERS ?? "").split(","));
+const RATE_LIMIT_ON = !benchDisabled.has("rate-limit");
+const AUDIT_ON = !benchDisabled.has("audit");
 const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
 
 function baseUrlOf(url: URL): string {
@@ -161,6 +165,7 @@ export async function handleApiRequest(req: Request): Promise<Response> {
     errorCode = "internal_error";
   }
   for (const [name, value] of Object.entries(limits.decision?.headers ?? {})) response.headers.set(name, value);
+  if (!AUDIT_ON) return response;
   recordAudit({
     orgId: state.principal?.orgId ?? null,
     apiKeyId: state.principal?.apiKeyId ?? null,
@@ -194,6 +199,7 @@ async function rateLimit(
   state: RequestState,
   limits: { decision?: RateLimitDecision },
 ): Promise<Response | null> {
+  if (!RATE_LIMIT_ON) return null;
   const principal = state.principal;
   const decision = await enforceRateLimit(
     principal

@@ -1,7 +1,10 @@
 import { db } from "../db/client";
 import { kv } from "../kv";
 
-/** Connectivity of one dependency: `up` with its round-trip time in ms, or `down` with the reason. */
+/**
+ * Connectivity of one dependency: `up` with its round-trip time in ms, or `down` with the reason, which names the
+ * driver but no host (e.g. `redis: connection failed`). `driver`: postgres | pglite; vercel-kv | redis | memory.
+ */
 export interface ComponentStatus {
   status: "up" | "down";
   latencyMs: number;
@@ -30,7 +33,7 @@ async function check(driver: string, probe: () => Promise<unknown>): Promise<Com
       status: "down",
       latencyMs: Math.round(performance.now() - started),
       driver,
-      error: timedOut ? `no answer within ${CHECK_TIMEOUT_MS} ms` : "connection failed",
+      error: `${driver}: ${timedOut ? `no answer within ${CHECK_TIMEOUT_MS} ms` : "connection failed"}`,
     };
   } finally {
     clearTimeout(timer);
@@ -38,8 +41,9 @@ async function check(driver: string, probe: () => Promise<unknown>): Promise<Com
 }
 
 /**
- * Probes the database (`SELECT 1`) and the key-value store (`PING`) in parallel, each bounded by 2,000 ms
- * (spec §4.8). Never throws.
+ * Probes the database (`SELECT 1`) and the key-value store (`PING` on TCP Redis and Vercel KV; the memory driver is
+ * always up) in parallel, each bounded by 2,000 ms (spec §4.8). Reports the shared store itself: while it is down the
+ * rate limiter counts in memory, but the cache is reported down (503). Never throws.
  */
 export async function checkStatus(): Promise<{ database: ComponentStatus; cache: ComponentStatus }> {
   const database = db();

@@ -7,13 +7,20 @@ import { ensureOrganisation } from "../../server/services/organisations";
 
 export { startApi, type TestServer } from "./http-server";
 
-/** A fresh organisation (unique slug) and one API key with the given scopes. */
+/** Operator limits test organisations get unless a test asks for others: high enough never to rate-limit a test. */
+export const TEST_ORG_LIMITS = { perKey: 100_000, perOrg: 100_000 } as const;
+
+/**
+ * A fresh organisation (unique slug) and one API key with the given scopes. Rate limits: {@link TEST_ORG_LIMITS}
+ * unless `limits` names others (requests per minute), or `limits: null` keeps the plan's defaults (Starter 30/60).
+ */
 export async function createTestOrg(
   scopes: readonly string[] = FULL_ACCESS_SCOPES,
-  options: { isTest?: boolean } = {},
+  options: { isTest?: boolean; limits?: { perKey: number; perOrg: number } | null } = {},
 ): Promise<{ orgId: string; slug: string; key: string; apiKeyId: string }> {
   const slug = `t-${randomBytes(6).toString("hex")}`;
-  const org = await ensureOrganisation(slug);
+  const limits = options.limits === undefined ? TEST_ORG_LIMITS : (options.limits ?? undefined);
+  const org = await ensureOrganisation(slug, { limits });
   const { key, raw } = await createApiKey(org.id, { name: "test", scopes, isTest: options.isTest ?? false });
   return { orgId: org.id, slug, key: raw, apiKeyId: key.id };
 }

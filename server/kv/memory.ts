@@ -1,0 +1,76 @@
+import type { KeyValueStore } from "./index";
+import type { SlidingWindowResult, WindowSpec } from "./sliding-window";
+
+interface Log {
+  /** Admission times in ms, ascending. */
+  times: number[];
+  windowMs: number;
+}
+
+const SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * The in-memory store (one process): the embedded default, and the limiter's fallback while a shared store is
+ * unreachable. Implements the same sliding-window semantics as the Lua script; it runs synchronously, so it is atomic
+ * by construction.
+ * @param options.now clock in epoch ms (tests pass a controllable one); default `Date.now`.
+ */
+export function memoryStore(options: { now?: () => number } = {}): KeyValueStore {
+  const clock = options.now ?? Date.now;
+  const logs = new Map<string, Log>();
+  let last = 0;
+  // A clock stepping back (NTP) must not reorder the logs.
+  const now = () => {
+    last = Math.max(last, clock());
+    return last;
+  };
+
+  // Idle subjects would otherwise stay in memory for the life of the process.
+  const sweep = setInterval(() => {
+    const at = now();
+    for (const [key, log] of logs) {
+      const newest = log.times.at(-1);
+      if (newest === undefined || newest <= at - log.windowMs) logs.delete(key);
+    }
+  }, SWEEP_INTERVAL_MS);
+  sweep.unref();
+
+  function slidingWindowSync(windows: readonly WindowSpec[], windowMs: number): SlidingWindowResult {
+    const at = now();
+    const cutoff = at - windowMs;
+    const entries = windows.map((window) => {
+      let log = logs.get(window.key);
+      if (!log) {
+        log = { times: [], windowMs };
+        logs.set(window.key, log);
+      }
+      log.windowMs = windowMs;
+      let expired = 0;
+      while (expired < log.times.length && (log.times[expired] as number) <= cutoff) expired++;
+      if (expired > 0) log.times.splice(0, expired);
+      return log;
+    });
+    const allowed = windows.every((window, i) => (entries[i] as Log).times.length < window.limit);
+    if (allowed) for (const log of entries) log.times.push(at);
+    return {
+      allowed,
+      nowMs: at,
+      windows: windows.map((window, i) => {
+        const times = (entries[i] as Log).times;
+        const index = Math.max(0, times.length - window.limit);
+        const entry = times[index];
+        return { limit: window.limit, count: times.length, freeAtMs: entry === undefined ? at : entry + windowMs };
+      }),
+    };
+  }
+
+  return {
+    driver: "memory",
+    ping: async () => undefined,
+    slidingWindow: async (windows, windowMs) => slidingWindowSync(windows, windowMs),
+    async close() {
+      clearInterval(sweep);
+      logs.clear();
+    },
+  };
+}

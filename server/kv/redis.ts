@@ -1,0 +1,77 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import type { KeyValueStore } from "./index";
+import { parseSlidingWindowReply, SLIDING_WINDOW_LUA, slidingWindowArgs } from "./sliding-window";
+import { warnThrottled } from "./warn";
+
+type WithScript = Redis & { crmSlidingWindow(numberOfKeys: number, ...keysAndArgs: string[]): Promise<unknown> };
+
+// Ready-check wait for PING (the status probe): a first connection may take longer than one command.
+const PING_CONNECT_WAIT_MS = 1_500;
+
+/**
+ * The TCP Redis driver (`REDIS_URL`). Every command is bounded by `timeoutMs` (ioredis `commandTimeout`) and fails at
+ * once while disconnected (`enableOfflineQueue: false`), so no request waits on an outage; ioredis reconnects in the
+ * background (every ≤ 1 s). The sliding window runs as one script: EVAL on a connection's first use, EVALSHA after.
+ * @param timeoutMs per-command bound in ms.
+ */
+export function redisStore(url: string, timeoutMs: number): KeyValueStore {
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    commandTimeout: timeoutMs,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
+  }) as WithScript;
+  client.defineCommand("crmSlidingWindow", { lua: SLIDING_WINDOW_LUA });
+  client.on("error", (error: Error) => {
+    // Without a listener ioredis would crash the process; the limiter decides what an outage means.
+    warnThrottled("kv.redis.connection", { driver: "redis", error: error.message });
+  });
+  let everReady = false;
+  client.on("ready", () => {
+    everReady = true;
+  });
+  // Unique per process; with a counter, every admitted request gets its own sorted-set member across instances.
+  const instance = randomUUID();
+  let sequence = 0;
+
+  /** Resolves when the client can send; waits only for a first connection still in progress. */
+  function ready(waitMs: number): Promise<void> {
+    if (client.status === "ready") return Promise.resolve();
+    const connecting = client.status === "connecting" || client.status === "connect" || client.status === "wait";
+    if (everReady || !connecting) return Promise.reject(new Error(`redis not connected (${client.status})`));
+    return new Promise((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        client.off("ready", onReady);
+        client.off("close", onClose);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onReady = () => done();
+      const onClose = () => done(new Error("redis connection closed"));
+      const timer = setTimeout(() => done(new Error(`redis not ready within ${waitMs} ms`)), waitMs);
+      client.once("ready", onReady);
+      client.once("close", onClose);
+    });
+  }
+
+  return {
+    driver: "redis",
+    async ping() {
+      await ready(PING_CONNECT_WAIT_MS);
+      await client.ping();
+    },
+    async slidingWindow(windows, windowMs) {
+      await ready(timeoutMs);
+      sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
+      const args = slidingWindowArgs(windows, windowMs, `${instance}:${sequence}`);
+      const reply = await client.crmSlidingWindow(windows.length, ...windows.map((window) => window.key), ...args);
+      return parseSlidingWindowReply(reply, windows);
+    },
+    async close() {
+      client.disconnect();
+    },
+  };
+}
