@@ -1,0 +1,14 @@
+import { deliverWebhookFunction } from "./functions/deliver-webhook";
+import { fanOutEventFunction } from "./functions/fan-out-event";
+import { purgeIdempotencyKeysFunction } from "./functions/purge-idempotency-keys";
+import { sweepOutboxFunction } from "./functions/sweep-outbox";
+
+export { inngest } from "./client";
+
+/** Every Inngest function of the service, served at `/api/inngest` (app/api/inngest/route.ts). */
+export const functions = [
+  fanOutEventFunction,
+  deliverWebhookFunction,
+  sweepOutboxFunction,
+  purgeIdempotencyKeysFunction,
+];

@@ -1,0 +1,385 @@
+// Webhook deliveries (spec §6, DESIGN.md §6): fan-out of outbox events, signed attempts, their history, redelivery,
+// and what the sweeper picks up. The Inngest functions in inngest/functions/ only call these.
+import { randomBytes } from "node:crypto";
+import { db } from "../db/client";
+import type { DeliveryStatus } from "../db/generated/client";
+import { transaction } from "../db/transaction";
+import { env } from "../env";
+import { ApiError, notFound } from "../errors";
+import { serializePayload, signedHeaders } from "../webhooks/signing";
+import { postWebhook } from "../webhooks/transport";
+import { EVENT_NAMES } from "./events";
+
+/** Attempts per delivery (spec §6.5, §8): the first one and 4 retries. */
+export const WEBHOOK_MAX_ATTEMPTS = 5;
+/**
+ * Wait before retry n+1 after failed attempt n (ms), exponential backoff (spec §6.5): 1 min, 5 min, 30 min, 2 h. The
+ * last attempt comes about 2 h 36 min after the first.
+ */
+export const WEBHOOK_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 60 * 60_000] as const;
+/**
+ * Deliveries in a row that ended failed (all {@link WEBHOOK_MAX_ATTEMPTS} attempts) after which an endpoint is
+ * disabled (spec §6.5 "fails 5 consecutive times"). Counted per delivery, not per attempt, so a receiver that is down
+ * for a minute during a burst is not disabled; any successful attempt resets the count.
+ */
+export const WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES = 5;
+/** Oldest outbox event the sweeper still hands over (ms): 72 hours. Older ones are never delivered. */
+export const UNDISPATCHED_MAX_AGE_MS = 72 * 60 * 60 * 1000;
+/** Reason recorded when a receiver answers 410 Gone: the endpoint is disabled at once. */
+export const DISABLED_GONE = "the receiver answered 410 Gone";
+
+const EVENT_NAME_SET = new Set<string>(EVENT_NAMES);
+
+/** A new delivery id, `whd_<24 hex>`. */
+export function newDeliveryId(): string {
+  return `whd_${randomBytes(12).toString("hex")}`;
+}
+
+/** A delivery to request from Inngest: one event to one endpoint. */
+export interface DeliveryRef {
+  deliveryId: string;
+  endpointId: string;
+  orgId: string;
+}
+
+/**
+ * Fans one outbox event out (DESIGN.md §6): on its first run creates one PENDING `WebhookDelivery` per enabled
+ * endpoint of the organisation subscribed to the event's name or `*` (unique on `(endpointId, eventId)`), and sets
+ * `Event.fannedOutAt`; later runs create nothing (the endpoints are those of the first run). Test-key events
+ * (spec §5.6), the settings area's test events and unknown ids get no deliveries.
+ * @returns the deliveries that still await their first attempt: all new ones, and on a re-run those not yet started,
+ *          so requesting them again is safe (Inngest drops repeated delivery events by id).
+ */
+export async function fanOutEvent(eventId: string): Promise<DeliveryRef[]> {
+  return transaction(async (tx) => {
+    const [event] = await tx.$queryRaw<
+      Array<{ id: string; orgId: string; name: string; isTest: boolean; fannedOutAt: Date | null }>
+    >`SELECT "id", "orgId", "name", "isTest", "fannedOutAt" FROM "Event" WHERE "id" = ${eventId} FOR UPDATE`;
+    if (!event || event.isTest || !EVENT_NAME_SET.has(event.name)) return [];
+    if (!event.fannedOutAt) {
+      const endpoints = await tx.webhookEndpoint.findMany({
+        where: { orgId: event.orgId, enabled: true, events: { hasSome: [event.name, "*"] } },
+        select: { id: true },
+      });
+      await tx.webhookDelivery.createMany({
+        data: endpoints.map((endpoint) => ({
+          id: newDeliveryId(),
+          orgId: event.orgId,
+          endpointId: endpoint.id,
+          eventId,
+        })),
+        skipDuplicates: true,
+      });
+      await tx.$executeRaw`UPDATE "Event" SET "fannedOutAt" = now() AT TIME ZONE 'UTC' WHERE "id" = ${eventId}`;
+    }
+    const pending = await tx.webhookDelivery.findMany({
+      where: { eventId, status: "PENDING", attemptCount: 0 },
+      select: { id: true, endpointId: true, orgId: true },
+      orderBy: { id: "asc" },
+    });
+    return pending.map((row) => ({ deliveryId: row.id, endpointId: row.endpointId, orgId: row.orgId }));
+  });
+}
+
+/**
+ * How an attempt is made:
+ * - `scheduled`: one of the 5 attempts of the retry schedule (Inngest). Skipped unless the delivery is PENDING and the
+ *   endpoint enabled (a disabled endpoint's pending delivery is closed FAILED without a request). `final` marks the
+ *   5th: its failure closes the delivery FAILED and counts against the endpoint (spec §6.5).
+ * - `manual`: a redelivery asked for by a user: made whatever the state; success marks the delivery SUCCEEDED,
+ *   failure changes nothing and does not count against the endpoint.
+ * - `single`: the settings area's test event: like `manual`, and the delivery is closed SUCCEEDED or FAILED.
+ */
+export type AttemptMode = { mode: "scheduled"; final: boolean } | { mode: "manual" } | { mode: "single" };
+
+/** What {@link attemptDelivery} did. */
+export interface AttemptResult {
+  /** Set when no request was made: `not found`, `already SUCCEEDED`/`already FAILED`, `endpoint disabled`. */
+  skipped: string | null;
+  success: boolean;
+  /** HTTP status of the answer; null when none came or nothing was sent. */
+  responseStatus: number | null;
+  error: string | null;
+  /** 1-based number of this attempt within the delivery (manual ones included); 0 when skipped. */
+  attempt: number;
+  /** The receiver answered 410 Gone: the endpoint was disabled and no retry follows. */
+  gone: boolean;
+  /** This attempt made the endpoint disabled (410, or the consecutive-failure rule). */
+  endpointDisabled: boolean;
+}
+
+const skipped = (reason: string): AttemptResult => ({
+  skipped: reason,
+  success: false,
+  responseStatus: null,
+  error: null,
+  attempt: 0,
+  gone: false,
+  endpointDisabled: false,
+});
+
+/**
+ * Makes one signed attempt of a delivery and records it (spec §6.2–6.5, DESIGN.md §6): builds the payload
+ * `{id, event, timestamp, orgId, data}` from the outbox row (the same event id on every attempt), signs those exact
+ * bytes with the current secret and, within 24 h of a rotation, the previous one, POSTs through the SSRF filter
+ * (10 s, no redirects; only 2xx is success), stores a `DeliveryAttempt` (status, first 2,048 characters of the
+ * body, error, duration), and updates the delivery and the endpoint: success resets `consecutiveFailures`; 410 Gone
+ * disables the endpoint at once; a failed final scheduled attempt closes the delivery FAILED, counts one failed
+ * delivery and disables the endpoint at {@link WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES}.
+ * Runs outside any request transaction (`db().prisma`); never throws for receiver failures, only for database ones.
+ */
+export async function attemptDelivery(deliveryId: string, how: AttemptMode): Promise<AttemptResult> {
+  const prisma = db().prisma;
+  const delivery = await prisma.webhookDelivery.findUnique({
+    where: { id: deliveryId },
+    select: {
+      status: true,
+      endpoint: {
+        select: {
+          id: true,
+          url: true,
+          enabled: true,
+          secret: true,
+          previousSecret: true,
+          previousSecretExpiresAt: true,
+        },
+      },
+      event: { select: { id: true, name: true, orgId: true, createdAt: true, data: true } },
+    },
+  });
+  if (!delivery) return skipped("not found");
+  const { endpoint, event } = delivery;
+  if (how.mode === "scheduled") {
+    if (delivery.status !== "PENDING") return skipped(`already ${delivery.status}`);
+    if (!endpoint.enabled) {
+      await prisma.webhookDelivery.updateMany({
+        where: { id: deliveryId, status: "PENDING" },
+        data: { status: "FAILED", completedAt: new Date() },
+      });
+      return skipped("endpoint disabled");
+    }
+  }
+
+  const now = new Date();
+  const secrets = [endpoint.secret];
+  if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now)
+    secrets.push(endpoint.previousSecret);
+  const body = serializePayload(event);
+  const headers = signedHeaders({
+    body,
+    eventId: event.id,
+    eventName: event.name,
+    secrets,
+    timestamp: Math.floor(now.getTime() / 1000),
+  });
+  const outcome = await postWebhook(endpoint.url, body, headers, { allowLoopback: env().WEBHOOKS_ALLOW_LOOPBACK });
+
+  const gone = outcome.status === 410;
+  const closesFailed = !outcome.success && (gone || how.mode === "single" || (how.mode === "scheduled" && how.final));
+  const countsAgainst = !outcome.success && !gone && how.mode === "scheduled" && how.final;
+  let status: DeliveryStatus | undefined;
+  if (outcome.success) status = "SUCCEEDED";
+  else if (closesFailed && (how.mode !== "manual" || delivery.status === "PENDING")) status = "FAILED";
+
+  return prisma.$transaction(async (tx) => {
+    const updated = await tx.webhookDelivery.update({
+      where: { id: deliveryId },
+      data: {
+        attemptCount: { increment: 1 },
+        ...(status ? { status, completedAt: new Date() } : {}),
+      },
+      select: { attemptCount: true },
+    });
+    await tx.deliveryAttempt.create({
+      data: {
+        deliveryId,
+        attempt: updated.attemptCount,
+        startedAt: now,
+        durationMs: outcome.durationMs,
+        responseStatus: outcome.status,
+        responseBody: outcome.body,
+        error: outcome.error,
+        success: outcome.success,
+      },
+    });
+    let endpointDisabled = false;
+    if (outcome.success) {
+      await tx.webhookEndpoint.updateMany({
+        where: { id: endpoint.id, consecutiveFailures: { gt: 0 } },
+        data: { consecutiveFailures: 0 },
+      });
+    } else if (gone) {
+      const { count } = await tx.webhookEndpoint.updateMany({
+        where: { id: endpoint.id, enabled: true },
+        data: { enabled: false, disabledReason: DISABLED_GONE, disabledAt: new Date() },
+      });
+      endpointDisabled = count > 0;
+    } else if (countsAgainst) {
+      const counted = await tx.webhookEndpoint.update({
+        where: { id: endpoint.id },
+        data: { consecutiveFailures: { increment: 1 } },
+        select: { consecutiveFailures: true, enabled: true },
+      });
+      if (counted.enabled && counted.consecutiveFailures >= WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES) {
+        await tx.webhookEndpoint.update({
+          where: { id: endpoint.id },
+          data: {
+            enabled: false,
+            disabledAt: new Date(),
+            disabledReason: `${counted.consecutiveFailures} consecutive deliveries failed after ${WEBHOOK_MAX_ATTEMPTS} attempts each (last: ${outcome.error ?? "failure"})`,
+          },
+        });
+        endpointDisabled = true;
+      }
+    }
+    return {
+      skipped: null,
+      success: outcome.success,
+      responseStatus: outcome.status,
+      error: outcome.error,
+      attempt: updated.attemptCount,
+      gone,
+      endpointDisabled,
+    };
+  });
+}
+
+/** One recorded attempt as the settings area lists it. */
+export interface DeliveryAttemptView {
+  /** Opaque, increasing with time; also the paging cursor. */
+  attemptId: string;
+  deliveryId: string;
+  /** `evt_…`, the same on every attempt of the delivery. */
+  eventId: string;
+  /** Event name (spec §6.1, or `webhook.test`). */
+  event: string;
+  /** 1-based number within the delivery, manual redeliveries included. */
+  attempt: number;
+  /** HTTP status of the answer; null when none came (timeout, refused connection, SSRF filter). */
+  responseStatus: number | null;
+  success: boolean;
+  durationMs: number;
+  error: string | null;
+  startedAt: Date;
+}
+
+/**
+ * The attempts made to one endpoint, newest first, keyset-paged: pass the previous page's `nextCursor` as `cursor`;
+ * `nextCursor` is null on the last page.
+ * @param options.limit 1 to 100, default 50 (spec §8 page size).
+ * @throws ApiError `not_found` (404) for an endpoint missing or of another organisation; `bad_request` (400) for a
+ *         malformed cursor; `validation_error` (422) for a limit out of range.
+ */
+export async function listDeliveryAttempts(
+  orgId: string,
+  endpointId: string,
+  options: { cursor?: string | null; limit?: number } = {},
+): Promise<{ data: DeliveryAttemptView[]; nextCursor: string | null }> {
+  const limit = options.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new ApiError("validation_error", "limit must be an integer from 1 to 100", {
+      details: [{ path: ["limit"], message: "must be an integer from 1 to 100" }],
+    });
+  if (options.cursor && !/^\d{1,19}$/.test(options.cursor))
+    throw new ApiError("bad_request", "cursor is not a cursor returned by this list");
+  const prisma = db().prisma;
+  const endpoint = await prisma.webhookEndpoint.findFirst({ where: { orgId, id: endpointId }, select: { id: true } });
+  if (!endpoint) throw notFound("Webhook endpoint", endpointId);
+  const rows = await prisma.deliveryAttempt.findMany({
+    where: {
+      delivery: { orgId, endpointId },
+      ...(options.cursor ? { id: { lt: BigInt(options.cursor) } } : {}),
+    },
+    orderBy: { id: "desc" },
+    take: limit + 1,
+    select: {
+      id: true,
+      deliveryId: true,
+      attempt: true,
+      responseStatus: true,
+      success: true,
+      durationMs: true,
+      error: true,
+      startedAt: true,
+      delivery: { select: { eventId: true, event: { select: { name: true } } } },
+    },
+  });
+  const page = rows.slice(0, limit);
+  return {
+    data: page.map((row) => ({
+      attemptId: row.id.toString(),
+      deliveryId: row.deliveryId,
+      eventId: row.delivery.eventId,
+      event: row.delivery.event.name,
+      attempt: row.attempt,
+      responseStatus: row.responseStatus,
+      success: row.success,
+      durationMs: row.durationMs,
+      error: row.error,
+      startedAt: row.startedAt,
+    })),
+    nextCursor: rows.length > limit ? (page.at(-1)?.id.toString() ?? null) : null,
+  };
+}
+
+/**
+ * Sends a delivery again now, once, with the same event id and payload, newly signed (redelivery, spec §6.2), and
+ * records the attempt; enabled or not. Success marks the delivery SUCCEEDED; a failure does not count against the
+ * endpoint (410 Gone still disables it).
+ * @throws ApiError `not_found` (404) for a delivery missing or of another organisation.
+ */
+export async function redeliver(
+  orgId: string,
+  deliveryId: string,
+): Promise<{ success: boolean; responseStatus: number | null }> {
+  const found = await db().prisma.webhookDelivery.findFirst({ where: { orgId, id: deliveryId }, select: { id: true } });
+  if (!found) throw notFound("Webhook delivery", deliveryId);
+  const result = await attemptDelivery(deliveryId, { mode: "manual" });
+  return { success: result.success, responseStatus: result.responseStatus };
+}
+
+/**
+ * For the sweeper: live outbox events not yet fanned out, recorded more than `olderThanMs` ago (default 1 min) but
+ * less than `maxAgeMs` ago (default 72 h, so turning Inngest on after a long outage does not flood receivers with
+ * stale events), and not handed to Inngest within the last `resendAfterMs` (default 5 min); oldest first, at most
+ * `limit` (500). Marks them dispatched now (so the next sweep waits `resendAfterMs`) and returns them to be sent again.
+ */
+export async function claimUndispatchedEvents(
+  options: { olderThanMs?: number; maxAgeMs?: number; resendAfterMs?: number; limit?: number } = {},
+): Promise<Array<{ eventId: string; orgId: string }>> {
+  const { olderThanMs = 60_000, maxAgeMs = UNDISPATCHED_MAX_AGE_MS, resendAfterMs = 5 * 60_000, limit = 500 } = options;
+  const rows = await db().prisma.$queryRaw<Array<{ id: string; orgId: string }>>`
+    UPDATE "Event" SET "dispatchedAt" = now() AT TIME ZONE 'UTC'
+    WHERE "id" IN (
+      SELECT "id" FROM "Event"
+      WHERE "fannedOutAt" IS NULL AND "isTest" = false
+        AND "createdAt" < (now() AT TIME ZONE 'UTC') - ${olderThanMs}::float8 * interval '1 millisecond'
+        AND "createdAt" > (now() AT TIME ZONE 'UTC') - ${maxAgeMs}::float8 * interval '1 millisecond'
+        AND ("dispatchedAt" IS NULL
+             OR "dispatchedAt" < (now() AT TIME ZONE 'UTC') - ${resendAfterMs}::float8 * interval '1 millisecond')
+      ORDER BY "createdAt" LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    RETURNING "id", "orgId"`;
+  return rows.map((row) => ({ eventId: row.id, orgId: row.orgId }));
+}
+
+/**
+ * For the sweeper: PENDING deliveries whose Inngest run was lost: never attempted `notStartedAfterMs` (default 30 min)
+ * after creation, or without any activity for `stalledAfterMs` (default 3 h, longer than the longest backoff gap of
+ * 2 h). Touches them (so they are not picked again before those times) and returns them to be requested again.
+ */
+export async function claimStuckDeliveries(
+  options: { notStartedAfterMs?: number; stalledAfterMs?: number; limit?: number } = {},
+): Promise<DeliveryRef[]> {
+  const { notStartedAfterMs = 30 * 60_000, stalledAfterMs = 3 * 60 * 60_000, limit = 500 } = options;
+  const rows = await db().prisma.$queryRaw<Array<{ id: string; endpointId: string; orgId: string }>>`
+    UPDATE "WebhookDelivery" SET "updatedAt" = now() AT TIME ZONE 'UTC'
+    WHERE "id" IN (
+      SELECT "id" FROM "WebhookDelivery"
+      WHERE "status" = 'PENDING'
+        AND ("updatedAt" < (now() AT TIME ZONE 'UTC') - ${stalledAfterMs}::float8 * interval '1 millisecond'
+             OR ("attemptCount" = 0
+                 AND "updatedAt" < (now() AT TIME ZONE 'UTC') - ${notStartedAfterMs}::float8 * interval '1 millisecond'))
+      ORDER BY "updatedAt" LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    RETURNING "id", "endpointId", "orgId"`;
+  return rows.map((row) => ({ deliveryId: row.id, endpointId: row.endpointId, orgId: row.orgId }));
+}

@@ -1,0 +1,317 @@
+// Webhook endpoints of an organisation (spec §6): what the settings area manages. Deliveries: webhook-deliveries.ts.
+import { randomBytes } from "node:crypto";
+import { isIP } from "node:net";
+import { db, prisma } from "../db/client";
+import { env } from "../env";
+import { ApiError, type ErrorDetail, notFound } from "../errors";
+import { blockedReason } from "../webhooks/ssrf";
+import { EVENT_NAMES, newEventId } from "./events";
+import { attemptDelivery, newDeliveryId } from "./webhook-deliveries";
+
+/** The subscription that matches every event of spec §6.1. */
+export const ALL_EVENTS = "*";
+/**
+ * Name of the event sent by "Send test event" ({@link sendTestEvent}). Not one of spec §6.1: receivers should accept
+ * and ignore names they do not know. Its data is `{message, endpointId}`.
+ */
+export const TEST_EVENT_NAME = "webhook.test";
+/** How long the previous secret still signs (a second `v1=`) after {@link rotateWebhookSecret} (ms): 24 hours. */
+export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** Reason recorded when a user disables an endpoint. */
+export const DISABLED_BY_USER = "disabled by a user";
+
+const URL_MAX_LENGTH = 2_048;
+const DESCRIPTION_MAX_LENGTH = 500;
+
+/** An endpoint as the settings area shows it: never its secret (see {@link revealWebhookSecret}). */
+export interface WebhookEndpointView {
+  /** `wh_<24 hex>` */
+  id: string;
+  /** Absolute http(s) URL deliveries are POSTed to. */
+  url: string;
+  description: string | null;
+  /** Event names of spec §6.1, or exactly `["*"]` for all. */
+  events: string[];
+  /** False: nothing is delivered until it is enabled again. */
+  enabled: boolean;
+  /** Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or the consecutive-failure rule. */
+  disabledReason: string | null;
+  disabledAt: Date | null;
+  /** Deliveries in a row that ended failed (all 5 attempts); reset by any successful attempt (spec §6.5). */
+  consecutiveFailures: number;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Until when the secret before the last rotation also signs; null when there is none or it has expired. */
+  previousSecretExpiresAt: Date | null;
+}
+
+const viewSelect = {
+  id: true,
+  url: true,
+  description: true,
+  events: true,
+  enabled: true,
+  disabledReason: true,
+  disabledAt: true,
+  consecutiveFailures: true,
+  createdAt: true,
+  updatedAt: true,
+  previousSecretExpiresAt: true,
+} as const;
+
+type ViewRow = { [K in keyof typeof viewSelect]: WebhookEndpointView[K] };
+
+function toView(row: ViewRow, now = new Date()): WebhookEndpointView {
+  const expires = row.previousSecretExpiresAt;
+  return { ...row, previousSecretExpiresAt: expires && expires > now ? expires : null };
+}
+
+function newEndpointId(): string {
+  return `wh_${randomBytes(12).toString("hex")}`;
+}
+
+/** A new signing secret: `whsec_` + 32 random bytes in base64url (256 bits). The whole string is the HMAC key. */
+function newSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64url")}`;
+}
+
+function validationError(details: ErrorDetail[]): ApiError {
+  return new ApiError("validation_error", "The webhook endpoint is not valid", { details });
+}
+
+function checkUrl(value: unknown, details: ErrorDetail[]): string | undefined {
+  if (typeof value !== "string" || value.trim() === "") {
+    details.push({ path: ["url"], message: "is required: an absolute http(s) URL" });
+    return undefined;
+  }
+  const text = value.trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    details.push({ path: ["url"], message: "must be an absolute http(s) URL" });
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    details.push({ path: ["url"], message: "must use http or https" });
+  } else if (text.length > URL_MAX_LENGTH) {
+    details.push({ path: ["url"], message: `must be at most ${URL_MAX_LENGTH} characters` });
+  } else {
+    // Literal addresses can be judged now; host names are resolved and checked at every delivery (DNS rebinding).
+    const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+    const allowLoopback = env().WEBHOOKS_ALLOW_LOOPBACK;
+    const reason = isIP(host)
+      ? blockedReason(host, { allowLoopback })
+      : !allowLoopback && (host === "localhost" || host.endsWith(".localhost"))
+        ? "a loopback address"
+        : null;
+    if (reason) details.push({ path: ["url"], message: `must not point at ${reason}` });
+  }
+  return url.toString();
+}
+
+function checkEvents(value: unknown, details: ErrorDetail[]): string[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) {
+    details.push({ path: ["events"], message: `must list event names of spec §6.1, or be exactly ["*"]` });
+    return undefined;
+  }
+  const known = new Set<string>(EVENT_NAMES);
+  const events = [...new Set(value as unknown[])];
+  if (events.includes(ALL_EVENTS)) {
+    if (events.length > 1) details.push({ path: ["events"], message: `"*" cannot be combined with event names` });
+    return [ALL_EVENTS];
+  }
+  value.forEach((name: unknown, index: number) => {
+    if (typeof name !== "string" || !known.has(name))
+      details.push({
+        path: ["events", String(index)],
+        message: `unknown event; expected one of ${EVENT_NAMES.join(", ")}`,
+      });
+  });
+  return events as string[];
+}
+
+function checkDescription(value: unknown, details: ErrorDetail[]): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return null;
+  if (typeof value !== "string" || value.length > DESCRIPTION_MAX_LENGTH) {
+    details.push({ path: ["description"], message: `must be text of at most ${DESCRIPTION_MAX_LENGTH} characters` });
+    return undefined;
+  }
+  return value.trim() === "" ? null : value.trim();
+}
+
+async function findOwned(orgId: string, id: string) {
+  const row = await prisma().webhookEndpoint.findFirst({
+    where: { orgId, id },
+    select: { ...viewSelect, secret: true, previousSecret: true },
+  });
+  if (!row) throw notFound("Webhook endpoint", id);
+  return row;
+}
+
+/**
+ * Creates a webhook endpoint (spec §6), enabled. The secret is returned here and by {@link revealWebhookSecret}.
+ * @param input.url absolute http(s) URL, at most 2,048 characters; loopback, private and link-local literals refused.
+ * @param input.events event names of spec §6.1 (duplicates dropped), or exactly `["*"]`.
+ * @param input.description optional, at most 500 characters.
+ * @returns `{endpoint, secret}` with secret `whsec_<43 base64url characters>`.
+ * @throws ApiError `validation_error` (422) with one detail per problem (`url`, `events`, `events.<i>`, `description`).
+ */
+export async function createWebhookEndpoint(
+  orgId: string,
+  input: { url: string; events: string[]; description?: string | null },
+): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
+  const details: ErrorDetail[] = [];
+  const url = checkUrl(input.url, details);
+  const events = checkEvents(input.events, details);
+  const description = checkDescription(input.description, details);
+  if (details.length > 0 || !url || !events) throw validationError(details);
+  const secret = newSecret();
+  const row = await prisma().webhookEndpoint.create({
+    data: { id: newEndpointId(), orgId, url, events, description: description ?? null, secret },
+    select: viewSelect,
+  });
+  return { endpoint: toView(row), secret };
+}
+
+/** The organisation's endpoints, newest first (`createdAt` desc, then id). */
+export async function listWebhookEndpoints(orgId: string): Promise<WebhookEndpointView[]> {
+  const rows = await prisma().webhookEndpoint.findMany({
+    where: { orgId },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    select: viewSelect,
+  });
+  const now = new Date();
+  return rows.map((row) => toView(row, now));
+}
+
+/**
+ * One endpoint of the organisation.
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation.
+ */
+export async function getWebhookEndpoint(orgId: string, id: string): Promise<WebhookEndpointView> {
+  const { secret: _secret, previousSecret: _previous, ...row } = await findOwned(orgId, id);
+  return toView(row);
+}
+
+/**
+ * The endpoint's current signing secret, and until when the previous one (after a rotation) still signs.
+ * @throws ApiError `not_found` (404).
+ */
+export async function revealWebhookSecret(
+  orgId: string,
+  id: string,
+): Promise<{ secret: string; previousSecretExpiresAt: Date | null }> {
+  const row = await findOwned(orgId, id);
+  return { secret: row.secret, previousSecretExpiresAt: toView(row).previousSecretExpiresAt };
+}
+
+/**
+ * Changes an endpoint's URL, subscribed events or description (`null` or `""` clears it); fields left out keep their
+ * value. The secret and the enabled state are unchanged.
+ * @throws ApiError `not_found` (404); `validation_error` (422) as {@link createWebhookEndpoint}.
+ */
+export async function updateWebhookEndpoint(
+  orgId: string,
+  id: string,
+  input: { url?: string; events?: string[]; description?: string | null },
+): Promise<WebhookEndpointView> {
+  await findOwned(orgId, id);
+  const details: ErrorDetail[] = [];
+  const url = input.url === undefined ? undefined : checkUrl(input.url, details);
+  const events = input.events === undefined ? undefined : checkEvents(input.events, details);
+  const description = checkDescription(input.description, details);
+  if (details.length > 0) throw validationError(details);
+  const row = await prisma().webhookEndpoint.update({
+    where: { id, orgId },
+    data: { url, events, description },
+    select: viewSelect,
+  });
+  return toView(row);
+}
+
+/**
+ * Enables or disables an endpoint. Enabling clears `disabledReason`/`disabledAt` and resets `consecutiveFailures` to
+ * 0; deliveries recorded while it was disabled are not sent. Disabling records the reason "disabled by a user".
+ * @throws ApiError `not_found` (404).
+ */
+export async function setWebhookEndpointEnabled(
+  orgId: string,
+  id: string,
+  enabled: boolean,
+): Promise<WebhookEndpointView> {
+  const current = await findOwned(orgId, id);
+  if (current.enabled === enabled) return toView(current);
+  const row = await prisma().webhookEndpoint.update({
+    where: { id, orgId },
+    data: enabled
+      ? { enabled: true, disabledReason: null, disabledAt: null, consecutiveFailures: 0 }
+      : { enabled: false, disabledReason: DISABLED_BY_USER, disabledAt: new Date() },
+    select: viewSelect,
+  });
+  return toView(row);
+}
+
+/**
+ * Replaces the signing secret. The old one keeps signing for 24 hours ({@link SECRET_ROTATION_OVERLAP_MS}): every
+ * delivery then carries two `v1=` values, so receivers can switch without losing deliveries. A second rotation within
+ * those 24 h drops the oldest secret at once.
+ * @returns the new secret and when the previous one stops signing.
+ * @throws ApiError `not_found` (404).
+ */
+export async function rotateWebhookSecret(
+  orgId: string,
+  id: string,
+): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
+  const current = await findOwned(orgId, id);
+  const secret = newSecret();
+  const previousSecretExpiresAt = new Date(Date.now() + SECRET_ROTATION_OVERLAP_MS);
+  await prisma().webhookEndpoint.update({
+    where: { id, orgId },
+    data: { secret, previousSecret: current.secret, previousSecretExpiresAt },
+  });
+  return { secret, previousSecretExpiresAt };
+}
+
+/**
+ * Deletes an endpoint with its deliveries and their attempts.
+ * @throws ApiError `not_found` (404).
+ */
+export async function deleteWebhookEndpoint(orgId: string, id: string): Promise<void> {
+  const { count } = await prisma().webhookEndpoint.deleteMany({ where: { orgId, id } });
+  if (count === 0) throw notFound("Webhook endpoint", id);
+}
+
+/**
+ * Sends a test event to one endpoint now, whatever its subscriptions and enabled state, without Inngest: records an
+ * `Event` named `webhook.test` ({@link TEST_EVENT_NAME}, data `{message, endpointId}`, marked fanned out so fan-out and
+ * the sweeper ignore it), one `WebhookDelivery`, and makes ONE signed attempt (awaited, at most 10 s), recorded like
+ * any attempt. A 2xx resets the endpoint's failure count; a 410 disables it; other failures do not count.
+ * @returns `{eventId, deliveryId, success, responseStatus}` (responseStatus null when no answer came).
+ * @throws ApiError `not_found` (404).
+ */
+export async function sendTestEvent(
+  orgId: string,
+  endpointId: string,
+): Promise<{ eventId: string; deliveryId: string; success: boolean; responseStatus: number | null }> {
+  await findOwned(orgId, endpointId);
+  const eventId = newEventId();
+  const deliveryId = newDeliveryId();
+  const now = new Date();
+  // Off any request transaction: the attempt below must see these rows committed and may take seconds.
+  await db().prisma.$transaction([
+    db().prisma.event.create({
+      data: {
+        id: eventId,
+        orgId,
+        name: TEST_EVENT_NAME,
+        data: { message: "Test event sent from the settings area", endpointId },
+        fannedOutAt: now,
+      },
+    }),
+    db().prisma.webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } }),
+  ]);
+  const result = await attemptDelivery(deliveryId, { mode: "single" });
+  return { eventId, deliveryId, success: result.success, responseStatus: result.responseStatus };
+}

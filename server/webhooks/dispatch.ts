@@ -1,0 +1,50 @@
+// Hand-over of committed outbox events to Inngest (DESIGN.md §6), off the response path.
+import { eventRecorded, inngest, inngestConfigured } from "../../inngest/client";
+import { db } from "../db/client";
+
+const inFlight = new Set<Promise<void>>();
+
+/**
+ * Hands committed live events to Inngest in ONE `inngest.send` per 500 events (Inngest event `crm/event.recorded`,
+ * id = the event id, so a repeated hand-over is dropped by Inngest), then stamps `Event.dispatchedAt` in ONE UPDATE.
+ * Fire-and-forget: returns at once and never throws, so an API request neither waits for Inngest nor fails with it.
+ * When Inngest is not configured (no `INNGEST_EVENT_KEY`, no `INNGEST_DEV`) nothing is sent; a failed send is
+ * logged. Either way the events keep `dispatchedAt` null and the sweeper sends them later.
+ */
+export function dispatchEvents(events: ReadonlyArray<{ id: string; orgId: string }>): void {
+  if (events.length === 0 || !inngestConfigured()) return;
+  const sending: Promise<void> = sendEvents(events)
+    .catch((error: unknown) => {
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          message: "webhook events not handed to Inngest; the sweeper will resend them",
+          events: events.length,
+          error: String(error),
+        }),
+      );
+    })
+    .finally(() => inFlight.delete(sending));
+  inFlight.add(sending);
+}
+
+// Events per `inngest.send`: a 500-item bulk request is one send (~75 kB), well under Inngest's request size limit.
+const SEND_BATCH = 500;
+
+async function sendEvents(events: ReadonlyArray<{ id: string; orgId: string }>): Promise<void> {
+  for (let start = 0; start < events.length; start += SEND_BATCH) {
+    const batch = events.slice(start, start + SEND_BATCH);
+    await inngest.send(
+      batch.map((event) => eventRecorded.create({ eventId: event.id, orgId: event.orgId }, { id: event.id })),
+    );
+  }
+  const ids = events.map((event) => event.id);
+  // The root client: this runs after the request's transaction, possibly after the response was sent.
+  await db().prisma.$executeRaw`
+    UPDATE "Event" SET "dispatchedAt" = now() AT TIME ZONE 'UTC' WHERE "id" = ANY(${ids}::text[]) AND "dispatchedAt" IS NULL`;
+}
+
+/** Resolves when every hand-over started so far has finished (for shutdown and tests). */
+export async function dispatchesSettled(): Promise<void> {
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+}

@@ -1,0 +1,78 @@
+import { createHmac } from "node:crypto";
+
+/** `User-Agent` of every delivery (spec §6.3, §9). */
+export const WEBHOOK_USER_AGENT = "Service-Webhooks/1.1";
+
+/** The JSON body of a delivery (spec §6.2). */
+export interface WebhookPayload {
+  /** Event id `evt_<unix_seconds>_<token>`; the same on every attempt and redelivery, so receivers can deduplicate. */
+  id: string;
+  /** Event name of spec §6.1 (or `webhook.test` for the settings area's test event). */
+  event: string;
+  /** ISO 8601 UTC time the event was recorded (not the time of the attempt). */
+  timestamp: string;
+  /** Owning organisation id. */
+  orgId: string;
+  /** The resource exactly as its GET returns it. */
+  data: unknown;
+}
+
+/**
+ * Serialises the payload of spec §6.2 once, in the key order `id, event, timestamp, orgId, data`. The returned text is
+ * both what is signed and what is sent (DESIGN.md §6: the bytes signed are the bytes sent).
+ */
+export function serializePayload(event: {
+  id: string;
+  name: string;
+  orgId: string;
+  createdAt: Date;
+  data: unknown;
+}): string {
+  const payload: WebhookPayload = {
+    id: event.id,
+    event: event.name,
+    timestamp: event.createdAt.toISOString(),
+    orgId: event.orgId,
+    data: event.data,
+  };
+  return JSON.stringify(payload);
+}
+
+/**
+ * Lowercase hex HMAC-SHA256 of `<t>.<body>` keyed with the whole secret string `whsec_…` as UTF-8 (spec §6.4 step 2).
+ * @param timestamp Unix seconds.
+ */
+export function computeSignature(secret: string, timestamp: number, body: string): string {
+  return createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+}
+
+/**
+ * The headers of one delivery attempt (spec §6.3):
+ * - `Service-Signature: t=<unix>,v1=<hex>` with one `v1=` per valid secret: the current one first, then the previous
+ *   one while it is still valid after a rotation (24 h);
+ * - `Service-Event`, `Service-Event-Id`, `Content-Type: application/json`, `User-Agent: Service-Webhooks/1.1`;
+ * - legacy `X-MSP-Signature` (hex HMAC-SHA256 of the raw body only, current secret) and `X-MSP-Timestamp` (unix seconds).
+ * @param secrets current secret first; later entries are previous secrets still valid.
+ * @param timestamp Unix seconds of the attempt, so a retry hours later still passes the receiver's 5-minute tolerance.
+ */
+export function signedHeaders(options: {
+  body: string;
+  eventId: string;
+  eventName: string;
+  secrets: readonly string[];
+  timestamp: number;
+}): Record<string, string> {
+  const { body, eventId, eventName, secrets, timestamp } = options;
+  const [current] = secrets;
+  if (!current) throw new Error("a delivery needs a signing secret");
+  const signatures = secrets.map((secret) => `v1=${computeSignature(secret, timestamp, body)}`);
+  return {
+    "Content-Type": "application/json",
+    "User-Agent": WEBHOOK_USER_AGENT,
+    "Service-Event": eventName,
+    "Service-Event-Id": eventId,
+    "Service-Signature": `t=${timestamp},${signatures.join(",")}`,
+    "X-MSP-Signature": createHmac("sha256", current).update(body).digest("hex"),
+    "X-MSP-Timestamp": String(timestamp),
+  };
+}
