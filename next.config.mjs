@@ -4,6 +4,20 @@ const nextConfig = {
   serverExternalPackages: ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/adapter-pg", "pg", "ioredis"],
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: false },
+  // The signed-in pages must not be framed (click-jacking) nor leak their URLs to other sites.
+  async headers() {
+    const pageHeaders = [
+      { key: "X-Frame-Options", value: "DENY" },
+      { key: "Content-Security-Policy", value: "frame-ancestors 'none'" },
+      { key: "Referrer-Policy", value: "same-origin" },
+      { key: "X-Content-Type-Options", value: "nosniff" },
+    ];
+    return [
+      { source: "/settings/:path*", headers: pageHeaders },
+      { source: "/settings", headers: pageHeaders },
+      { source: "/signin", headers: pageHeaders },
+    ];
+  },
 };
 
 export default nextConfig;

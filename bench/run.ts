@@ -23,8 +23,8 @@ import pg from "pg";
 import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
-import { LAYER_ENV, measurePlatformLayers } from "./platform";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
+import { LAYER_ENV, measurePlatformLayers } from "./platform";
 import { type ChildServer, freePort, startServer } from "./servers";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -275,7 +275,9 @@ async function launch(
           cwd: ROOT,
         });
   cleanups.push(() => server.stop());
-  log(`${kind}${extraEnv.BENCH_DISABLE_LAYERS ? ` without ${extraEnv.BENCH_DISABLE_LAYERS}` : ""}: ready on ${server.origin} after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  log(
+    `${kind}${extraEnv.BENCH_DISABLE_LAYERS ? ` without ${extraEnv.BENCH_DISABLE_LAYERS}` : ""}: ready on ${server.origin} after ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return server;
 }
 

@@ -1,4 +1,5 @@
 // Operator command for self-hosters and scripts (issue #2): `npm run admin -- <command> [options]`.
+import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { validateRequestedScopes } from "../server/auth/scopes";
 import { closeDb } from "../server/db/client";
@@ -8,15 +9,27 @@ import { ApiError } from "../server/errors";
 import { createApiKey } from "../server/services/api-keys";
 import { ensureOrganisation } from "../server/services/organisations";
 import { seedDemoBook } from "../server/services/seed";
+import { createUser } from "../server/services/users";
+import { createWebhookEndpoint } from "../server/services/webhook-endpoints";
 
 const USAGE = `Usage:
   npm run admin -- create-key --org <slug> --scopes <comma-separated> [--name <name>] [--test]
                               [--plan starter|growth|scale|pro] [--limits <perKeyPerMin>,<perOrgPerMin>] [--json]
     Creates the organisation if it does not exist, applies the plan/limits when given, creates an API key and
     prints {"orgId", "key", "scopes"} (with --json) — the raw key is shown only this once.
+    Plans (requests/min per key, per organisation): starter 30,60; growth 60,120; scale 120,240; pro 120,240 by
+    default and configurable with --limits within 120–300 per key and 240–600 per organisation. On other plans
+    --limits overrides the plan's limits as given.
   npm run admin -- seed-demo --org <slug> [--json]
     Creates the organisation if needed and fills it with a demo MSP book (200 accounts, 1,000 contacts, 400 deals,
-    5,000 devices, tasks, notes, touchpoints, signals, 90 days of health history) through the API's services.`;
+    5,000 devices, tasks, notes, touchpoints, signals, 90 days of health history) through the API's services.
+  npm run admin -- create-webhook --org <slug> --url <url> --events <comma-separated event names|*>
+                                  [--description <text>] [--json]
+    Creates the organisation if needed and a webhook endpoint in it (spec §6), enabled, and prints its id and signing
+    secret: {"orgId", "id", "url", "events", "secret"} with --json. Quote '*' in the shell.
+  npm run admin -- create-user --org <slug> --email <email> [--password <password>] [--name <name>] [--json]
+    Creates the organisation if needed and a settings user in it (sign-in at /signin). Without --password a
+    password is generated and printed once. Prints {"orgId", "userId", "email", "password"?} with --json.`;
 
 async function seedDemo(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -92,12 +105,90 @@ async function createKey(args: string[]): Promise<void> {
   }
 }
 
+async function createUserCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      org: { type: "string" },
+      email: { type: "string" },
+      password: { type: "string" },
+      name: { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
+    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
+  if (!values.email) fail("--email is required");
+  // A generated password is printed once, like a key, so none has to appear in the shell history.
+  const generated = values.password === undefined ? randomBytes(18).toString("base64url") : undefined;
+  const org = await ensureOrganisation(values.org);
+  const user = await createUser(org.id, {
+    email: values.email,
+    password: values.password ?? (generated as string),
+    name: values.name,
+  });
+  if (values.json) {
+    console.log(JSON.stringify({ orgId: org.id, userId: user.id, email: user.email, password: generated }));
+  } else {
+    console.log(
+      `Organisation ${org.slug} (${org.id})\nUser ${user.email} (${user.id})${generated ? `\n\n  password: ${generated}\n\nStore it now: it cannot be shown again.` : ""}`,
+    );
+  }
+}
+
+async function createWebhook(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      org: { type: "string" },
+      url: { type: "string" },
+      events: { type: "string" },
+      description: { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
+    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
+  if (!values.url) fail("--url is required");
+  if (!values.events) fail("--events is required: comma-separated event names, or *");
+  const events = values.events
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const org = await ensureOrganisation(values.org);
+  try {
+    const { endpoint, secret } = await createWebhookEndpoint(org.id, {
+      url: values.url,
+      events,
+      description: values.description,
+    });
+    if (values.json) {
+      console.log(
+        JSON.stringify({ orgId: org.id, id: endpoint.id, url: endpoint.url, events: endpoint.events, secret }),
+      );
+    } else {
+      console.log(
+        `Organisation ${org.slug} (${org.id})\nWebhook ${endpoint.id} → ${endpoint.url} (${endpoint.events.join(",")})\n\n  signing secret: ${secret}\n\nVerify Service-Signature with it (see /docs/webhooks).`,
+      );
+    }
+  } catch (error) {
+    // Name each refused field: the generic message alone does not say what to fix.
+    if (error instanceof ApiError && error.details)
+      for (const detail of error.details) console.error(`  ${detail.path.join(".")}: ${detail.message}`);
+    throw error;
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   try {
     await migrateProcessDatabase();
     if (command === "create-key") await createKey(rest);
     else if (command === "seed-demo") await seedDemo(rest);
+    else if (command === "create-webhook") await createWebhook(rest);
+    else if (command === "create-user") await createUserCommand(rest);
     else fail(command ? `Unknown command ${command}` : "No command given");
   } catch (error) {
     if (error instanceof ApiError || (error instanceof TypeError && "code" in error)) {

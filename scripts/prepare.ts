@@ -21,11 +21,13 @@ async function main(): Promise<void> {
     `  Cache:      ${config.REDIS_URL ? "Redis (REDIS_URL)" : config.KV_REST_API_URL ? "Vercel KV" : "in-memory"}`,
     `  Base URL:   ${base}/api/v1`,
     `  Docs:       ${base}/docs`,
+    `  Settings:   ${base}/settings   (API keys, webhooks, usage; sign in at ${base}/signin)`,
     `  OpenAPI:    ${base}/api/v1/openapi.json`,
   ];
   if (demo) {
     lines.push(
       `  Demo key:   ${demo.apiKey}   (organisation "demo", test key, all scopes)`,
+      `  Demo login: ${demo.email} / ${demo.password}`,
       "",
       `  Try:  curl -s -H "Authorization: Bearer ${demo.apiKey}" ${base}/api/v1/accounts`,
     );

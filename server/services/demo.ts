@@ -1,26 +1,37 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { hashApiKey } from "../auth/api-keys";
+import { verifyPassword } from "../auth/passwords";
 import { FULL_ACCESS_SCOPES } from "../auth/scopes";
 import { prisma } from "../db/client";
 import { createApiKey } from "./api-keys";
 import { ensureOrganisation } from "./organisations";
 import { seedDemoBook } from "./seed";
+import { createUser, setUserPassword } from "./users";
 
 /** Slug of the demo organisation that start-up seeds into an empty database (DESIGN.md §8). */
 export const DEMO_ORG_SLUG = "demo";
 
-/** What start-up prints about the demo organisation: its id and a working `msp_test_` key. */
+/** Email of the demo organisation's settings user (issue #6). */
+export const DEMO_USER_EMAIL = "demo@example.com";
+
+/** What start-up prints about the demo organisation: its id, a working `msp_test_` key and the settings login. */
 export interface DemoCredentials {
   orgId: string;
   apiKey: string;
+  /** Sign-in of the demo settings user: `demo@example.com` and a generated password. */
+  email: string;
+  password: string;
 }
 
 /**
- * Seeds the demo organisation (a `msp_test_` key with every write scope plus `admin:read`, and the demo MSP book of `seedDemoBook`) when
- * the database has no organisation yet, and returns a working demo key. The raw key is kept in
- * `<dataDir>/demo-credentials.json` so later starts print the same key; when that file is missing or its key was revoked,
- * a new key is issued. Returns null when the database holds other organisations but no demo one (a production database).
+ * Seeds the demo organisation (a `msp_test_` key with every write scope plus `admin:read`, the demo MSP book of
+ * `seedDemoBook`, and the settings user {@link DEMO_USER_EMAIL} with a generated 24-character password) when the
+ * database has no organisation yet, and returns a working demo key and login. Key and password are kept in
+ * `<dataDir>/demo-credentials.json` (mode 0600) so later starts print the same ones; when that file is missing, or
+ * its key was revoked or its password no longer matches, a new key or password is issued. Returns null when the
+ * database holds other organisations but no demo one (a production database).
  */
 export async function ensureDemo(dataDir: string): Promise<DemoCredentials | null> {
   const existing = await prisma().organisation.findUnique({ where: { slug: DEMO_ORG_SLUG }, select: { id: true } });
@@ -30,18 +41,42 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   if (!existing) await seedDemoBook(org.id);
 
   const file = path.resolve(dataDir, "demo-credentials.json");
-  if (existsSync(file)) {
-    const saved = JSON.parse(readFileSync(file, "utf8")) as Partial<DemoCredentials>;
-    if (saved.orgId === org.id && saved.apiKey) {
-      const key = await prisma().apiKey.findUnique({
-        where: { keyHash: hashApiKey(saved.apiKey) },
-        select: { revokedAt: true },
-      });
-      if (key && !key.revokedAt) return { orgId: org.id, apiKey: saved.apiKey };
-    }
+  const saved: Partial<DemoCredentials> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+  const sameOrg = saved.orgId === org.id;
+  const apiKey =
+    (sameOrg && saved.apiKey && (await demoKeyWorks(saved.apiKey)) && saved.apiKey) || (await newDemoKey(org.id));
+  const password = await ensureDemoUser(org.id, sameOrg ? saved.password : undefined);
+  const credentials: DemoCredentials = { orgId: org.id, apiKey, email: DEMO_USER_EMAIL, password };
+  if (JSON.stringify(saved) !== JSON.stringify(credentials)) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(credentials, null, 2), { mode: 0o600 });
   }
-  const { raw } = await createApiKey(org.id, { name: "Demo key (start-up)", scopes: FULL_ACCESS_SCOPES, isTest: true });
-  mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ orgId: org.id, apiKey: raw }, null, 2), { mode: 0o600 });
-  return { orgId: org.id, apiKey: raw };
+  return credentials;
+}
+
+async function demoKeyWorks(raw: string): Promise<boolean> {
+  const key = await prisma().apiKey.findUnique({
+    where: { keyHash: hashApiKey(raw) },
+    select: { revokedAt: true, expiresAt: true },
+  });
+  return Boolean(key && !key.revokedAt && (!key.expiresAt || key.expiresAt.getTime() > Date.now()));
+}
+
+async function newDemoKey(orgId: string): Promise<string> {
+  const { raw } = await createApiKey(orgId, { name: "Demo key (start-up)", scopes: FULL_ACCESS_SCOPES, isTest: true });
+  return raw;
+}
+
+// Returns the demo user's password: the saved one while it still signs in, else a new one set on the user.
+async function ensureDemoUser(orgId: string, savedPassword: string | undefined): Promise<string> {
+  const user = await prisma().user.findUnique({
+    where: { email: DEMO_USER_EMAIL },
+    select: { id: true, orgId: true, passwordHash: true },
+  });
+  if (user && user.orgId !== orgId) throw new Error(`${DEMO_USER_EMAIL} belongs to another organisation`);
+  if (user && savedPassword && (await verifyPassword(savedPassword, user.passwordHash))) return savedPassword;
+  const password = randomBytes(18).toString("base64url");
+  if (user) await setUserPassword(orgId, user.id, password);
+  else await createUser(orgId, { email: DEMO_USER_EMAIL, password, name: "Demo user" });
+  return password;
 }

@@ -39,7 +39,13 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}/api/v1`;
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (await fetch(`${base}/status`).then((res) => res.ok, () => false)) return;
+    if (
+      await fetch(`${base}/status`).then(
+        (res) => res.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`next start did not become ready:\n${output.slice(-2_000)}`);
@@ -53,7 +59,9 @@ it("writes the audit rows of every call answered before SIGTERM", async () => {
   const org = await createTestOrg();
   const api = client(base, org.key);
   const responses = await Promise.all(
-    Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? api("POST", "/accounts", { name: `Shutdown ${i}` }) : api("GET", "/accounts?limit=1"))),
+    Array.from({ length: 30 }, (_, i) =>
+      i % 3 === 0 ? api("POST", "/accounts", { name: `Shutdown ${i}` }) : api("GET", "/accounts?limit=1"),
+    ),
   );
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.kill("SIGTERM");

@@ -66,6 +66,21 @@ describe("npm start (embedded defaults)", () => {
     expect(res.body.hasMore).toBe(true);
   });
 
+  it("prints the demo login and serves the sign-in page, the settings redirect and the API reference", async () => {
+    expect(output).toMatch(/Demo login: demo@example\.com \/ \S{10,}/);
+    expect(output).toContain(`${base}/settings`);
+    const signin = await fetch(`${base}/signin`);
+    expect(signin.status).toBe(200);
+    expect(await signin.text()).toContain('type="password"');
+    const settings = await fetch(`${base}/settings`, { redirect: "manual" });
+    expect([303, 307, 308]).toContain(settings.status);
+    expect(settings.headers.get("location")).toContain("/signin");
+    expect(settings.headers.get("x-frame-options")).toBe("DENY");
+    const docs = await fetch(`${base}/docs`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain("/docs/scalar.js");
+  });
+
   it("answers the curl walkthrough through Next.js: create, list, page, bulk", async () => {
     const api = client(`${base}/api/v1`, demoKey);
     expect((await api("POST", "/accounts", { name: "Walkthrough Co", industry: "Legal" })).status).toBe(201);

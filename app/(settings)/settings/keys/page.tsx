@@ -1,0 +1,127 @@
+import { ConfirmAction } from "../../_components/confirm-action";
+import { Time } from "../../_components/time";
+import { formatRelativeFuture } from "../../_lib/format";
+import { DEPRECATED_SCOPE_OPTIONS, grantsNothingNote, SCOPE_OPTIONS, scopeImplication } from "../../_lib/scopes";
+import { requireSession, settingsCaller } from "../../_lib/session";
+import { createKeyAction, revokeKeyAction, rotateKeyAction } from "./actions";
+import { CreateKeyForm } from "./create-key-form";
+
+export const metadata = { title: "API keys · Settings" };
+
+/** The organisation's API keys (spec §5, issue #6): create (shown once), list, revoke, rotate. */
+export default async function KeysPage() {
+  await requireSession("/settings/keys");
+  const keys = await (await settingsCaller()).apiKeys.list();
+  const now = Date.now();
+  return (
+    <>
+      <h1>API keys</h1>
+      <p>
+        Every API request carries <code>Authorization: Bearer &lt;key&gt;</code>. Keys are stored as SHA-256 hashes: the
+        key itself is shown once, when it is created or rotated. A lost key must be rotated. Rotating keeps the old key
+        working for 24 hours so you can roll the new one out; revoking stops a key at once.
+      </p>
+
+      <section aria-labelledby="create-key-heading">
+        <h2 id="create-key-heading">Create a key</h2>
+        <CreateKeyForm action={createKeyAction} scopes={SCOPE_OPTIONS} deprecated={DEPRECATED_SCOPE_OPTIONS} />
+      </section>
+
+      <section aria-labelledby="keys-heading">
+        <h2 id="keys-heading">Your keys ({keys.length})</h2>
+        {keys.length === 0 ? (
+          <p>No keys yet. Create a test key above to try the API.</p>
+        ) : (
+          <ul className="key-list">
+            {keys.map((key) => {
+              const expired = key.expiresAt !== null && key.expiresAt.getTime() <= now;
+              const active = !key.revokedAt && !expired;
+              return (
+                <li key={key.id} className="card" data-testid="key-card" aria-labelledby={`key-${key.id}`}>
+                  <h3 id={`key-${key.id}`}>{key.name}</h3>
+                  <p className="actions">
+                    <span className={`badge ${key.isTest ? "test" : "live"}`}>{key.isTest ? "test" : "live"}</span>
+                    {key.revokedAt ? (
+                      <span className="badge error">revoked</span>
+                    ) : expired ? (
+                      <span className="badge error">expired</span>
+                    ) : key.expiresAt ? (
+                      <span className="badge warn">rotated: expires {formatRelativeFuture(key.expiresAt)}</span>
+                    ) : (
+                      <span className="badge ok">active</span>
+                    )}
+                  </p>
+                  <dl className="meta">
+                    <dt>Prefix</dt>
+                    <dd>
+                      <code>{key.prefix}…</code>
+                    </dd>
+                    <dt>Scopes</dt>
+                    <dd>
+                      <ul className="scope-list">
+                        {key.scopes.map((scope) => {
+                          const note = grantsNothingNote(scope);
+                          const implies = scopeImplication(scope);
+                          return (
+                            <li key={scope}>
+                              <code>{scope}</code>
+                              {implies ? <span className="muted"> (+ {implies})</span> : null}
+                              {note ? <span className="muted"> (grants nothing)</span> : null}
+                            </li>
+                          );
+                        })}
+                      </ul>
+                    </dd>
+                    <dt>Created</dt>
+                    <dd>
+                      <Time value={key.createdAt} />
+                    </dd>
+                    <dt>Last used</dt>
+                    <dd>{key.lastUsedAt ? <Time value={key.lastUsedAt} /> : <span className="muted">never</span>}</dd>
+                    {key.revokedAt ? (
+                      <>
+                        <dt>Revoked</dt>
+                        <dd>
+                          <Time value={key.revokedAt} />
+                        </dd>
+                      </>
+                    ) : null}
+                    {key.expiresAt ? (
+                      <>
+                        <dt>{expired ? "Expired" : "Expires"}</dt>
+                        <dd>
+                          <Time value={key.expiresAt} />
+                        </dd>
+                      </>
+                    ) : null}
+                  </dl>
+                  <ConfirmAction
+                    action={rotateKeyAction}
+                    summary="Rotate…"
+                    explanation="Creates a new key with the same name, scopes and mode and shows it once. This key keeps working for 24 hours."
+                    submitLabel={`Rotate “${key.name}”`}
+                    pendingLabel="Rotating…"
+                    showButton={active && !key.expiresAt}
+                  >
+                    <input type="hidden" name="id" value={key.id} />
+                  </ConfirmAction>
+                  <ConfirmAction
+                    action={revokeKeyAction}
+                    summary="Revoke…"
+                    explanation="Requests with this key get 401 unauthorized from now on. This cannot be undone."
+                    submitLabel={`Revoke “${key.name}”`}
+                    pendingLabel="Revoking…"
+                    danger
+                    showButton={active}
+                  >
+                    <input type="hidden" name="id" value={key.id} />
+                  </ConfirmAction>
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </section>
+    </>
+  );
+}

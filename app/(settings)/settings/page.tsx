@@ -1,0 +1,96 @@
+import { headers } from "next/headers";
+import { env } from "@/server/env";
+import { requireSession, settingsCaller } from "../_lib/session";
+
+export const metadata = { title: "Settings · MSP CRM API" };
+
+async function baseUrl(): Promise<string> {
+  const configured = env().PUBLIC_BASE_URL;
+  if (configured) return configured.replace(/\/$/, "");
+  const list = await headers();
+  const host = list.get("x-forwarded-host") ?? list.get("host") ?? "localhost:3000";
+  const proto = list.get("x-forwarded-proto")?.split(",")[0] ?? "http";
+  return `${proto}://${host}`;
+}
+
+/**
+ * The first screen after sign-in (issue #6): the organisation, what it has set up (keys, endpoints, calls in the
+ * last 24 hours, rate-limit plan) and, while nothing is set up, the steps to a first API call.
+ */
+export default async function SettingsOverview() {
+  const session = await requireSession("/settings");
+  const caller = await settingsCaller();
+  const [keys, endpoints, lastDay, limits] = await Promise.all([
+    caller.apiKeys.list(),
+    caller.webhooks.list(),
+    caller.usage.lastDay(),
+    caller.usage.limits(),
+  ]);
+  const now = Date.now();
+  const activeKeys = keys.filter((key) => !key.revokedAt && (!key.expiresAt || key.expiresAt.getTime() > now));
+  const disabled = endpoints.filter((endpoint) => !endpoint.enabled);
+  const base = await baseUrl();
+  return (
+    <>
+      <h1>{session.orgName}</h1>
+      <p>
+        Signed in as {session.name ? `${session.name} (${session.email})` : session.email}. Everything here belongs to
+        the organisation <code>{session.orgSlug}</code> and only its users see it.
+      </p>
+      <div className="cards">
+        <div className="card">
+          <h2>API keys</h2>
+          <p>
+            <strong>{activeKeys.length}</strong> active ({keys.length} in total)
+          </p>
+          <a href="/settings/keys">Manage keys</a>
+        </div>
+        <div className="card">
+          <h2>Webhooks</h2>
+          <p>
+            <strong>{endpoints.length}</strong> endpoints
+            {disabled.length > 0 ? `, ${disabled.length} disabled` : ""}
+          </p>
+          <a href="/settings/webhooks">Manage endpoints</a>
+        </div>
+        <div className="card">
+          <h2>Usage</h2>
+          <p>
+            <strong>{lastDay.total}</strong> calls in the last 24 hours, {lastDay.errors} failed. Plan{" "}
+            {limits.plan.toLowerCase()}: {limits.perKey} requests/min per key, {limits.perOrg} per organisation.
+          </p>
+          <a href="/settings/usage">See the audit log</a>
+        </div>
+      </div>
+      {disabled.length > 0 ? (
+        <p role="status" className="alert warning">
+          {disabled.length === 1 ? "One webhook endpoint is" : `${disabled.length} webhook endpoints are`} disabled:{" "}
+          <a href="/settings/webhooks">review them</a>.
+        </p>
+      ) : null}
+      <section aria-labelledby="start-heading">
+        <h2 id="start-heading">{activeKeys.length === 0 ? "Get started" : "Quick reference"}</h2>
+        <ol className="steps">
+          <li>
+            <a href="/settings/keys">Create a test key</a> (<code>msp_test_…</code>): same data as live keys, flagged as
+            test traffic, no webhook deliveries. It is shown once; copy it.
+          </li>
+          <li>
+            Call the API with it:
+            <pre>
+              <code>{`curl -s ${base}/api/v1/accounts?limit=5 \\\n  -H "Authorization: Bearer msp_test_…"`}</code>
+            </pre>
+          </li>
+          <li>
+            Read the <a href="/docs">API reference</a> (every operation with its scope) and the{" "}
+            <a href="/docs/errors">error codes</a>.
+          </li>
+          <li>
+            <a href="/settings/webhooks">Register a webhook endpoint</a> and send it a test event; verify signatures
+            with the <a href="/docs/webhooks">webhook guide</a>.
+          </li>
+        </ol>
+      </section>
+    </>
+  );
+}

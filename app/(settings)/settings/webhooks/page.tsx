@@ -1,0 +1,104 @@
+import { EVENT_NAMES } from "@/server/services/events";
+import { Time } from "../../_components/time";
+import { requireSession, settingsCaller } from "../../_lib/session";
+import { createEndpointAction } from "./actions";
+import { WebhookForm } from "./webhook-form";
+
+export const metadata = { title: "Webhooks · Settings" };
+
+/** The organisation's webhook endpoints (spec §6, issue #6): register one, see each one's status. */
+export default async function WebhooksPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  await requireSession("/settings/webhooks");
+  const params = await searchParams;
+  const endpoints = await (await settingsCaller()).webhooks.list();
+  return (
+    <>
+      <h1>Webhook endpoints</h1>
+      <p>
+        When data changes, the service POSTs the event to every enabled endpoint subscribed to it, signed with the
+        endpoint's secret in <code>Service-Signature</code> (<a href="/docs/webhooks">how to verify it</a>). A failed
+        delivery is retried up to 5 attempts; an endpoint whose deliveries fail 5 times in a row is disabled. Changes
+        made with test keys are never delivered.
+      </p>
+      {params.deleted ? (
+        <p role="status" className="alert success">
+          Endpoint deleted.
+        </p>
+      ) : null}
+
+      <section aria-labelledby="endpoints-heading">
+        <h2 id="endpoints-heading">Your endpoints ({endpoints.length})</h2>
+        {endpoints.length === 0 ? (
+          <p>No endpoints yet. Register one below.</p>
+        ) : (
+          <div className="table-wrap">
+            <table data-testid="endpoints">
+              <caption className="visually-hidden">Webhook endpoints</caption>
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Events</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {endpoints.map((endpoint) => (
+                  <tr key={endpoint.id}>
+                    <td>
+                      <a href={`/settings/webhooks/${endpoint.id}`}>{endpoint.url}</a>
+                      {endpoint.description ? <div className="muted">{endpoint.description}</div> : null}
+                    </td>
+                    <td>
+                      {endpoint.events.includes("*") ? (
+                        "all events"
+                      ) : (
+                        <ul className="scope-list">
+                          {endpoint.events.map((name) => (
+                            <li key={name}>
+                              <code>{name}</code>
+                            </li>
+                          ))}
+                        </ul>
+                      )}
+                    </td>
+                    <td>
+                      {endpoint.enabled ? (
+                        <span className="badge ok">enabled</span>
+                      ) : (
+                        <>
+                          <span className="badge error">disabled</span>
+                          <div className="muted">{endpoint.disabledReason}</div>
+                        </>
+                      )}
+                      {endpoint.consecutiveFailures > 0 ? (
+                        <div className="muted">{endpoint.consecutiveFailures} failed deliveries in a row</div>
+                      ) : null}
+                    </td>
+                    <td className="nowrap">
+                      <Time value={endpoint.createdAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="new-endpoint-heading">
+        <h2 id="new-endpoint-heading">Register an endpoint</h2>
+        <WebhookForm
+          action={createEndpointAction}
+          eventNames={EVENT_NAMES}
+          submitLabel="Register endpoint"
+          idPrefix="new-endpoint"
+        />
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,94 @@
+"use client";
+
+import { useActionState } from "react";
+import { FormResult } from "../../_components/form-result";
+import { type FormState, IDLE } from "../../_lib/form-state";
+
+function list(value: string | string[] | undefined): string[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+/**
+ * Create or edit a webhook endpoint: URL, optional description, and the events it receives (spec §6.1) or `*` for
+ * all. Keeps what was typed when the service refuses it (its message is shown).
+ */
+export function WebhookForm({
+  action,
+  eventNames,
+  initial,
+  endpointId,
+  submitLabel,
+  idPrefix,
+}: {
+  action: (state: FormState, form: FormData) => Promise<FormState>;
+  eventNames: readonly string[];
+  initial?: { url: string; description: string | null; events: string[] };
+  endpointId?: string;
+  submitLabel: string;
+  idPrefix: string;
+}) {
+  const [state, formAction, pending] = useActionState(action, IDLE);
+  const kept = state.status === "error" ? state.values : undefined;
+  const url = (kept?.url as string | undefined) ?? initial?.url ?? "";
+  const description = (kept?.description as string | undefined) ?? initial?.description ?? "";
+  const events = new Set(kept ? list(kept.events) : (initial?.events ?? ["*"]));
+  return (
+    <form action={formAction} className="stack">
+      {endpointId ? <input type="hidden" name="id" value={endpointId} /> : null}
+      <div className="field">
+        <label htmlFor={`${idPrefix}-url`}>Endpoint URL</label>
+        <input
+          id={`${idPrefix}-url`}
+          name="url"
+          type="url"
+          required
+          maxLength={2048}
+          defaultValue={url}
+          placeholder="https://example.com/webhooks/crm"
+          aria-describedby={`${idPrefix}-url-hint`}
+        />
+        <p id={`${idPrefix}-url-hint`} className="hint">
+          An https URL your server answers with a 2xx status. Private and loopback addresses are refused.
+        </p>
+      </div>
+      <div className="field">
+        <label htmlFor={`${idPrefix}-description`}>
+          Description <span className="hint">(optional)</span>
+        </label>
+        <input
+          id={`${idPrefix}-description`}
+          name="description"
+          type="text"
+          maxLength={500}
+          defaultValue={description}
+        />
+      </div>
+      <fieldset>
+        <legend>Events</legend>
+        <label className="choice">
+          <input type="checkbox" name="events" value="*" defaultChecked={events.has("*")} />
+          <span className="choice-text">
+            <span>
+              All events <code>*</code>
+            </span>
+            <span className="hint">Every event below and any added later. Overrides the individual choices.</span>
+          </span>
+        </label>
+        <div className="choice-grid">
+          {eventNames.map((name) => (
+            <label className="choice" key={name}>
+              <input type="checkbox" name="events" value={name} defaultChecked={events.has(name)} />
+              <code>{name}</code>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <div>
+        <button type="submit" disabled={pending}>
+          {pending ? "Saving…" : submitLabel}
+        </button>
+      </div>
+      <FormResult state={state} />
+    </form>
+  );
+}

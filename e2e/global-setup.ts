@@ -1,0 +1,103 @@
+// Playwright global setup: a fresh PostgreSQL database with every migration, and the built app served on it with
+// `next start` (real PostgreSQL and Redis, loopback webhooks allowed for the test receiver). The environment set
+// here reaches the test workers (DATABASE_URL for the admin command, E2E_BASE_URL).
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { migrateDatabase } from "../server/db/migrate";
+
+const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const root = path.resolve(import.meta.dirname, "..");
+
+function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}
+
+async function waitForServer(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error(`next start exited with ${child.exitCode}; see .ci/tmp/e2e-server.log`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`The app did not answer ${url} within ${timeoutMs} ms; see .ci/tmp/e2e-server.log`);
+}
+
+export default async function globalSetup(): Promise<() => Promise<void>> {
+  process.env.REDIS_URL ??= "redis://127.0.0.1:6379";
+  if (process.env.E2E_BASE_URL) {
+    // A server the developer started: the tests use its database.
+    if (!process.env.E2E_DATABASE_URL) throw new Error("E2E_BASE_URL needs E2E_DATABASE_URL (the server's database)");
+    process.env.DATABASE_URL = process.env.E2E_DATABASE_URL;
+    return async () => undefined;
+  }
+  if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
+    throw new Error("No production build: run `npm run build` first (`npm test` builds before the tests)");
+  }
+
+  const name = `crm_e2e_${Date.now()}_${randomBytes(3).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = withDatabase(ADMIN_URL, name);
+  await migrateDatabase({ url }, { log: () => undefined });
+  process.env.DATABASE_URL = url;
+
+  const port = Number(process.env.E2E_PORT ?? 3210);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  process.env.E2E_BASE_URL = baseUrl;
+  mkdirSync(path.join(root, ".ci", "tmp"), { recursive: true });
+  const log = createWriteStream(path.join(root, ".ci", "tmp", "e2e-server.log"));
+  const server = spawn(
+    process.execPath,
+    [path.join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(port), "-H", "127.0.0.1"],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        REDIS_URL: process.env.REDIS_URL,
+        WEBHOOKS_ALLOW_LOOPBACK: "true",
+        DATA_DIR: mkdtempSync(path.join(tmpdir(), "crm-e2e-")),
+        PORT: String(port),
+        PUBLIC_BASE_URL: "",
+        NODE_ENV: "production",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  server.stdout?.pipe(log);
+  server.stderr?.pipe(log);
+  try {
+    await waitForServer(`${baseUrl}/api/v1/status`, server, 120_000);
+  } catch (error) {
+    server.kill("SIGTERM");
+    throw error;
+  }
+
+  return async () => {
+    if (server.exitCode === null) {
+      const exited = new Promise((resolve) => server.once("exit", resolve));
+      server.kill("SIGTERM");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      if (server.exitCode === null) server.kill("SIGKILL");
+    }
+    if (process.env.KEEP_TEST_DB) return;
+    const cleanup = new pg.Client({ connectionString: ADMIN_URL });
+    await cleanup.connect();
+    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await cleanup.end();
+  };
+}

@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { countCallsSince, getRateLimitSummary, listAuditLog } from "../../services/usage";
+import { router, sessionProcedure } from "./trpc";
+
+/** Usage of the signed-in user's organisation (spec §1 audit log, §8 rate limits; issue #6). */
+export const usageRouter = router({
+  /**
+   * The audit log, newest first, filtered by key, status (`404` or `4xx`) and path text, keyset-paginated.
+   * @returns `{ data, nextCursor }`.
+   * @throws 422 for a malformed status filter; 400 for a malformed cursor.
+   */
+  auditLog: sessionProcedure
+    .input(
+      z.object({
+        apiKeyId: z.string().max(64).optional(),
+        status: z.string().max(3).optional(),
+        path: z.string().max(200).optional(),
+        cursor: z.string().max(40).optional(),
+        limit: z.number().int().min(1).max(100).optional(),
+      }),
+    )
+    .query(({ ctx, input }) => listAuditLog(ctx.session.orgId, input)),
+
+  /** The plan and the per-key / organisation-wide windows in force, requests per minute. */
+  limits: sessionProcedure.query(({ ctx }) => getRateLimitSummary(ctx.session.orgId)),
+
+  /** Calls and failed calls (status ≥ 400) in the last 24 hours. */
+  lastDay: sessionProcedure.query(({ ctx }) =>
+    countCallsSince(ctx.session.orgId, new Date(Date.now() - 24 * 60 * 60 * 1000)),
+  ),
+});

@@ -1,0 +1,65 @@
+import { prisma } from "../db/client";
+import { transaction } from "../db/transaction";
+import { ApiError } from "../errors";
+import { type ApiKeySummary, createApiKey } from "./api-keys";
+
+/** How long the old key of a rotation keeps working: 24 hours (86,400,000 ms), time to roll the new key out. */
+export const KEY_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/** A key as the settings UI lists it: {@link ApiKeySummary} plus when it stops working (set by a rotation). */
+export interface ApiKeyDetails extends ApiKeySummary {
+  /** When the key stops authenticating (the old key of a rotation); null = until revoked. */
+  expiresAt: Date | null;
+}
+
+const detailsSelect = {
+  id: true,
+  name: true,
+  prefix: true,
+  isTest: true,
+  scopes: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+  expiresAt: true,
+} as const;
+
+/** Lists an organisation's keys with their expiry, newest first (spec §5; settings UI, issue #6). */
+export function listApiKeyDetails(orgId: string): Promise<ApiKeyDetails[]> {
+  return prisma().apiKey.findMany({ where: { orgId }, select: detailsSelect, orderBy: [{ createdAt: "desc" }] });
+}
+
+/**
+ * Rotates a key (spec §5.3 "a lost key must be rotated"): creates a new key with the same name, scopes and mode
+ * (live/test), and lets the old one keep working for {@link KEY_ROTATION_GRACE_MS} by setting its `expiresAt`
+ * (enforced by `authenticateApiKey`). Revoke the old key to end it sooner. One transaction: both or neither.
+ * @returns `{ key, raw, previous: { id, expiresAt } }`: the new key (raw value shown once) and when the old one stops.
+ * @throws ApiError `not_found` (404) when the key is not an active key of the organisation (missing, another
+ *         organisation's, revoked or expired); `validation_error` (422) when it is already the old key of a rotation.
+ */
+export async function rotateApiKey(
+  orgId: string,
+  apiKeyId: string,
+): Promise<{ key: ApiKeySummary; raw: string; previous: { id: string; expiresAt: Date } }> {
+  return transaction(async (tx) => {
+    // Locks the old key so two concurrent rotations cannot both create a successor.
+    const rows = await tx.$queryRaw<Array<{ id: string }>>`
+      SELECT id FROM "ApiKey" WHERE id = ${apiKeyId} AND "orgId" = ${orgId} FOR UPDATE`;
+    if (rows.length === 0) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
+    const old = await tx.apiKey.findFirstOrThrow({ where: { id: apiKeyId, orgId }, select: detailsSelect });
+    const now = Date.now();
+    if (old.revokedAt || (old.expiresAt && old.expiresAt.getTime() <= now)) {
+      throw new ApiError("not_found", `API key ${apiKeyId} not found`);
+    }
+    if (old.expiresAt) {
+      throw new ApiError(
+        "validation_error",
+        `This key was already rotated and stops working at ${old.expiresAt.toISOString()}; rotate its successor instead`,
+      );
+    }
+    const created = await createApiKey(orgId, { name: old.name, scopes: old.scopes, isTest: old.isTest });
+    const expiresAt = new Date(now + KEY_ROTATION_GRACE_MS);
+    await tx.apiKey.update({ where: { id: old.id }, data: { expiresAt } });
+    return { ...created, previous: { id: old.id, expiresAt } };
+  });
+}
