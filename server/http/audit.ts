@@ -14,6 +14,8 @@ export interface AuditEntry {
   durationMs: number;
   ip: string | null;
   userAgent: string | null;
+  /** When the call was answered; kept so a batch retried after an outage keeps the real time. */
+  createdAt: Date;
 }
 
 const FLUSH_INTERVAL_MS = 250;
@@ -76,8 +78,19 @@ export function flushAudit(): Promise<void> {
   }
   state.flushing = state.flushing.then(() =>
     // The root client, never a request's transaction (a timer may inherit a request's async context).
+    // One statement over a JSON array: Prisma's createMany costs several times more CPU per batch (bench: audit was
+    // ~10% of GET throughput with it).
     db()
-      .prisma.auditLog.createMany({ data: batch })
+      .prisma.$executeRawUnsafe(
+        `INSERT INTO "AuditLog" ("orgId", "apiKeyId", "requestId", "method", "path", "query", "status", "errorCode",
+           "durationMs", "ip", "userAgent", "isTest", "createdAt")
+         SELECT a."orgId", a."apiKeyId", a."requestId", a."method", a."path", a."query", a."status", a."errorCode",
+           a."durationMs", a."ip", a."userAgent", a."isTest", a."createdAt"::timestamp
+         FROM jsonb_to_recordset($1::jsonb) AS a("orgId" text, "apiKeyId" text, "requestId" text, "method" text,
+           "path" text, "query" text, "status" int, "errorCode" text, "durationMs" int, "ip" text, "userAgent" text,
+           "isTest" boolean, "createdAt" text)`,
+        JSON.stringify(batch),
+      )
       .then(() => undefined)
       .catch((error: unknown) => {
         // Kept for a retry so an outage does not erase the record of the calls refused during it.

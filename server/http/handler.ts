@@ -179,6 +179,7 @@ export async function handleApiRequest(req: Request): Promise<Response> {
     durationMs: Math.round(performance.now() - started),
     ip: clientIp(req),
     userAgent: req.headers.get("user-agent"),
+    createdAt: new Date(),
   });
   return response;
 }

@@ -75,6 +75,7 @@ describe("PostgreSQL stopped and restarted", () => {
   });
 
   it("recovers by itself once the server is back, and keeps the outage's audit rows", async () => {
+    const restartedAt = Date.now();
     postgres.start();
     const deadline = Date.now() + 30_000;
     let res = await api("GET", `/accounts/${accountId}`);
@@ -103,6 +104,10 @@ describe("PostgreSQL stopped and restarted", () => {
     }
     expect(stored).toBe(outageRequestIds.length);
     const rows = await prisma().auditLog.findMany({ where: { requestId: { in: outageRequestIds } } });
-    for (const row of rows) expect(row).toMatchObject({ status: 500, errorCode: "internal_error" });
+    for (const row of rows) {
+      expect(row).toMatchObject({ status: 500, errorCode: "internal_error" });
+      // Stamped when the call was answered, not when the retried batch finally got in.
+      expect(row.createdAt.getTime()).toBeLessThan(restartedAt);
+    }
   }, 60_000);
 });
