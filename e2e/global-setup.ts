@@ -2,21 +2,12 @@
 // `next start` (real PostgreSQL and Redis, loopback webhooks allowed for the test receiver). The environment set
 // here reaches the test workers (DATABASE_URL for the admin command, E2E_BASE_URL).
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import pg from "pg";
-import { migrateDatabase } from "../server/db/migrate";
+import { createFreshDatabase } from "../test/helpers/fresh-database";
 
-const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const root = path.resolve(import.meta.dirname, "..");
-
-function withDatabase(url: string, name: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
-}
 
 async function waitForServer(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -46,13 +37,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     throw new Error("No production build: run `npm run build` first (`npm test` builds before the tests)");
   }
 
-  const name = `crm_e2e_${Date.now()}_${randomBytes(3).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = withDatabase(ADMIN_URL, name);
-  await migrateDatabase({ url }, { log: () => undefined });
+  const { url, drop } = await createFreshDatabase("crm_e2e");
   process.env.DATABASE_URL = url;
 
   const port = Number(process.env.E2E_PORT ?? 3210);
@@ -94,10 +79,6 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
       if (server.exitCode === null) server.kill("SIGKILL");
     }
-    if (process.env.KEEP_TEST_DB) return;
-    const cleanup = new pg.Client({ connectionString: ADMIN_URL });
-    await cleanup.connect();
-    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await cleanup.end();
+    await drop();
   };
 }

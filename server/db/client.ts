@@ -19,11 +19,18 @@ export interface Database {
 
 /**
  * Opens a database: PostgreSQL through `@prisma/adapter-pg` when `url` is given, otherwise the embedded PGlite
- * database in `dataDir` (created if missing). Connection attempts give up after 5 s so callers never hang.
+ * database in `dataDir` (created if missing). Connection attempts give up after 5 s and queries after 15 s, so callers
+ * never hang.
  */
 export function openDatabase(options: { url?: string; dataDir: string }): Database {
   if (options.url) {
-    const adapter = new PrismaPg({ connectionString: options.url, connectionTimeoutMillis: 5_000, max: 10 });
+    // query_timeout bounds a query on a server that accepted the connection but stopped answering (no hanging request).
+    const adapter = new PrismaPg({
+      connectionString: options.url,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 15_000,
+      max: 10,
+    });
     const prisma = new PrismaClient({ adapter });
     return { prisma, kind: "postgres", close: () => prisma.$disconnect() };
   }

@@ -1,33 +1,9 @@
-import { prisma } from "../db/client";
 import { transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { type ApiKeySummary, createApiKey } from "./api-keys";
 
 /** How long the old key of a rotation keeps working: 24 hours (86,400,000 ms), time to roll the new key out. */
 export const KEY_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
-
-/** A key as the settings UI lists it: {@link ApiKeySummary} plus when it stops working (set by a rotation). */
-export interface ApiKeyDetails extends ApiKeySummary {
-  /** When the key stops authenticating (the old key of a rotation); null = until revoked. */
-  expiresAt: Date | null;
-}
-
-const detailsSelect = {
-  id: true,
-  name: true,
-  prefix: true,
-  isTest: true,
-  scopes: true,
-  createdAt: true,
-  lastUsedAt: true,
-  revokedAt: true,
-  expiresAt: true,
-} as const;
-
-/** Lists an organisation's keys with their expiry, newest first (spec §5; settings UI, issue #6). */
-export function listApiKeyDetails(orgId: string): Promise<ApiKeyDetails[]> {
-  return prisma().apiKey.findMany({ where: { orgId }, select: detailsSelect, orderBy: [{ createdAt: "desc" }] });
-}
 
 /**
  * Rotates a key (spec §5.3 "a lost key must be rotated"): creates a new key with the same name, scopes and mode
@@ -46,7 +22,10 @@ export async function rotateApiKey(
     const rows = await tx.$queryRaw<Array<{ id: string }>>`
       SELECT id FROM "ApiKey" WHERE id = ${apiKeyId} AND "orgId" = ${orgId} FOR UPDATE`;
     if (rows.length === 0) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
-    const old = await tx.apiKey.findFirstOrThrow({ where: { id: apiKeyId, orgId }, select: detailsSelect });
+    const old = await tx.apiKey.findFirstOrThrow({
+      where: { id: apiKeyId, orgId },
+      select: { id: true, name: true, scopes: true, isTest: true, revokedAt: true, expiresAt: true },
+    });
     const now = Date.now();
     if (old.revokedAt || (old.expiresAt && old.expiresAt.getTime() <= now)) {
       throw new ApiError("not_found", `API key ${apiKeyId} not found`);

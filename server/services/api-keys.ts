@@ -24,6 +24,8 @@ export interface ApiKeySummary {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** When the key stops authenticating (the old key of a rotation); null = until revoked. */
+  expiresAt: Date | null;
 }
 
 /**
@@ -54,6 +56,7 @@ const summarySelect = {
   createdAt: true,
   lastUsedAt: true,
   revokedAt: true,
+  expiresAt: true,
 } as const;
 
 const lastUsedWrites = new Map<string, number>();

@@ -2,9 +2,9 @@
 // stop and restart the database: the shared server on 5432 is never touched.
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { freePort } from "./redis-server";
 
 /** A running dedicated server: its URL (database `postgres`), and controls. */
 export interface DedicatedPostgres {
@@ -12,14 +12,6 @@ export interface DedicatedPostgres {
   stop(): void;
   start(): void;
   destroy(): void;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function binDir(): string {

@@ -10,11 +10,11 @@ import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { migrateDatabase } from "../../server/db/migrate";
+import { ADMIN_URL } from "../helpers/fresh-database";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const MIGRATIONS_DIR = path.join(ROOT, "prisma", "migrations");
-const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
 function migrationNames(dir = MIGRATIONS_DIR): string[] {
   return readdirSync(dir, { withFileTypes: true })

@@ -3,24 +3,16 @@
 // every call's row. Needs a production build (`npm test` makes one first).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/client";
 import { client, createTestOrg } from "../helpers/api";
+import { freePort } from "../helpers/redis-server";
 
 const root = path.resolve(import.meta.dirname, "../..");
 let child: ChildProcess;
 let base = "";
 let output = "";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   expect(existsSync(path.join(root, ".next", "BUILD_ID")), "run `npm run build` first").toBe(true);

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { listApiKeyDetails, rotateApiKey } from "../../services/api-key-rotation";
-import { createApiKey, revokeApiKey } from "../../services/api-keys";
+import { rotateApiKey } from "../../services/api-key-rotation";
+import { createApiKey, listApiKeys, revokeApiKey } from "../../services/api-keys";
 import { router, sessionProcedure } from "./trpc";
 
 const IdSchema = z.object({ id: z.string().min(1).max(64).describe("API key id") });
@@ -12,7 +12,7 @@ const IdSchema = z.object({ id: z.string().min(1).max(64).describe("API key id")
  */
 export const apiKeysRouter = router({
   /** Every key of the organisation, newest first, with its expiry (rotated keys). */
-  list: sessionProcedure.query(({ ctx }) => listApiKeyDetails(ctx.session.orgId)),
+  list: sessionProcedure.query(({ ctx }) => listApiKeys(ctx.session.orgId)),
 
   /**
    * Creates a key. `mode` `live` makes a `msp_live_` key, `test` a `msp_test_` key (spec §5.2, §5.6).
