@@ -22,10 +22,11 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
+import { freePort } from "../test/helpers/ports";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
 import { LAYER_ENV, measurePlatformLayers } from "./platform";
-import { type ChildServer, freePort, startServer } from "./servers";
+import { type ChildServer, startServer } from "./servers";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const argv = new Set(process.argv.slice(2));

@@ -1,6 +1,5 @@
 // Servers under test run as child processes so the load generator (bench/run.ts) never shares an event loop with them.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 
 /** A server started by {@link startServer}: its base URL, its recent output, and how to stop it. */
 export interface ChildServer {
@@ -14,19 +13,6 @@ export interface ChildServer {
 }
 
 const OUTPUT_LIMIT = 16_000;
-
-/** A TCP port free on 127.0.0.1 right now (the OS picks it; another process could still take it before we do). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function collect(child: ChildProcess): () => string {
   let buffer = "";

@@ -1,24 +1,15 @@
 import { prisma } from "../db/client";
 import type { Prisma, RateLimitPlan } from "../db/generated/client";
 import { ApiError } from "../errors";
+import type { AuditEntry } from "../http/audit";
 import { PLAN_LIMITS } from "./organisations";
 
-/** One audited API call as the usage page shows it (spec §1 "every call is audit-logged"). */
-export interface AuditLogEntry {
-  /** The row's id as a decimal string (BIGSERIAL). */
-  id: string;
-  method: string;
-  path: string;
-  query: string | null;
-  status: number;
-  errorCode: string | null;
-  /** Time to answer, ms. */
-  durationMs: number;
-  requestId: string;
-  apiKeyId: string | null;
-  isTest: boolean;
-  createdAt: Date;
-}
+/**
+ * One audited API call as the usage page shows it (spec §1 "every call is audit-logged"): the stored
+ * {@link AuditEntry} without organisation, IP and user agent, plus the row's `id` as a decimal string (BIGSERIAL).
+ * `durationMs` is the time to answer in ms.
+ */
+export type AuditLogEntry = Omit<AuditEntry, "orgId" | "ip" | "userAgent"> & { id: string };
 
 /** Filters and page of {@link listAuditLog}. */
 export interface AuditLogQuery {

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { freePort } from "./redis-server";
+import { freePort } from "./ports";
 
 /** A running dedicated server: its URL (database `postgres`), and controls. */
 export interface DedicatedPostgres {

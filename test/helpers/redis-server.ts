@@ -1,7 +1,7 @@
 // A dedicated, throw-away redis-server for tests that stop and restart the store (never the shared one on 6379).
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { Redis } from "ioredis";
+import { freePort } from "./ports";
 
 /** A redis-server child process on `port`; `stop()` kills it, `start()` starts it again on the same port (empty). */
 export interface DedicatedRedis {
@@ -9,15 +9,6 @@ export interface DedicatedRedis {
   url: string;
   start(): Promise<void>;
   stop(): Promise<void>;
-}
-
-/** A TCP port free at the time of the call. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Spawns `redis-server` without persistence on a free loopback port and waits until it answers PING. */

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/client";
 import { client, createTestOrg } from "../helpers/api";
-import { freePort } from "../helpers/redis-server";
+import { freePort } from "../helpers/ports";
 
 const root = path.resolve(import.meta.dirname, "../..");
 let child: ChildProcess;

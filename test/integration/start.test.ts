@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "../helpers/api";
-import { freePort } from "../helpers/redis-server";
+import { freePort } from "../helpers/ports";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const dataDir = mkdtempSync(path.join(tmpdir(), "crm-start-"));

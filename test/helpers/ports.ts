@@ -1,0 +1,15 @@
+// Free loopback ports for servers that tests and the benchmark start themselves.
+import { createServer } from "node:net";
+
+/** A TCP port free on 127.0.0.1 right now (the OS picks it; another process could still take it before we do). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
