@@ -1,7 +1,13 @@
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // PGlite loads its WebAssembly and data files from its own package directory at run time.
-  serverExternalPackages: ["@electric-sql/pglite", "pglite-prisma-adapter", "@prisma/adapter-pg", "pg", "ioredis"],
+  serverExternalPackages: [
+    "@electric-sql/pglite",
+    "@electric-sql/pglite-socket",
+    "@prisma/adapter-pg",
+    "pg",
+    "ioredis",
+  ],
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: false },
   // The signed-in pages must not be framed (click-jacking) nor leak their URLs to other sites.

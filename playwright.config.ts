@@ -1,7 +1,8 @@
-// End-to-end tests of the settings UI and the docs in Debian's Chromium (issue #6). `e2e/global-setup.ts` creates a
+// End-to-end tests of the settings UI and the docs in a system Chromium (issue #6; scripts/browser.ts finds it). `e2e/global-setup.ts` creates a
 // fresh PostgreSQL database, migrates it and serves the BUILT app (`next start`); run `npm run build` first (`npm test`
 // does). Set E2E_BASE_URL + E2E_DATABASE_URL to run against a server you started yourself (e.g. `next dev`).
 import { defineConfig } from "@playwright/test";
+import { findChromium } from "./scripts/browser";
 
 const port = Number(process.env.E2E_PORT ?? 3210);
 
@@ -21,7 +22,8 @@ export default defineConfig({
     baseURL: process.env.E2E_BASE_URL ?? `http://127.0.0.1:${port}`,
     browserName: "chromium",
     launchOptions: {
-      executablePath: "/usr/bin/chromium",
+      // `npm test` finds or installs one and passes it as CHROMIUM_PATH (scripts/browser.ts).
+      executablePath: findChromium() ?? undefined,
       args: [
         "--no-sandbox",
         "--disable-gpu",

@@ -1,9 +1,15 @@
-// The in-process reference of the throughput benchmark: the REST facade (`handleApiRequest`) behind a minimal
-// node:http adapter, without Next.js, so the report can tell the framework's share of the cost from the facade's.
-// Started by bench/run.ts as a child process: env DATABASE_URL, REDIS_URL, PORT; listens on 127.0.0.1.
+// The in-process reference of the throughput benchmark: the REST facade's pipeline behind the node:http listener
+// (server/http/node.ts), without Next.js. Started by bench/run.ts as a child process: env DATABASE_URL, REDIS_URL,
+// PORT, and BENCH_DISABLE_LAYERS (comma-separated: rate-limit, audit), which this bench file turns into pipeline
+// options; product code reads no benchmark setting. Listens on 127.0.0.1.
+import { rateLimit } from "../server/http/rate-limit";
 import { startApi } from "../test/helpers/http-server";
 
-const server = await startApi(Number(process.env.PORT ?? 0));
+const off = new Set((process.env.BENCH_DISABLE_LAYERS ?? "").split(",").filter(Boolean));
+const server = await startApi(Number(process.env.PORT ?? 0), {
+  without: off.has("rate-limit") ? [rateLimit] : [],
+  audit: !off.has("audit"),
+});
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {
     void server.close();

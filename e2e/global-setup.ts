@@ -1,5 +1,5 @@
 // Playwright global setup: a fresh PostgreSQL database with every migration, and the built app served on it with
-// `next start` (real PostgreSQL and Redis, loopback webhooks allowed for the test receiver). The environment set
+// `npm start`'s server (real PostgreSQL and Redis, loopback webhooks allowed for the test receiver). The environment set
 // here reaches the test workers (DATABASE_URL for the admin command, E2E_BASE_URL).
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync } from "node:fs";
@@ -13,7 +13,7 @@ async function waitForServer(url: string, child: ChildProcess, timeoutMs: number
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null)
-      throw new Error(`next start exited with ${child.exitCode}; see .ci/tmp/e2e-server.log`);
+      throw new Error(`the server exited with ${child.exitCode}; see .ci/tmp/e2e-server.log`);
     try {
       const response = await fetch(url);
       if (response.ok) return;
@@ -45,9 +45,10 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.E2E_BASE_URL = baseUrl;
   mkdirSync(path.join(root, ".ci", "tmp"), { recursive: true });
   const log = createWriteStream(path.join(root, ".ci", "tmp", "e2e-server.log"));
+  // The README's start command (scripts/serve.ts), as users run it.
   const server = spawn(
     process.execPath,
-    [path.join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(port), "-H", "127.0.0.1"],
+    [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), path.join(root, "scripts", "serve.ts")],
     {
       cwd: root,
       env: {
@@ -57,7 +58,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
         WEBHOOKS_ALLOW_LOOPBACK: "true",
         DATA_DIR: mkdtempSync(path.join(tmpdir(), "crm-e2e-")),
         PORT: String(port),
-        PUBLIC_BASE_URL: "",
+        PUBLIC_URL: "",
         NODE_ENV: "production",
       },
       stdio: ["ignore", "pipe", "pipe"],

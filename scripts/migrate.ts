@@ -1,40 +1,27 @@
-// `npm run db:migrate`: applies pending migrations to the configured database (DESIGN.md §3, "Migrations").
-// PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database under DATA_DIR.
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+// `npm run db:migrate`: applies pending migrations to the configured database (DESIGN.md §3, "Migrations"):
+// PostgreSQL when DATABASE_URL is set, otherwise the embedded database of DATA_DIR, through the running server's
+// socket when one owns it, else opened here.
+import { closeDb, connectDatabase } from "../server/db/client";
 import { migrateDatabase } from "../server/db/migrate";
-import { env } from "../server/env";
 
 async function main(): Promise<void> {
-  const config = env();
   const log = (line: string) => console.log(`  ${line}`);
-
-  if (config.DATABASE_URL) {
-    console.log(`Migrating PostgreSQL at ${redact(config.DATABASE_URL)}`);
-    const { applied } = await migrateDatabase({ url: config.DATABASE_URL }, { log });
-    console.log(summary(applied));
-    return;
-  }
-
-  // Must stay the directory openDatabase() in server/db/client.ts opens; that module is not imported here because
-  // it needs the generated Prisma client, which a fresh checkout may not have yet.
-  const dir = path.resolve(config.DATA_DIR, "pglite");
-  mkdirSync(dir, { recursive: true });
-  console.log(`Migrating embedded PGlite at ${dir}`);
-  const pglite = new PGlite(dir);
   try {
-    const { applied } = await migrateDatabase({ pglite }, { log });
-    console.log(summary(applied));
+    const { database, owner } = await connectDatabase({ own: false });
+    const where =
+      database.kind === "postgres"
+        ? `PostgreSQL at ${redact(database.url)}`
+        : `the embedded database (${owner ? "opened here" : `served by the running server at ${database.url}`})`;
+    console.log(`Migrating ${where}`);
+    const { applied } = await migrateDatabase({ url: database.url }, { log });
+    console.log(
+      applied.length === 0
+        ? "Database is up to date; no migrations applied."
+        : `Done: applied ${applied.length} migration(s).`,
+    );
   } finally {
-    await pglite.close();
+    await closeDb();
   }
-}
-
-function summary(applied: string[]): string {
-  return applied.length === 0
-    ? "Database is up to date; no migrations applied."
-    : `Done: applied ${applied.length} migration(s).`;
 }
 
 // The URL may carry a password; it has no business in logs.

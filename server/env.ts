@@ -12,8 +12,13 @@ const optionalUrl = z.preprocess(
  * - `DATABASE_URL`: PostgreSQL URL; unset means the embedded PGlite database under `DATA_DIR`.
  * - `REDIS_URL`: TCP Redis URL for the key-value store; `KV_REST_API_URL` + `KV_REST_API_TOKEN`: Vercel KV / Upstash REST.
  *   Neither set means the in-memory store (one process).
- * - `PORT`: HTTP port, default 3000. `PUBLIC_BASE_URL`: origin used in `docsUrl` links and the OpenAPI `servers`;
- *   default: the origin of each request.
+ * - `PORT`: HTTP port, default 3000. `PUBLIC_URL`: the public origin (e.g. `https://crm.example.com`) used in
+ *   `docsUrl` links, the OpenAPI `servers`, the Postman `baseUrl` and the start-up banner; default: the origin each
+ *   request was sent to (`Host`, or `X-Forwarded-Host`/`-Proto` from a trusted proxy).
+ * - `TRUST_PROXY`: which proxy headers to believe for the client address (rate limits, audit log) and the public
+ *   origin (issue #11 C): `false` (default: the socket's address; forwarding headers are ignored), a number of proxy
+ *   hops in front of the server (`1`: the last `X-Forwarded-For` entry is the client), or `vercel` (Vercel's
+ *   `X-Vercel-Forwarded-For` / `X-Forwarded-Host`).
  * - `DATA_DIR`: directory of the embedded database, default `.data`.
  * - `RATE_LIMIT_ANONYMOUS_PER_MIN`: sliding window per client IP for requests without a valid key (401s, documents,
  *   unknown paths), requests per minute; default 120.
@@ -29,7 +34,18 @@ export const EnvSchema = z.object({
   KV_REST_API_URL: optionalUrl,
   KV_REST_API_TOKEN: z.string().optional(),
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
-  PUBLIC_BASE_URL: optionalUrl,
+  PUBLIC_URL: optionalUrl,
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^(false|true|vercel|\d{1,2})$/, "must be false, a number of proxy hops (0–99) or vercel")
+    .default("false")
+    .transform((value): TrustProxy => {
+      if (value === "vercel") return "vercel";
+      if (value === "true") return 1;
+      return value === "false" ? 0 : Number(value);
+    }),
   DATA_DIR: z.string().min(1).default(".data"),
   RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
   KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),
@@ -38,6 +54,9 @@ export const EnvSchema = z.object({
     .default("false")
     .transform((value) => value === "true" || value === "1"),
 });
+
+/** `TRUST_PROXY` parsed: 0 trusts no proxy, n trusts n hops of `X-Forwarded-*`, `vercel` trusts Vercel's headers. */
+export type TrustProxy = number | "vercel";
 
 /** The validated environment; see {@link EnvSchema}. */
 export type Env = z.infer<typeof EnvSchema>;

@@ -61,6 +61,12 @@ export const ERROR_CODES = {
     description:
       "The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension.",
   },
+  headers_too_large: {
+    status: 431,
+    title: "Request Header Fields Too Large",
+    description:
+      "The request line and headers together exceed 16 KB (a very long URL, usually a query). Shorten the query or send fewer headers. Not in spec §7: our extension.",
+  },
   rate_limited: {
     status: 429,
     title: "Rate limited",

@@ -1,29 +1,24 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { hasScope, type Scope } from "./auth/scopes";
+import type { Scope } from "./auth/scopes";
 import { ApiError } from "./errors";
-import { type ApiKeyPrincipal, authenticateApiKey } from "./services/api-keys";
+import type { ApiKeyPrincipal } from "./services/api-keys";
 
 /**
  * Procedure metadata: trpc-to-openapi's `openapi` block plus ours. `scope` is the key scope the operation requires
- * (spec §4, §5), `successStatus` its status on success (201 for creating POSTs, spec §4), and `envelope: "list"` marks
- * procedures that return `{ data, hasMore, nextCursor }` to be lifted into the top-level envelope (spec §2.1).
+ * (spec §4, §5; the REST facade checks it before reading the input), `successStatus` its status on success (201 for
+ * creating POSTs, spec §4), and `envelope: "list"` marks procedures that return `{ data, hasMore, nextCursor }` to be
+ * lifted into the top-level envelope (spec §2.1).
  */
 export type Meta = OpenApiMeta<{ scope?: Scope; successStatus?: 200 | 201; envelope?: "list" }>;
 
 /**
- * Per-request state shared between the REST facade and the procedure that runs: the facade creates it, the
- * authentication middleware records the principal, and the facade reads it back for the audit log.
+ * tRPC context of the public API, built by the REST facade for each call: the request id and, on routes that need a
+ * key, the principal it authenticated and authorised (server/http/authenticate.ts).
  */
-export interface RequestState {
+export interface Context {
   requestId: string;
   principal?: ApiKeyPrincipal;
-}
-
-/** tRPC context of the public API: the incoming request and its {@link RequestState}. */
-export interface Context {
-  req: Request;
-  state: RequestState;
 }
 
 const t = initTRPC.context<Context>().meta<Meta>().create();
@@ -31,23 +26,21 @@ const t = initTRPC.context<Context>().meta<Meta>().create();
 /** Builds routers. */
 export const router = t.router;
 
+/** Makes callers of a router: how the REST facade calls a procedure (tRPC's public API). */
+export const createCallerFactory = t.createCallerFactory;
+
 /** A procedure that needs no key (only `GET /status`, spec §4.8). */
 export const publicProcedure = t.procedure;
 
 /**
- * A procedure that needs a Bearer API key holding `scope` (spec §5). Adds `ctx.principal` (`orgId`, `apiKeyId`,
- * `scopes`, `isTest`). The key is checked before the input is parsed, so an unauthenticated caller learns nothing
- * about the schema.
- * @throws ApiError `unauthorized` (401) without a valid key; `insufficient_scope` (403) when the key lacks `scope`.
+ * A procedure that needs a Bearer API key holding `scope` (spec §5). The REST facade authenticates the key and checks
+ * the scope before the input is parsed, so an unauthenticated caller learns nothing about the schema; this narrows
+ * `ctx.principal` (`orgId`, `apiKeyId`, `scopes`, `isTest`) for the procedure.
+ * @throws ApiError `unauthorized` (401) when called without a principal.
  */
 export function apiProcedure(scope: Scope) {
-  return t.procedure.meta({ scope }).use(async ({ ctx, next }) => {
-    // The REST facade authenticates before rate limiting and idempotency; other callers are authenticated here.
-    const principal = ctx.state.principal ?? (await authenticateApiKey(ctx.req.headers.get("authorization")));
-    ctx.state.principal = principal;
-    if (!hasScope(principal.scopes, scope)) {
-      throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope required by this endpoint`);
-    }
-    return next({ ctx: { principal } });
+  return t.procedure.meta({ scope }).use(({ ctx, next }) => {
+    if (!ctx.principal) throw new ApiError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY>");
+    return next({ ctx: { principal: ctx.principal } });
   });
 }

@@ -1,4 +1,4 @@
-import { purgeExpiredIdempotencyKeys } from "../../server/http/idempotency";
+import { purgeExpiredIdempotencyKeys } from "../../server/services/idempotency";
 import { inngest } from "../client";
 
 /** Daily at 03:17 UTC: deletes idempotency records past their 24 hours (spec §8), whatever the request traffic. */

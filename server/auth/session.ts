@@ -89,15 +89,6 @@ export function sessionCookieOptions(expiresAt: Date, secure: boolean) {
   return { httpOnly: true, sameSite: "lax", secure, path: "/", expires: expiresAt } as const;
 }
 
-/**
- * Whether cookies should carry `Secure`: `PUBLIC_BASE_URL` is https, or the request came over https (the
- * `X-Forwarded-Proto` a proxy or Next's server sets).
- */
-export function isSecureRequest(forwardedProto: string | null, publicBaseUrl: string | undefined): boolean {
-  if (publicBaseUrl) return publicBaseUrl.startsWith("https:");
-  return forwardedProto?.split(",")[0]?.trim() === "https";
-}
-
 /** The value of cookie `name` in a `Cookie` request header, or null. */
 export function readCookie(header: string | null, name: string): string | null {
   for (const part of (header ?? "").split(";")) {

@@ -1,61 +1,80 @@
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import { env } from "../env";
+import type { EmbeddedDatabase } from "./embedded";
+import { readLiveEmbeddedLock } from "./embedded-lock";
 import { PrismaClient } from "./generated/client";
 import { currentClient } from "./transaction";
 
-/** A connected database: the Prisma client, which engine backs it, and how to release it. */
+/** A connected database: the Prisma client, which engine backs it, its URL, and how to release it. */
 export interface Database {
   prisma: PrismaClient;
   /** `postgres` when `DATABASE_URL` is set, `pglite` for the embedded default (DESIGN.md §3). */
   kind: "postgres" | "pglite";
-  /** The embedded engine, for the migration runner; undefined on PostgreSQL. */
-  pglite?: PGlite;
+  /** The PostgreSQL URL it is reached at: `DATABASE_URL`, or the embedded database's loopback socket. */
+  url: string;
   close(): Promise<void>;
 }
 
 /**
- * Opens a database: PostgreSQL through `@prisma/adapter-pg` when `url` is given, otherwise the embedded PGlite
- * database in `dataDir` (created if missing). Connection attempts give up after 5 s and queries after 15 s, so callers
- * never hang.
+ * Opens a Prisma client on a PostgreSQL URL through `@prisma/adapter-pg`: the one access path in every mode, since the
+ * embedded database is served over the wire protocol too (DESIGN.md §3). Connection attempts give up after 5 s and
+ * queries after 15 s, so callers never hang.
  */
-export function openDatabase(options: { url?: string; dataDir: string }): Database {
-  if (options.url) {
-    // query_timeout bounds a query on a server that accepted the connection but stopped answering (no hanging request).
-    const adapter = new PrismaPg({
-      connectionString: options.url,
-      connectionTimeoutMillis: 5_000,
-      query_timeout: 15_000,
-      max: 10,
-    });
-    const prisma = new PrismaClient({ adapter });
-    return { prisma, kind: "postgres", close: () => prisma.$disconnect() };
-  }
-  const dir = path.resolve(options.dataDir, "pglite");
-  mkdirSync(dir, { recursive: true });
-  const pglite = new PGlite(dir);
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
-  return {
-    prisma,
-    kind: "pglite",
-    pglite,
-    close: async () => {
-      await prisma.$disconnect();
-      await pglite.close();
-    },
-  };
+export function openDatabase(options: { url: string; kind?: Database["kind"] }): Database {
+  // query_timeout bounds a query on a server that accepted the connection but stopped answering (no hanging request).
+  const adapter = new PrismaPg({
+    connectionString: options.url,
+    connectionTimeoutMillis: 5_000,
+    query_timeout: 15_000,
+    max: 10,
+  });
+  const prisma = new PrismaClient({ adapter });
+  return { prisma, kind: options.kind ?? "postgres", url: options.url, close: () => prisma.$disconnect() };
 }
 
 // One database per process, shared by Next's bundles and our scripts: route modules may be instantiated more than once.
-const holder = globalThis as unknown as { __crmDatabase?: Database };
+const holder = globalThis as unknown as { __crmDatabase?: Database; __crmEmbedded?: EmbeddedDatabase };
 
-/** The process-wide database opened from the environment (`DATABASE_URL`, `DATA_DIR`). */
+/**
+ * Where the process-wide database is: `DATABASE_URL`, else the embedded database of `DATA_DIR` as served by the
+ * process that owns it (its lock file names the URL).
+ * @throws Error when neither is set up: a command must call {@link connectDatabase} first.
+ */
+function resolveUrl(): { url: string; kind: Database["kind"] } {
+  const config = env();
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, kind: "postgres" };
+  const owner = readLiveEmbeddedLock(config.DATA_DIR);
+  if (owner?.url) return { url: owner.url, kind: "pglite" };
+  throw new Error(
+    `No database: DATABASE_URL is not set and no process serves the embedded database in ${config.DATA_DIR} (start it with npm start).`,
+  );
+}
+
+/** The process-wide database (`DATABASE_URL`, or the embedded one served from `DATA_DIR`); opened on first use. */
 export function db(): Database {
-  holder.__crmDatabase ??= openDatabase({ url: env().DATABASE_URL, dataDir: env().DATA_DIR });
+  if (!holder.__crmDatabase) holder.__crmDatabase = openDatabase(resolveUrl());
   return holder.__crmDatabase;
+}
+
+/**
+ * Makes the process-wide database reachable before {@link db} is used, for the server and the commands. With
+ * `DATABASE_URL` there is nothing to do. Otherwise: `own: false` (the admin command, migrations) goes through the
+ * running server's socket when one owns `DATA_DIR`, and opens the directory itself only when none does; `own: true`
+ * (the server) always opens it and fails when another process owns it. An embedded database opened here is closed
+ * by {@link closeDb}.
+ * @returns the database and whether this process owns the embedded database.
+ * @throws EmbeddedDatabaseBusyError (`own: true`) when another live process owns `DATA_DIR`.
+ */
+export async function connectDatabase(options: { own: boolean }): Promise<{ database: Database; owner: boolean }> {
+  const config = env();
+  if (config.DATABASE_URL || (!options.own && readLiveEmbeddedLock(config.DATA_DIR)?.url)) {
+    return { database: db(), owner: false };
+  }
+  // Loaded only here: processes that reach the database by URL (Next.js bundles, serverless) never load PGlite.
+  const { openEmbeddedDatabase } = await import("./embedded");
+  holder.__crmEmbedded ??= await openEmbeddedDatabase(config.DATA_DIR);
+  holder.__crmDatabase ??= openDatabase({ url: holder.__crmEmbedded.url, kind: "pglite" });
+  return { database: holder.__crmDatabase, owner: true };
 }
 
 /**
@@ -66,9 +85,12 @@ export function prisma(): PrismaClient {
   return currentClient();
 }
 
-/** Closes the process-wide database, if open. */
+/** Closes the process-wide database, if open, and the embedded database this process owns, if any. */
 export async function closeDb(): Promise<void> {
   const current = holder.__crmDatabase;
+  const embedded = holder.__crmEmbedded;
   holder.__crmDatabase = undefined;
+  holder.__crmEmbedded = undefined;
   await current?.close();
+  await embedded?.close();
 }

@@ -1,11 +1,13 @@
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import type { PGlite, Transaction } from "@electric-sql/pglite";
 import pg from "pg";
 
-/** Where {@link migrateDatabase} applies migrations: a PostgreSQL URL, or an open PGlite instance (DESIGN.md §3). */
-export type MigrationTarget = { url: string } | { pglite: PGlite };
+/**
+ * Where {@link migrateDatabase} applies migrations: a PostgreSQL URL (the embedded database too, through the socket its
+ * owner serves it on; DESIGN.md §3).
+ */
+export type MigrationTarget = { url: string };
 
 /** Options of {@link migrateDatabase}. */
 export interface MigrateOptions {
@@ -60,10 +62,6 @@ const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations"
     "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
 )`;
 
-// One PGlite instance is one session, where advisory locks are re-entrant; concurrent calls on the same instance
-// are therefore serialised in-process instead.
-const pgliteQueues = new WeakMap<PGlite, Promise<unknown>>();
-
 /**
  * Applies the pending Prisma-format migrations to a database (DESIGN.md §3, "Migrations").
  *
@@ -76,8 +74,7 @@ const pgliteQueues = new WeakMap<PGlite, Promise<unknown>>();
  * early, as it would under `prisma migrate deploy`.) Waits as long as another runner holds the lock.
  *
  * @param target `{ url }`: a PostgreSQL URL, connected with a `pg.Client` (simple query protocol, so multi-statement
- *   files run); an optional `?schema=` parameter selects the schema as in Prisma. `{ pglite }`: an open PGlite
- *   instance, left open.
+ *   files run); an optional `?schema=` parameter selects the schema as in Prisma.
  * @returns The names of the migrations this call applied, in order.
  * @throws Error if the migrations folder is missing or a migration folder has no `migration.sql`; if a recorded
  *   migration's checksum differs from its file (the message names the migration); if `_prisma_migrations` holds a
@@ -88,14 +85,6 @@ export async function migrateDatabase(target: MigrationTarget, options: MigrateO
   const migrationsDir = path.resolve(process.cwd(), options.migrationsDir ?? "prisma/migrations");
   const migrations = readMigrations(migrationsDir);
   const log = options.log ?? (() => {});
-
-  if ("pglite" in target) {
-    const { pglite } = target;
-    const previous = pgliteQueues.get(pglite) ?? Promise.resolve();
-    const run = previous.catch(() => {}).then(() => runLocked(pgliteSession(pglite), migrations, log));
-    pgliteQueues.set(pglite, run);
-    return run;
-  }
 
   const client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: 5_000 });
   await client.connect();
@@ -215,24 +204,6 @@ function pgSession(client: pg.Client): Session {
         await client.query("ROLLBACK").catch(() => {});
         throw error;
       }
-    },
-  };
-}
-
-function pgliteSession(pglite: PGlite): Session {
-  const wrap = (db: PGlite | Transaction): Pick<Session, "exec" | "query"> => ({
-    async exec(sql) {
-      await db.exec(sql);
-    },
-    async query<T>(sql: string, params?: unknown[]) {
-      return (await db.query<T>(sql, params)).rows;
-    },
-  });
-  return {
-    ...wrap(pglite),
-    async transaction(work) {
-      // PGlite's own transaction() keeps other users of the instance out until it commits.
-      await pglite.transaction((tx) => work(wrap(tx)));
     },
   };
 }

@@ -1,16 +1,17 @@
-import { env } from "../env";
-import { db } from "./client";
+import { connectDatabase } from "./client";
 import { migrateDatabase } from "./migrate";
 
 /**
- * Applies pending migrations to the process-wide database (PostgreSQL from `DATABASE_URL`, or the embedded PGlite)
- * so commands work on a fresh clone (DESIGN.md §3, §8).
+ * Connects the process-wide database for a command ({@link connectDatabase}: `DATABASE_URL`, the running server's
+ * embedded database, or the embedded database opened here) and applies pending migrations, so commands work on a
+ * fresh clone (DESIGN.md §3, §8).
+ * @param options.own true for the server, which must own the embedded database (see {@link connectDatabase}).
  * @returns the names of the migrations applied now.
- * @throws Error from the migration runner (unreachable database, checksum mismatch).
+ * @throws EmbeddedDatabaseBusyError (`own: true`) when another process owns `DATA_DIR`; Error from the migration
+ *         runner (unreachable database, checksum mismatch).
  */
-export async function migrateProcessDatabase(): Promise<string[]> {
-  const database = db();
-  const target = database.pglite ? { pglite: database.pglite } : { url: env().DATABASE_URL as string };
-  const { applied } = await migrateDatabase(target, { log: () => undefined });
+export async function migrateProcessDatabase(options: { own: boolean } = { own: false }): Promise<string[]> {
+  const { database } = await connectDatabase(options);
+  const { applied } = await migrateDatabase({ url: database.url }, { log: () => undefined });
   return applied;
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { ERROR_CODES, type ErrorCode, type ErrorDetail } from "../errors";
+import { type ApiError, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../errors";
+import type { Reply } from "./exchange";
 
 /** A new request id, `req_` followed by 24 hex characters (spec §2.1). */
 export function newRequestId(): string {
@@ -7,59 +8,64 @@ export function newRequestId(): string {
 }
 
 /** Where `docsUrl` of an error code points: the error reference page, anchored at the code (spec §2.1). */
-export function docsUrlFor(baseUrl: string, code: ErrorCode): string {
-  return `${baseUrl}/docs/errors#${code}`;
+export function docsUrlFor(origin: string, code: ErrorCode): string {
+  return `${origin}/docs/errors#${code}`;
 }
 
-/** Internal header carrying the error code from the envelope builder to the audit log; removed before sending. */
-export const ERROR_CODE_HEADER = "x-internal-error-code";
-
-/** Context every envelope needs: the request id and the base URL for documentation links. */
-export interface EnvelopeContext {
-  requestId: string;
-  baseUrl: string;
-}
-
-function jsonResponse(body: unknown, status: number, ctx: EnvelopeContext, headers: HeadersInit = {}): Response {
-  const response = new Response(JSON.stringify(body), { status, headers });
-  response.headers.set("Content-Type", "application/json; charset=utf-8");
-  response.headers.set("X-Request-Id", ctx.requestId);
-  response.headers.set("Cache-Control", "no-store");
-  return response;
+function jsonHeaders(requestId: string, extra?: Record<string, string>): Record<string, string> {
+  return {
+    "Content-Type": "application/json; charset=utf-8",
+    "X-Request-Id": requestId,
+    "Cache-Control": "no-store",
+    ...extra,
+  };
 }
 
 /**
- * A success envelope (spec §2.1): `{ success: true, data, hasMore?, nextCursor?, requestId, timestamp }` with
- * `X-Request-Id`. `page` is given for paginated lists only.
+ * A success envelope (spec §2.1), serialised once: `{ success: true, data, hasMore?, nextCursor?, requestId,
+ * timestamp }` with `X-Request-Id`. `page` is given for paginated lists only.
  */
-export function successResponse(
-  ctx: EnvelopeContext,
+export function successReply(
+  requestId: string,
   data: unknown,
   status = 200,
   page?: { hasMore: boolean; nextCursor: string | null },
-): Response {
-  const body = { success: true, data, ...page, requestId: ctx.requestId, timestamp: new Date().toISOString() };
-  return jsonResponse(body, status, ctx);
+): Reply {
+  const body = { success: true, data, ...page, requestId, timestamp: new Date().toISOString() };
+  return { status, headers: jsonHeaders(requestId), body: JSON.stringify(body) };
 }
 
 /**
- * An error envelope (spec §2.1, §7): `{ success: false, error: { code, message, docsUrl, details? }, requestId,
- * timestamp }` with the code's status unless `status` overrides it.
+ * An error envelope (spec §2.1, §7), serialised once: `{ success: false, error: { code, message, docsUrl, details? },
+ * requestId, timestamp }` with the code's status unless `status` overrides it (only `GET /status`: 503).
  */
-export function errorResponse(
-  ctx: EnvelopeContext,
+export function errorReply(
+  requestId: string,
+  origin: string,
   code: ErrorCode,
   message: string,
-  options: { details?: ErrorDetail[]; status?: number; headers?: HeadersInit } = {},
-): Response {
+  options: { details?: ErrorDetail[]; status?: number; headers?: Record<string, string> } = {},
+): Reply {
   const error = {
     code,
     message,
-    docsUrl: docsUrlFor(ctx.baseUrl, code),
+    docsUrl: docsUrlFor(origin, code),
     ...(options.details ? { details: options.details } : {}),
   };
-  const body = { success: false, error, requestId: ctx.requestId, timestamp: new Date().toISOString() };
-  const response = jsonResponse(body, options.status ?? ERROR_CODES[code].status, ctx, options.headers);
-  response.headers.set(ERROR_CODE_HEADER, code);
-  return response;
+  const body = { success: false, error, requestId, timestamp: new Date().toISOString() };
+  return {
+    status: options.status ?? ERROR_CODES[code].status,
+    headers: jsonHeaders(requestId, options.headers),
+    body: JSON.stringify(body),
+    errorCode: code,
+  };
+}
+
+/** The error envelope of an {@link ApiError}: its code, message, details, status and extra headers. */
+export function apiErrorReply(requestId: string, origin: string, error: ApiError): Reply {
+  return errorReply(requestId, origin, error.code, error.message, {
+    details: error.details,
+    status: error.status,
+    headers: error.headers,
+  });
 }

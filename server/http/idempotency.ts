@@ -1,166 +1,39 @@
-import { createHash } from "node:crypto";
-import { db } from "../db/client";
-import { transaction } from "../db/transaction";
-import { ApiError } from "../errors";
-
-/** Header carrying the idempotency key (spec §8). */
-export const IDEMPOTENCY_HEADER = "Idempotency-Key";
-/** Methods the key is honoured on (spec §8). Elsewhere the header is ignored. */
-export const IDEMPOTENT_METHODS = new Set(["POST", "PATCH", "DELETE"]);
-/** Key format of spec §8. */
-const KEY_PATTERN = /^[A-Za-z0-9_-]{1,255}$/;
-/** How long a stored response is replayed: 24 hours in ms (spec §8). */
-export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-/** Response headers replayed with the stored body; the facade adds X-Request-Id and the rate-limit headers anew. */
-const REPLAYED_HEADERS = ["content-type", "cache-control", "location"];
-/** Expired records are deleted by the request path at most this often per process (ms). */
-const PURGE_INTERVAL_MS = 10 * 60 * 1000;
-
-/** Who sent the request and what it asked for; `path` includes the query string. */
-export interface IdempotentRequest {
-  orgId: string;
-  apiKeyId: string;
-  key: string;
-  method: string;
-  path: string;
-  body: unknown;
-  requestId: string;
-}
+import { IDEMPOTENCY_HEADER, IDEMPOTENT_METHODS, parseIdempotencyKey, runIdempotent } from "../services/idempotency";
+import type { Step } from "./exchange";
 
 /**
- * Validates an `Idempotency-Key` header value (spec §8: 1–255 of `A–Z a–z 0–9 _ -`).
- * @returns the key, or null when the header is absent.
- * @throws ApiError `bad_request` (400) when it is malformed.
+ * Idempotency (spec §8, DESIGN.md §5): for POST, PATCH and DELETE with an `Idempotency-Key`, runs the rest of the
+ * pipeline in one transaction with the key's record (`runIdempotent`), or replays the stored answer with
+ * `X-Idempotent-Replay: true` and `X-Original-Request-Id`. Other requests pass through.
+ * @throws ApiError `bad_request` (400) for a malformed key; `idempotency_conflict` (422), `idempotency_in_progress`
+ *         (409) as `runIdempotent` says.
  */
-export function parseIdempotencyKey(value: string | null): string | null {
-  if (value === null) return null;
-  if (!KEY_PATTERN.test(value)) {
-    throw new ApiError(
-      "bad_request",
-      "Idempotency-Key must be 1 to 255 characters, each a letter (A-Z, a-z), digit, underscore or hyphen",
-    );
-  }
-  return value;
-}
-
-/** JSON with object keys sorted, so the same body sent with its fields in another order has the same fingerprint. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
-
-/** SHA-256 hex of method, path with query, and the canonical body: what "the same request" means (spec §8). */
-export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash("sha256")
-    .update(`${method} ${path}\n${body === undefined ? "" : canonicalJson(body)}`)
-    .digest("hex");
-}
-
-/** Carries a failed operation's response out of the transaction it rolls back. */
-class RolledBack {
-  constructor(readonly response: Response) {}
-}
-
-/**
- * Runs `execute` at most once per `(orgId, apiKeyId, key)` within 24 hours (spec §8, DESIGN.md §5). The operation and
- * its idempotency record share one transaction, so either both commit or neither does.
- * - Same key and same request → the stored status, body and headers, with `X-Idempotent-Replay: true` and
- *   `X-Original-Request-Id`, without running again.
- * - Same key, different method, path or body → 422 `idempotency_conflict`.
- * - Same key while the first request is still running → 409 `idempotency_in_progress` with `Retry-After: 1`
- *   (a transaction-scoped advisory lock decides; the second request never waits for or runs the operation).
- * - A response with status ≥ 400 rolls the transaction back and is not stored, so the request can be retried.
- * @throws ApiError as listed above; errors from `execute` propagate after rollback.
- */
-export async function runIdempotent(request: IdempotentRequest, execute: () => Promise<Response>): Promise<Response> {
-  purgeOccasionally();
-  const fingerprint = requestFingerprint(request.method, request.path, request.body);
-  const where = { orgId_apiKeyId_key: { orgId: request.orgId, apiKeyId: request.apiKeyId, key: request.key } };
-  try {
-    return await transaction(async (tx) => {
-      const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`
-        SELECT pg_try_advisory_xact_lock(hashtextextended(${`${request.orgId}:${request.apiKeyId}:${request.key}`}, 0)) AS locked`;
-      if (!lock?.locked) {
-        throw new ApiError(
-          "idempotency_in_progress",
-          "A request with this Idempotency-Key is still being processed; retry after it completes to get its response",
-          { headers: { "Retry-After": "1" } },
-        );
-      }
-      const stored = await tx.idempotencyKey.findUnique({ where });
-      if (stored && stored.expiresAt.getTime() > Date.now()) {
-        if (stored.fingerprint !== fingerprint) {
-          throw new ApiError(
-            "idempotency_conflict",
-            `Idempotency-Key was already used for a different request (${stored.method} ${stored.path} with another body) within 24 hours; use a new key`,
-          );
-        }
-        return replay(stored, request.requestId);
-      }
-      const response = await execute();
-      if (response.status >= 400) throw new RolledBack(response);
-      const responseBody = await response.text();
-      const responseHeaders = Object.fromEntries(
-        REPLAYED_HEADERS.flatMap((name) => {
-          const value = response.headers.get(name);
-          return value === null ? [] : [[name, value]];
-        }),
-      );
-      const record = {
-        method: request.method,
-        path: request.path,
-        fingerprint,
-        status: response.status,
-        responseBody,
-        responseHeaders,
-        requestId: request.requestId,
-        createdAt: new Date(),
-        expiresAt: new Date(Date.now() + IDEMPOTENCY_RETENTION_MS),
-      };
-      // An expired record with the same key is replaced: the key is free again after 24 hours.
-      await tx.idempotencyKey.upsert({ where, create: { ...where.orgId_apiKeyId_key, ...record }, update: record });
-      return new Response(responseBody, { status: response.status, headers: response.headers });
-    });
-  } catch (error) {
-    if (error instanceof RolledBack) return error.response;
-    throw error;
-  }
-}
-
-function replay(
-  stored: { status: number; responseBody: string; responseHeaders: unknown; requestId: string },
-  requestId: string,
-): Response {
-  const headers = new Headers(stored.responseHeaders as Record<string, string>);
-  headers.set("X-Request-Id", requestId);
-  headers.set("X-Idempotent-Replay", "true");
-  headers.set("X-Original-Request-Id", stored.requestId);
-  return new Response(stored.responseBody, { status: stored.status, headers });
-}
-
-/**
- * Deletes idempotency records whose 24 hours are over.
- * @returns the number of records deleted.
- */
-export async function purgeExpiredIdempotencyKeys(now = new Date()): Promise<number> {
-  const { count } = await db().prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lte: now } } });
-  return count;
-}
-
-let lastPurge = 0;
-
-function purgeOccasionally(): void {
-  const now = Date.now();
-  if (now - lastPurge < PURGE_INTERVAL_MS) return;
-  lastPurge = now;
-  // Off the response path; a failed purge is retried at the next interval and never fails a request.
-  purgeExpiredIdempotencyKeys().catch((error: unknown) => {
-    console.error(JSON.stringify({ level: "warn", message: "idempotency purge failed", error: String(error) }));
-  });
-}
+export const idempotency: Step = async (exchange, next) => {
+  const principal = exchange.principal;
+  if (!principal || !exchange.route?.procedure || !IDEMPOTENT_METHODS.has(exchange.method)) return next();
+  const key = parseIdempotencyKey(exchange.request.header(IDEMPOTENCY_HEADER.toLowerCase()) ?? null);
+  if (!key) return next();
+  const result = await runIdempotent(
+    {
+      orgId: principal.orgId,
+      apiKeyId: principal.apiKeyId,
+      key,
+      method: exchange.method,
+      path: exchange.query.size === 0 ? exchange.path : `${exchange.path}?${new URLSearchParams([...exchange.query])}`,
+      body: exchange.body,
+      requestId: exchange.requestId,
+    },
+    next,
+  );
+  if (!("replayOf" in result)) return result;
+  return {
+    status: result.status,
+    body: result.body,
+    headers: {
+      ...result.headers,
+      "X-Request-Id": exchange.requestId,
+      "X-Idempotent-Replay": "true",
+      "X-Original-Request-Id": result.replayOf,
+    },
+  };
+};

@@ -1,115 +1,26 @@
-import { env } from "../env";
-import { type KeyValueStore, kv, type SlidingWindowResult, type WindowSpec } from "../kv";
-import { memoryStore } from "../kv/memory";
-import { warnThrottled } from "../kv/warn";
-
-/** Length of every rate-limit window, ms (spec §8: requests per minute). */
-export const RATE_LIMIT_WINDOW_MS = 60_000;
-
-/** How long the limiter counts in memory after the shared store failed before trying it again, ms. */
-export const STORE_RETRY_AFTER_MS = 1_000;
-
-/** Who a request is counted against: an API key (and its organisation), or an anonymous client IP. */
-export type RateLimitSubject =
-  | { kind: "key"; apiKeyId: string; orgId: string; perKey: number; perOrg: number }
-  | { kind: "anonymous"; ip: string };
+import { ApiError } from "../errors";
+import { enforceRateLimit } from "../services/rate-limits";
+import type { Step } from "./exchange";
 
 /**
- * The outcome of counting one request (spec §8): whether it may run, the headers every response carries
- * (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in Unix seconds, `-Policy: sliding-window`) and, when refused, the
- * seconds to wait (`Retry-After`, ≥ 1).
+ * Rate limit (spec §8): counts the request against the key's and organisation's sliding windows when a key was
+ * identified, else against the client address's anonymous window. The decision's headers go on every answer (the
+ * pipeline adds them at the end).
+ * @throws ApiError `rate_limited` (429) with `Retry-After` when a window is full.
  */
-export interface RateLimitDecision {
-  allowed: boolean;
-  headers: Record<string, string>;
-  retryAfterSeconds?: number;
-}
-
-// Keys of one organisation share the hash tag {o:…}, so a cluster keeps both windows of a request on one node.
-function windowsOf(subject: RateLimitSubject): WindowSpec[] {
-  if (subject.kind === "key") {
-    return [
-      { key: `rl:{o:${subject.orgId}}:k:${subject.apiKeyId}`, limit: subject.perKey },
-      { key: `rl:{o:${subject.orgId}}`, limit: subject.perOrg },
-    ];
-  }
-  // The address comes from a header: bound the key length.
-  return [{ key: `rl:{ip:${subject.ip.slice(0, 64)}}`, limit: env().RATE_LIMIT_ANONYMOUS_PER_MIN }];
-}
-
-const state: { fallback?: KeyValueStore; retryAt: number; degraded: boolean } = { retryAt: 0, degraded: false };
-
-/**
- * Counts on the shared store; while it is unreachable, on this process's memory (limits then apply per instance),
- * trying the shared store again every {@link STORE_RETRY_AFTER_MS} ms, so it comes back by itself.
- */
-async function count(windows: WindowSpec[], windowMs: number): Promise<SlidingWindowResult> {
-  const store = kv();
-  if (store.driver === "memory") return store.slidingWindow(windows, windowMs);
-  if (Date.now() >= state.retryAt) {
-    try {
-      const result = await store.slidingWindow(windows, windowMs);
-      if (state.degraded) {
-        state.degraded = false;
-        warnThrottled("rate-limit.store-up", { driver: store.driver, message: "shared store answers again" }, "info");
-      }
-      return result;
-    } catch (error) {
-      state.retryAt = Date.now() + STORE_RETRY_AFTER_MS;
-      state.degraded = true;
-      warnThrottled("rate-limit.store-down", {
-        driver: store.driver,
-        error: error instanceof Error ? error.message : String(error),
-        message: "key-value store unreachable; counting rate limits in this process until it answers",
-      });
-    }
-  }
-  state.fallback ??= memoryStore();
-  return state.fallback.slidingWindow(windows, windowMs);
-}
-
-/**
- * Builds the decision from the windows' states. The headers report the tighter window (fewer remaining; on a tie the
- * one that frees a slot later). `X-RateLimit-Reset`: Unix seconds, rounded up, when that window next frees a slot —
- * the moment its oldest counted request ages out, i.e. when `Remaining` next goes up (on a 429: when a retry can pass
- * that window). `Retry-After`: seconds until every full window has a free slot, rounded up, at least 1.
- */
-function decide(result: SlidingWindowResult): RateLimitDecision {
-  const views = result.windows.map((window) => ({
-    limit: window.limit,
-    remaining: Math.max(0, window.limit - window.count),
-    freeAtMs: window.freeAtMs,
-  }));
-  const reported = views.reduce((tightest, view) =>
-    view.remaining < tightest.remaining || (view.remaining === tightest.remaining && view.freeAtMs > tightest.freeAtMs)
-      ? view
-      : tightest,
+export const rateLimit: Step = async (exchange, next) => {
+  const principal = exchange.principal;
+  const decision = await enforceRateLimit(
+    principal
+      ? { kind: "key", apiKeyId: principal.apiKeyId, orgId: principal.orgId, ...principal.rateLimit }
+      : { kind: "anonymous", ip: exchange.clientIp ?? "unknown" },
   );
-  const headers = {
-    "X-RateLimit-Limit": String(reported.limit),
-    "X-RateLimit-Remaining": String(reported.remaining),
-    "X-RateLimit-Reset": String(Math.ceil(reported.freeAtMs / 1000)),
-    "X-RateLimit-Policy": "sliding-window",
-  };
-  if (result.allowed) return { allowed: true, headers };
-  const waitMs = Math.max(
-    0,
-    ...views.filter((view) => view.remaining === 0).map((view) => view.freeAtMs - result.nowMs),
-  );
-  return { allowed: false, headers, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
-}
-
-/**
- * Counts one request against the subject's sliding windows (spec §8): an API key's per-key and per-organisation
- * windows together (admitted only when both have room; a refused request counts in neither), or an anonymous IP's
- * window of `RATE_LIMIT_ANONYMOUS_PER_MIN`. One round trip to the store. Never throws: when the store is unreachable
- * the windows are counted in this process's memory.
- * @param windowMs window length in ms; {@link RATE_LIMIT_WINDOW_MS} (tests pass a short one).
- * @returns the decision; the REST facade answers 429 `rate_limited` with `Retry-After` when `allowed` is false.
- */
-export async function enforceRateLimit(
-  subject: RateLimitSubject,
-  windowMs = RATE_LIMIT_WINDOW_MS,
-): Promise<RateLimitDecision> {
-  return decide(await count(windowsOf(subject), windowMs));
-}
+  exchange.rateLimit = decision;
+  if (!decision.allowed) {
+    const seconds = decision.retryAfterSeconds ?? 1;
+    throw new ApiError("rate_limited", `Rate limit exceeded; retry in ${seconds} seconds`, {
+      headers: { "Retry-After": String(seconds) },
+    });
+  }
+  return next();
+};

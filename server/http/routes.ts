@@ -1,48 +1,122 @@
 import type { AnyRouter } from "@trpc/server";
-import { forEachOpenApiProcedure, getPathParameters, getPathRegExp } from "trpc-to-openapi";
+import {
+  forEachOpenApiProcedure,
+  getInputOutputParsers,
+  getPathParameters,
+  instanceofZodTypeCoercible,
+  instanceofZodTypeLikeVoid,
+  instanceofZodTypeObject,
+  unwrapZodType,
+} from "trpc-to-openapi";
 import type { Meta } from "../trpc";
 
-/** One REST operation of a router: method, path template, its matcher and path parameter names, and its meta. */
+/** One segment of a route's path template: a literal (`accounts`) or a parameter (`{id}`). */
+type Segment = { literal: string } | { param: string };
+
+/**
+ * One REST operation: method, path template (`/accounts/{id}`), its segments and parameter names, its meta (scope,
+ * success status, list envelope, OpenAPI block), and what serves it: a tRPC procedure (dotted path in the router) or a
+ * served document.
+ */
 export interface RouteEntry {
   method: string;
   path: string;
-  pattern: RegExp;
+  segments: Segment[];
   pathParams: string[];
   meta: Meta;
+  /** `accounts.get`: the procedure to call through tRPC's caller; absent for documents. */
+  procedure?: string;
+  /** Query parameters whose schema is a number: their text is converted before validation (`limit=20` → 20). */
+  numericQuery: ReadonlySet<string>;
+  /** The procedure takes no input (`z.void()`): it is called without one, and any query or body field is refused. */
+  voidInput?: boolean;
+  /** Which served document this route answers with, for `/openapi.json` and `/postman.json`. */
+  document?: "openapi" | "postman";
+}
+
+function segmentsOf(path: string): Segment[] {
+  return path
+    .split("/")
+    .filter(Boolean)
+    .map((part) => {
+      const param = /^\{(.+)\}$/.exec(part)?.[1];
+      return param ? { param } : { literal: part };
+    });
+}
+
+function inputSchemaOf(procedure: unknown) {
+  const { inputParser } = getInputOutputParsers(procedure as Parameters<typeof getInputOutputParsers>[0]);
+  return unwrapZodType(inputParser, true);
+}
+
+function numericQueryKeys(procedure: unknown): Set<string> {
+  const schema = inputSchemaOf(procedure) as unknown as { shape?: Record<string, unknown> };
+  if (!instanceofZodTypeObject(schema as never) || !schema.shape) return new Set();
+  return new Set(
+    Object.entries(schema.shape)
+      .filter(([, field]) => instanceofZodTypeCoercible(field as never))
+      .map(([key]) => key),
+  );
+}
+
+/** A route that is not a tRPC procedure (the served documents), with its method, path and meta. */
+export function documentRoute(path: string, document: NonNullable<RouteEntry["document"]>, meta: Meta): RouteEntry {
+  return { method: "GET", path, segments: segmentsOf(path), pathParams: [], meta, numericQuery: new Set(), document };
 }
 
 /** Every REST operation declared in a router's `openapi` meta, in declaration order. */
 export function collectRoutes(router: AnyRouter): RouteEntry[] {
   const routes: RouteEntry[] = [];
-  forEachOpenApiProcedure(router._def.procedures, ({ meta }) => {
+  forEachOpenApiProcedure(router._def.procedures, ({ path, procedure, meta }) => {
     const { openapi } = meta as Meta & { openapi: NonNullable<Meta["openapi"]> };
     routes.push({
       method: openapi.method,
       path: openapi.path,
-      pattern: getPathRegExp(openapi.path),
+      segments: segmentsOf(openapi.path),
       pathParams: getPathParameters(openapi.path),
       meta: meta as Meta,
+      procedure: path,
+      numericQuery: numericQueryKeys(procedure),
+      voidInput: instanceofZodTypeLikeVoid(inputSchemaOf(procedure)),
     });
   });
   return routes;
 }
 
+function bind(route: RouteEntry, segments: readonly string[]): Record<string, string> | null {
+  if (route.segments.length !== segments.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const expected = route.segments[i] as Segment;
+    const actual = segments[i] as string;
+    if ("literal" in expected) {
+      if (expected.literal !== actual) return null;
+    } else {
+      params[expected.param] = actual;
+    }
+  }
+  return params;
+}
+
 /**
- * Resolves a path (relative to `/api/v1`) and method against the routes.
- * @returns `{ route }` on a match; `{ allow }` (methods the path supports) when only the method is wrong;
+ * Resolves decoded path segments and a method against the routes. A literal segment wins over a parameter
+ * (`/accounts/bulk` over `/accounts/{id}`).
+ * @returns `{ route, params }` on a match; `{ allow }` (the methods the path supports) when only the method is wrong;
  *          `{}` when no operation has this path.
  */
 export function matchRoute(
   routes: readonly RouteEntry[],
   method: string,
-  path: string,
-): { route?: RouteEntry; allow?: string[] } {
-  const candidates = routes.filter((route) => route.pattern.test(path));
-  // A literal path such as /accounts/bulk wins over a template such as /accounts/{id}.
-  const exact = candidates.filter((route) => route.pathParams.length === 0);
-  const preferred = exact.length > 0 ? exact : candidates;
-  const route = preferred.find((candidate) => candidate.method === method);
-  if (route) return { route };
+  segments: readonly string[],
+): { route?: RouteEntry; params?: Record<string, string>; allow?: string[] } {
+  const candidates = routes.flatMap((route) => {
+    const params = bind(route, segments);
+    return params ? [{ route, params }] : [];
+  });
   if (candidates.length === 0) return {};
-  return { allow: [...new Set(preferred.map((candidate) => candidate.method))] };
+  const fewestParams = Math.min(...candidates.map((candidate) => candidate.route.pathParams.length));
+  const preferred = candidates.filter((candidate) => candidate.route.pathParams.length === fewestParams);
+  const match = preferred.find((candidate) => candidate.route.method === method);
+  if (match) return match;
+  return { allow: [...new Set(preferred.map((candidate) => candidate.route.method))] };
 }

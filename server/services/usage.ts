@@ -1,7 +1,7 @@
 import { prisma } from "../db/client";
 import type { Prisma, RateLimitPlan } from "../db/generated/client";
 import { ApiError } from "../errors";
-import type { AuditEntry } from "../http/audit";
+import type { AuditEntry } from "./audit";
 import { PLAN_LIMITS } from "./organisations";
 
 /**

@@ -1,55 +1,31 @@
-// A real HTTP server around the REST facade, for tests and the benchmark: the same handler Next.js mounts, without Next.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+// A real HTTP server around the REST facade, for tests and the benchmark: the node:http listener `npm start` serves
+// /api/v1 with (server/http/node.ts), without Next.js.
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Readable } from "node:stream";
-import { handleApiRequest } from "../../server/http/handler";
+import { answerClientError, nodeApiListener } from "../../server/http/node";
+import { type ApiHandlerOptions, createApiHandler } from "../../server/http/pipeline";
 
-/** A running HTTP server that serves `/api/v1` with the same handler Next.js mounts. */
+/** A running HTTP server that serves `/api/v1` with the facade's pipeline. */
 export interface TestServer {
   url: string;
   close(): Promise<void>;
 }
 
-async function toRequest(req: IncomingMessage, origin: string): Promise<Request> {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    else if (value !== undefined) headers.set(name, value);
-  }
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  // Streamed like Next.js does, so body limits are exercised as in production.
-  return new Request(new URL(req.url ?? "/", origin), {
-    method: req.method,
-    headers,
-    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
-    duplex: "half",
-  } as RequestInit);
-}
-
-async function send(res: ServerResponse, response: Response): Promise<void> {
-  res.statusCode = response.status;
-  response.headers.forEach((value, name) => {
-    res.setHeader(name, value);
-  });
-  res.end(Buffer.from(await response.arrayBuffer()));
-}
-
-/** Starts the REST facade on a loopback port (ephemeral by default). */
-export async function startApi(port = 0): Promise<TestServer> {
-  let origin = "";
-  const server = createServer((req, res) => {
-    toRequest(req, origin)
-      .then(handleApiRequest)
-      .then((response) => send(res, response))
-      .catch((error: unknown) => {
-        res.statusCode = 599;
-        res.end(String(error));
-      });
-  });
+/**
+ * Starts the REST facade on a loopback port (ephemeral by default).
+ * @param options pipeline options (the benchmark leaves layers out); default: every layer on.
+ */
+export async function startApi(port = 0, options?: ApiHandlerOptions): Promise<TestServer> {
+  const server = createServer(nodeApiListener(options ? createApiHandler(options) : undefined));
+  server.on("clientError", answerClientError);
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: `${origin}/api/v1`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

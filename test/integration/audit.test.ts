@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/client";
-import { flushAudit } from "../../server/http/audit";
+import { flushAudit } from "../../server/services/audit";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

@@ -1,10 +1,13 @@
-// The embedded default (issue #2): no DATABASE_URL and no REDIS_URL → PGlite under DATA_DIR and the in-memory store.
-// Runs in its own process (vitest forks + isolate), so the process-wide database is this file's.
+// The embedded default (issues #2, #11 A): no DATABASE_URL and no REDIS_URL → PGlite under DATA_DIR, served by its one
+// owner over a loopback socket, and the in-memory store. Runs in its own process (vitest forks + isolate), so the
+// process-wide database is this file's. The cross-process behaviour (second server, admin command, kill -9) is in
+// start.test.ts.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { closeDb, db } from "../../server/db/client";
+import { closeDb, connectDatabase, db } from "../../server/db/client";
+import { EmbeddedDatabaseBusyError, openEmbeddedDatabase, readLiveEmbeddedLock } from "../../server/db/embedded";
 import { migrateProcessDatabase } from "../../server/db/ready";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
@@ -15,13 +18,22 @@ process.env.DATA_DIR = dataDir;
 
 let server: TestServer;
 beforeAll(async () => {
-  expect(await migrateProcessDatabase()).toContain("20261121000000_init");
+  expect(await migrateProcessDatabase({ own: true })).toContain("20261121000000_init");
   server = await startApi();
 }, 120_000);
 afterAll(async () => {
   await server?.close();
   await closeDb();
   rmSync(dataDir, { recursive: true, force: true });
+});
+
+it("owns the data directory: its lock names this process and the socket URL, and a second opener is refused", async () => {
+  const lock = readLiveEmbeddedLock(dataDir);
+  expect(lock).toMatchObject({ pid: process.pid, url: db().url });
+  expect(db().url).toMatch(/^postgresql:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
+  await expect(openEmbeddedDatabase(dataDir)).rejects.toBeInstanceOf(EmbeddedDatabaseBusyError);
+  // A command in this process reuses the owner's database instead of opening the directory again.
+  expect((await connectDatabase({ own: false })).database).toBe(db());
 });
 
 it("serves the accounts happy path on PGlite with the in-memory store", async () => {

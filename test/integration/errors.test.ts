@@ -80,11 +80,12 @@ describe("error envelope (spec §2.1, §7)", () => {
     expect(await head.text()).toBe("");
   });
 
-  it("every spec §7 code, plus our two documented extensions, has a reference entry", () => {
+  it("every spec §7 code, plus our three documented extensions, has a reference entry", () => {
     expect(Object.keys(ERROR_CODES).sort()).toEqual(
       [
         "idempotency_in_progress",
         "payload_too_large",
+        "headers_too_large",
         "bad_request",
         "invalid_json",
         "unauthorized",
@@ -108,6 +109,7 @@ describe("error envelope (spec §2.1, §7)", () => {
       idempotency_conflict: 422,
       idempotency_in_progress: 409,
       payload_too_large: 413,
+      headers_too_large: 431,
       rate_limited: 429,
       internal_error: 500,
     });

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/client";
-import { purgeExpiredIdempotencyKeys } from "../../server/http/idempotency";
+import { purgeExpiredIdempotencyKeys } from "../../server/services/idempotency";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

@@ -6,9 +6,9 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { openEmbeddedDatabase } from "../../server/db/embedded";
 import { migrateDatabase } from "../../server/db/migrate";
 import { ADMIN_URL } from "../helpers/fresh-database";
 
@@ -34,6 +34,26 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
     return await work(client);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Opens an embedded database in a new data directory (served over its loopback socket, DESIGN.md §3), hands `work` its
+ * URL and a query function, and removes it afterwards.
+ */
+async function withEmbedded<T>(
+  work: (url: string, query: <R>(sql: string, params?: unknown[]) => Promise<R[]>) => Promise<T>,
+): Promise<T> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "migrations-embedded-"));
+  const embedded = await openEmbeddedDatabase(dataDir);
+  const client = new pg.Client({ connectionString: embedded.url });
+  await client.connect();
+  try {
+    return await work(embedded.url, async (sql, params) => (await client.query(sql, params)).rows);
+  } finally {
+    await client.end();
+    await embedded.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -129,25 +149,18 @@ describe("migrations", () => {
     });
   });
 
-  it("applies every migration once on PGlite and records it as Prisma does", { timeout: 60_000 }, async () => {
-    const pglite = new PGlite();
-    try {
+  it("applies every migration once on the embedded database and records it as Prisma does", { timeout: 60_000 }, () =>
+    withEmbedded(async (url, query) => {
       const names = migrationNames();
       expect(names.length).toBeGreaterThan(0);
-      expect((await migrateDatabase({ pglite })).applied).toEqual(names);
-      expect((await migrateDatabase({ pglite })).applied).toEqual([]);
+      expect((await migrateDatabase({ url })).applied).toEqual(names);
+      expect((await migrateDatabase({ url })).applied).toEqual([]);
 
-      const rows = await pglite.query<{
-        migration_name: string;
-        checksum: string;
-        finished: boolean;
-        applied_steps_count: number;
-        rolled_back_at: Date | null;
-      }>(
+      const rows = await query(
         `SELECT migration_name, checksum, finished_at >= started_at AS finished, applied_steps_count, rolled_back_at
          FROM "_prisma_migrations" ORDER BY migration_name`,
       );
-      expect(rows.rows).toEqual(
+      expect(rows).toEqual(
         names.map((name) => ({
           migration_name: name,
           checksum: sha256(path.join(MIGRATIONS_DIR, name, "migration.sql")),
@@ -158,11 +171,11 @@ describe("migrations", () => {
       );
 
       // The table must be Prisma's own so `prisma migrate deploy` can take over later.
-      const columns = await pglite.query<{ column_name: string; data_type: string; len: number | null }>(
+      const columns = await query(
         `SELECT column_name, data_type, character_maximum_length AS len FROM information_schema.columns
          WHERE table_name = '_prisma_migrations' ORDER BY ordinal_position`,
       );
-      expect(columns.rows).toEqual([
+      expect(columns).toEqual([
         { column_name: "id", data_type: "character varying", len: 36 },
         { column_name: "checksum", data_type: "character varying", len: 64 },
         { column_name: "finished_at", data_type: "timestamp with time zone", len: null },
@@ -172,40 +185,36 @@ describe("migrations", () => {
         { column_name: "started_at", data_type: "timestamp with time zone", len: null },
         { column_name: "applied_steps_count", data_type: "integer", len: null },
       ]);
-    } finally {
-      await pglite.close();
-    }
-  });
+    }),
+  );
 
-  it("rejects an edited migration and rolls back a failing one", { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "migrations-test-"));
-    const pglite = new PGlite();
-    try {
-      cpSync(MIGRATIONS_DIR, dir, { recursive: true });
-      await migrateDatabase({ pglite }, { migrationsDir: dir });
+  it("rejects an edited migration and rolls back a failing one", { timeout: 60_000 }, () =>
+    withEmbedded(async (url, query) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "migrations-test-"));
+      try {
+        cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+        await migrateDatabase({ url }, { migrationsDir: dir });
 
-      const first = migrationNames(dir)[0] as string;
-      writeFileSync(
-        path.join(dir, first, "migration.sql"),
-        `${readFileSync(path.join(dir, first, "migration.sql"))}\n`,
-      );
-      await expect(migrateDatabase({ pglite }, { migrationsDir: dir })).rejects.toThrow(first);
-      cpSync(path.join(MIGRATIONS_DIR, first, "migration.sql"), path.join(dir, first, "migration.sql"));
+        const first = migrationNames(dir)[0] as string;
+        writeFileSync(
+          path.join(dir, first, "migration.sql"),
+          `${readFileSync(path.join(dir, first, "migration.sql"))}\n`,
+        );
+        await expect(migrateDatabase({ url }, { migrationsDir: dir })).rejects.toThrow(first);
+        cpSync(path.join(MIGRATIONS_DIR, first, "migration.sql"), path.join(dir, first, "migration.sql"));
 
-      const broken = "99991231235959_broken";
-      mkdirSync(path.join(dir, broken));
-      writeFileSync(path.join(dir, broken, "migration.sql"), 'CREATE TABLE "Half" (id int);\nSELECT 1 / 0;\n');
-      await expect(migrateDatabase({ pglite }, { migrationsDir: dir })).rejects.toThrow(broken);
+        const broken = "99991231235959_broken";
+        mkdirSync(path.join(dir, broken));
+        writeFileSync(path.join(dir, broken, "migration.sql"), 'CREATE TABLE "Half" (id int);\nSELECT 1 / 0;\n');
+        await expect(migrateDatabase({ url }, { migrationsDir: dir })).rejects.toThrow(broken);
 
-      const half = await pglite.query(`SELECT to_regclass('"Half"') AS t`);
-      expect(half.rows).toEqual([{ t: null }]);
-      const recorded = await pglite.query(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1`, [broken]);
-      expect(recorded.rows).toEqual([]);
-    } finally {
-      await pglite.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+        expect(await query(`SELECT to_regclass('"Half"')::text AS t`)).toEqual([{ t: null }]);
+        expect(await query(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1`, [broken])).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }),
+  );
 
   it("applies each migration once when two runners start together (advisory lock)", { timeout: 60_000 }, async () => {
     await withDatabases(1, async ([url]) => {

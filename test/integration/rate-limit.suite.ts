@@ -1,11 +1,12 @@
 // The rate-limit behaviour over real HTTP (spec §8), shared by the three drivers' test files: the same cases must pass
 // on TCP Redis, on @vercel/kv (through the Upstash-REST shim) and in memory.
 import { randomBytes } from "node:crypto";
+import { request } from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { resetEnvCache } from "../../server/env";
-import { enforceRateLimit } from "../../server/http/rate-limit";
 import { closeKv, type KvDriver, kv } from "../../server/kv";
+import { enforceRateLimit } from "../../server/services/rate-limits";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 const ANONYMOUS_LIMIT = 5;
@@ -28,6 +29,8 @@ export function rateLimitSuite(
   beforeAll(async () => {
     await hooks.before?.();
     process.env.RATE_LIMIT_ANONYMOUS_PER_MIN = String(ANONYMOUS_LIMIT);
+    // The test client stands in for a proxy in front of the server: one hop, whose X-Forwarded-For is believed.
+    process.env.TRUST_PROXY = "1";
     // Event-loop lag on a loaded test machine must not tip a burst into the per-process fallback; the bound itself is
     // tested in kv-stores and rate-limit-store-down.
     process.env.KV_TIMEOUT_MS = "2000";
@@ -162,6 +165,41 @@ export function rateLimitSuite(
     const other = await anonymous("GET", "/nope", undefined, { "X-Forwarded-For": uniqueIp() });
     expect(other.status).toBe(404);
     expect(other.headers.get("x-ratelimit-remaining")).toBe("4");
+  });
+
+  it("without a trusted proxy (the default), X-Forwarded-For cannot move a client out of its address's window", async () => {
+    process.env.TRUST_PROXY = "false";
+    resetEnvCache();
+    // A loopback source address of its own (any 127.x.y.z reaches the server), so no other test shares its window.
+    const localAddress = `127.${randomBytes(3).join(".")}`;
+    const url = new URL(`${server.url}/accounts`);
+    const get = (forwardedFor: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            localAddress,
+            headers: { "X-Forwarded-For": forwardedFor },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    try {
+      const statuses = [];
+      // Each request claims another address; all come from one socket address, which is what counts.
+      for (let i = 0; i < ANONYMOUS_LIMIT + 1; i++) statuses.push(await get(uniqueIp()));
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    } finally {
+      process.env.TRUST_PROXY = "1";
+      resetEnvCache();
+    }
   });
 
   it("the window slides on this driver: a request frees its slot one window after it was counted", async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb, prisma } from "../../server/db/client";
 import { migrateDatabase } from "../../server/db/migrate";
 import { resetEnvCache } from "../../server/env";
-import { flushAudit } from "../../server/http/audit";
+import { flushAudit } from "../../server/services/audit";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { type DedicatedPostgres, startDedicatedPostgres } from "../helpers/dedicated-postgres";
 

@@ -1,6 +1,6 @@
 // Issue #4 item 4: audit rows are batched off the response path but never lost on a normal shutdown. Serves the
-// production build with `next start` on the test database, sends SIGTERM right after the last response, and expects
-// every call's row. Needs a production build (`npm test` makes one first).
+// production build with `npm start`'s server (scripts/serve.ts) on the test database, sends SIGTERM right after the
+// last response, and expects every call's row. Needs a production build (`npm test` makes one first).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -19,8 +19,8 @@ beforeAll(async () => {
   const port = await freePort();
   child = spawn(
     process.execPath,
-    [path.join(root, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(port), "-H", "127.0.0.1"],
-    { cwd: root, env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" } },
+    [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), path.join(root, "scripts", "serve.ts")],
+    { cwd: root, env: { ...process.env, PORT: String(port), NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" } },
   );
   child.stdout?.on("data", (chunk) => {
     output += chunk;
@@ -40,7 +40,7 @@ beforeAll(async () => {
       return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`next start did not become ready:\n${output.slice(-2_000)}`);
+  throw new Error(`the server did not become ready:\n${output.slice(-2_000)}`);
 }, 90_000);
 
 afterAll(() => {

@@ -1,14 +1,8 @@
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
-import {
-  isSecureRequest,
-  resolveSession,
-  SESSION_COOKIE,
-  type SessionPrincipal,
-  sessionCookieOptions,
-} from "@/server/auth/session";
-import { env } from "@/server/env";
+import { resolveSession, SESSION_COOKIE, type SessionPrincipal, sessionCookieOptions } from "@/server/auth/session";
+import { publicOrigin } from "@/server/http/origin";
 import { createSettingsCaller } from "@/server/routers/settings";
 
 /** The session cookie's token of the current request, or null. */
@@ -31,9 +25,18 @@ export async function settingsCaller() {
   return createSettingsCaller({ sessionToken: await sessionToken() });
 }
 
-/** Sets the session cookie (server actions only): HttpOnly, SameSite=Lax, Secure over https. */
+/**
+ * The public origin of the current request (`PUBLIC_URL`, else its `Host`, behind a trusted proxy its forwarded host
+ * and protocol; server/http/origin.ts).
+ */
+export async function requestOrigin(): Promise<string> {
+  const list = await headers();
+  return publicOrigin((name) => list.get(name) ?? undefined);
+}
+
+/** Sets the session cookie (server actions only): HttpOnly, SameSite=Lax, Secure when the public origin is https. */
 export async function setSessionCookie(token: string, expiresAt: Date): Promise<void> {
-  const secure = isSecureRequest((await headers()).get("x-forwarded-proto"), env().PUBLIC_BASE_URL);
+  const secure = (await requestOrigin()).startsWith("https:");
   (await cookies()).set(SESSION_COOKIE, token, sessionCookieOptions(expiresAt, secure));
 }
 

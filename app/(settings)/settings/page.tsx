@@ -1,17 +1,6 @@
-import { headers } from "next/headers";
-import { env } from "@/server/env";
-import { requireSession, settingsCaller } from "../_lib/session";
+import { requestOrigin, requireSession, settingsCaller } from "../_lib/session";
 
 export const metadata = { title: "Settings · MSP CRM API" };
-
-async function baseUrl(): Promise<string> {
-  const configured = env().PUBLIC_BASE_URL;
-  if (configured) return configured.replace(/\/$/, "");
-  const list = await headers();
-  const host = list.get("x-forwarded-host") ?? list.get("host") ?? "localhost:3000";
-  const proto = list.get("x-forwarded-proto")?.split(",")[0] ?? "http";
-  return `${proto}://${host}`;
-}
 
 /**
  * The first screen after sign-in (issue #6): the organisation, what it has set up (keys, endpoints, calls in the
@@ -29,7 +18,7 @@ export default async function SettingsOverview() {
   const now = Date.now();
   const activeKeys = keys.filter((key) => !key.revokedAt && (!key.expiresAt || key.expiresAt.getTime() > now));
   const disabled = endpoints.filter((endpoint) => !endpoint.enabled);
-  const base = await baseUrl();
+  const base = await requestOrigin();
   return (
     <>
       <h1>{session.orgName}</h1>

@@ -24,6 +24,7 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   idempotency_conflict: "UNPROCESSABLE_CONTENT",
   idempotency_in_progress: "CONFLICT",
   payload_too_large: "PAYLOAD_TOO_LARGE",
+  headers_too_large: "BAD_REQUEST",
   rate_limited: "TOO_MANY_REQUESTS",
   internal_error: "INTERNAL_SERVER_ERROR",
 };

@@ -1,18 +1,19 @@
 import { after } from "next/server";
-import { auditWritten } from "@/server/http/audit";
-import { handleApiRequest } from "@/server/http/handler";
+import { handleFetchRequest } from "@/server/http/fetch";
+import { auditWritten } from "@/server/services/audit";
 import { dispatchesSettled } from "@/server/webhooks/dispatch";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /**
- * Every method of `/api/v1` and everything under it goes through the REST facade (DESIGN.md §2). `after()` keeps the
- * request's audit batch and its outbox hand-over to Inngest alive past the response: on `next start` a SIGTERM waits
- * for them before exiting, and on serverless hosts the function is not frozen before they finish.
+ * Every method of `/api/v1` and everything under it goes through the REST facade's pipeline (DESIGN.md §1) when the
+ * app runs on a platform's own Next.js server (Vercel); `npm start` serves `/api/v1` before Next.js sees it
+ * (scripts/serve.ts). `after()` keeps the request's audit batch and its outbox hand-over to Inngest alive past the
+ * response, so serverless hosts do not freeze before they finish.
  */
 async function handle(req: Request): Promise<Response> {
-  const response = await handleApiRequest(req);
+  const response = await handleFetchRequest(req);
   after(auditWritten);
   after(dispatchesSettled);
   return response;

@@ -3,9 +3,12 @@ import { openApiDocument } from "./openapi";
 
 type Json = Record<string, unknown>;
 
-const cache = new Map<string, Promise<Json>>();
+// Collections per public origin (see openapi.ts); the oldest is dropped past this many.
+const MAX_CACHED_ORIGINS = 16;
+const cache = new Map<string, Promise<string>>();
 
-async function build(baseUrl: string): Promise<Json> {
+async function build(baseUrl: string): Promise<string> {
+  // A copy of its own: the converter changes the document it is given (issue #11 D).
   const document = openApiDocument(baseUrl);
   const result = await new Promise<{ result: boolean; reason?: string; output?: Array<{ data: Json }> }>(
     (resolve, reject) => {
@@ -28,7 +31,7 @@ async function build(baseUrl: string): Promise<Json> {
     ...variables,
   ];
   collection.auth = { type: "bearer", bearer: [{ key: "token", value: "{{apiKey}}", type: "string" }] };
-  return collection;
+  return JSON.stringify(collection);
 }
 
 /**
@@ -37,11 +40,12 @@ async function build(baseUrl: string): Promise<Json> {
  * base URL.
  * @throws Error when the converter refuses the document (a bug: the document is generated).
  */
-export function postmanCollection(baseUrl: string): Promise<Json> {
+export function postmanText(baseUrl: string): Promise<string> {
   let collection = cache.get(baseUrl);
   if (!collection) {
     collection = build(baseUrl);
     collection.catch(() => cache.delete(baseUrl));
+    if (cache.size >= MAX_CACHED_ORIGINS) cache.delete(cache.keys().next().value as string);
     cache.set(baseUrl, collection);
   }
   return collection;

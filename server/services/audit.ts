@@ -1,4 +1,5 @@
 import { db } from "../db/client";
+import { replaceUnstorableText } from "../schemas/storable";
 
 /** One audited API call (spec §1): who, what, outcome and duration in ms. */
 export interface AuditEntry {
@@ -37,13 +38,25 @@ interface AuditState {
   next?: { promise: Promise<void>; resolve: () => void };
 }
 
+// NUL and lone surrogates come straight from request paths, queries and user agents; the jsonb the batch travels as
+// cannot hold them, and one such row would fail its whole batch again and again.
+function storable(text: string | null): string | null {
+  return text === null ? null : replaceUnstorableText(text);
+}
+
 /**
- * Queues an audit row; rows are written in batches (one `INSERT` per 200 rows or 250 ms), so auditing adds no database
- * round trip to the response path (spec §1). A batch the database refuses is kept (up to 10,000 rows) and retried
+ * Queues an audit row (text a database cannot hold, NUL or a lone surrogate, replaced by U+FFFD); rows are written
+ * in batches (one `INSERT` per 200 rows or 250 ms), so auditing adds no database round trip to the response path (spec §1). A batch the database refuses is kept (up to 10,000 rows) and retried
  * every second, logged to stderr, never surfaced to the caller.
  */
 export function recordAudit(entry: AuditEntry): void {
-  state.queue.push(entry);
+  state.queue.push({
+    ...entry,
+    method: storable(entry.method) as string,
+    path: storable(entry.path) as string,
+    query: storable(entry.query),
+    userAgent: storable(entry.userAgent),
+  });
   if (state.queue.length >= FLUSH_SIZE) void flushAudit();
   else state.timer ??= setTimeout(() => void flushAudit(), FLUSH_INTERVAL_MS);
 }

@@ -1,0 +1,68 @@
+// What a fresh machine needs from package.json and the lock file (issue #11 E): `npm ci` on Linux and macOS, x64 and
+// arm64, and an `engines` range true to every dependency, so that no supported Node prints an engine warning.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import semver from "semver";
+import { describe, expect, it } from "vitest";
+import { isSupportedNode, SUPPORTED_NODE } from "./node-runtime";
+
+const root = path.resolve(import.meta.dirname, "..");
+const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+interface LockEntry {
+  version?: string;
+  optional?: boolean;
+  os?: string[];
+  cpu?: string[];
+  engines?: { node?: string } | string[];
+  optionalDependencies?: Record<string, string>;
+}
+const lock = JSON.parse(readFileSync(path.join(root, "package-lock.json"), "utf8")) as {
+  packages: Record<string, LockEntry>;
+};
+
+/** Where Node would resolve `name` from the package at `from` (a lock key), walking up the node_modules folders. */
+function resolveInLock(from: string, name: string): string | undefined {
+  let base = from;
+  for (;;) {
+    const candidate = `${base ? `${base}/` : ""}node_modules/${name}`;
+    if (lock.packages[candidate]) return candidate;
+    if (!base) return undefined;
+    const cut = base.lastIndexOf("/node_modules/");
+    base = cut < 0 ? "" : base.slice(0, cut);
+  }
+}
+
+describe("package.json and package-lock.json", () => {
+  it("declares the supported Node range that the start and test commands check", () => {
+    expect(pkg.engines.node).toBe(SUPPORTED_NODE);
+    for (const version of ["20.19.0", "22.14.0", "22.15.0", "22.23.3", "23.5.0", "24.0.0", "24.21.0", "26.0.0"]) {
+      expect(isSupportedNode(version), version).toBe(semver.satisfies(version, SUPPORTED_NODE));
+    }
+  });
+
+  it("asks for no Node that a locked dependency refuses (no EBADENGINE on a supported Node)", () => {
+    const refused = Object.entries(lock.packages).flatMap(([key, entry]) => {
+      const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
+      // Packages for other platforms are never installed on a supported one; their engines do not apply.
+      if (!key || !range || (entry.optional && (entry.os || entry.cpu))) return [];
+      return semver.subset(SUPPORTED_NODE, range) ? [] : [`${key} needs node ${range}`];
+    });
+    expect(refused).toEqual([]);
+  });
+
+  it("locks every platform's optional packages, so `npm ci` works on Linux and macOS, x64 and arm64", () => {
+    const missing = Object.entries(lock.packages).flatMap(([key, entry]) =>
+      Object.keys(entry.optionalDependencies ?? {})
+        .filter((name) => !resolveInLock(key, name))
+        .map((name) => `${key || "(root)"} → ${name}`),
+    );
+    expect(missing).toEqual([]);
+    const locked = Object.keys(lock.packages);
+    for (const platform of ["darwin-arm64", "darwin-x64", "linux-arm64-gnu", "linux-x64-gnu"]) {
+      expect(locked, platform).toContain(`node_modules/@next/swc-${platform}`);
+    }
+    for (const platform of ["darwin-arm64", "darwin-x64", "linux-arm64", "linux-x64"]) {
+      expect(locked, platform).toContain(`node_modules/@biomejs/cli-${platform}`);
+    }
+  });
+});

@@ -1,0 +1,111 @@
+// `npm start` (and `npm run dev` with --dev): the service in one process (DESIGN.md §3, §8, §10; issues #11 A, #12).
+// It validates the environment, opens the database (as the one owner of the embedded database when DATABASE_URL is
+// unset, serving it to other processes on a loopback socket), applies migrations, seeds the demo organisation into an
+// empty database, then serves on node:http: /api/v1 straight through the REST facade's pipeline, every other path
+// through Next.js (settings, docs, /api/inngest, /api/trpc). SIGINT and SIGTERM drain requests, store the pending audit
+// rows and close the database cleanly; a second signal exits at once.
+import { createServer, type Server } from "node:http";
+import path from "node:path";
+import { ensureSupportedNode } from "./node-runtime";
+
+const root = path.resolve(import.meta.dirname, "..");
+const dev = process.argv.includes("--dev");
+// Before anything reads it: Next.js and the environment schema both look at NODE_ENV.
+(process.env as Record<string, string>).NODE_ENV ??= dev ? "development" : "production";
+
+/** Whether a request target is served by the REST facade rather than Next.js. */
+function isApiTarget(target: string): boolean {
+  return target === "/api/v1" || target.startsWith("/api/v1/") || target.startsWith("/api/v1?");
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  await ensureSupportedNode(root);
+  const { env } = await import("../server/env");
+  let config: ReturnType<typeof env>;
+  try {
+    config = env();
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+
+  const { closeDb, db } = await import("../server/db/client");
+  const { EmbeddedDatabaseBusyError } = await import("../server/db/embedded");
+  const { migrateProcessDatabase } = await import("../server/db/ready");
+  let applied: string[];
+  try {
+    applied = await migrateProcessDatabase({ own: true });
+  } catch (error) {
+    console.error(error instanceof EmbeddedDatabaseBusyError ? error.message : `Database: ${(error as Error).message}`);
+    await closeDb().catch(() => undefined);
+    process.exit(1);
+  }
+
+  const { ensureDemo } = await import("../server/services/demo");
+  const { startupBanner } = await import("../server/services/startup");
+  const { nodeApiListener, answerClientError } = await import("../server/http/node");
+  const { flushAudit } = await import("../server/services/audit");
+  const { dispatchesSettled } = await import("../server/webhooks/dispatch");
+  const { closeKv } = await import("../server/kv");
+  const demo = await ensureDemo(config.DATA_DIR);
+
+  const next = (await import("next")).default;
+  const app = next({ dev, dir: root, port: config.PORT });
+  await app.prepare();
+  const pages = app.getRequestHandler();
+  const api = nodeApiListener();
+  const server = createServer((req, res) => {
+    if (isApiTarget(req.url ?? "/")) api(req, res);
+    else void pages(req, res);
+  });
+  server.on("clientError", answerClientError);
+  try {
+    await listen(server, config.PORT);
+  } catch (error) {
+    const busy = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+    console.error(busy ? `Port ${config.PORT} is in use: stop what holds it or set PORT.` : String(error));
+    await closeDb();
+    process.exit(1);
+  }
+
+  console.log(await startupBanner({ database: db(), applied, demo, dev }));
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.error(`${signal} again: exiting without a clean shutdown`);
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`${signal}: finishing requests in flight, then closing the database`);
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const force = setTimeout(() => server.closeAllConnections(), 10_000);
+    await closed;
+    clearTimeout(force);
+    await app.close().catch(() => undefined);
+    await dispatchesSettled();
+    await flushAudit();
+    await closeKv().catch(() => undefined);
+    await closeDb();
+    console.log("Stopped.");
+    process.exit(0);
+  };
+  process.on("SIGINT", (signal) => void stop(signal));
+  process.on("SIGTERM", (signal) => void stop(signal));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exit(1);
+});

@@ -1,0 +1,127 @@
+import { ApiError } from "../errors";
+import { findUnstorableText } from "../schemas/storable";
+import type { ApiRequest, Step } from "./exchange";
+
+/** Largest accepted request body: 1 MiB, in bytes. A bulk request of 500 items is about 150 KiB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Deepest accepted nesting of JSON objects and arrays; our deepest schema needs 4. */
+export const MAX_JSON_DEPTH = 32;
+/** Methods whose input is the JSON body; the others take theirs from the query. */
+const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
+const NUMBER_TEXT = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+function tooLarge(): ApiError {
+  return new ApiError(
+    "payload_too_large",
+    `Request body exceeds ${MAX_BODY_BYTES} bytes (1 MiB); send at most 500 items per bulk request`,
+  );
+}
+
+/** Deepest bracket nesting outside strings, stopping early once past the limit; linear in the text. */
+function exceedsDepth(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return false;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads a request body as one JSON object (spec §2). An empty body is `{}`.
+ * @returns the parsed object.
+ * @throws ApiError `payload_too_large` (413) for a body over {@link MAX_BODY_BYTES} (a declared `Content-Length` over
+ *         it is refused before reading) or nested deeper than {@link MAX_JSON_DEPTH}; `invalid_json` (400) for bytes
+ *         that are not UTF-8 or text that is not JSON; `validation_error` (422) for JSON that is not an object.
+ */
+export async function readJsonBody(request: ApiRequest): Promise<Record<string, unknown>> {
+  if (Number(request.header("content-length")) > MAX_BODY_BYTES) throw tooLarge();
+  const bytes = await request.readBody(MAX_BODY_BYTES);
+  if (bytes === null) throw tooLarge();
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new ApiError("invalid_json", "Request body is not valid UTF-8");
+  }
+  if (text.trim() === "") return {};
+  if (exceedsDepth(text)) {
+    throw new ApiError("payload_too_large", `Request body nests JSON deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ApiError("invalid_json", `Request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new ApiError("validation_error", "Request body must be a JSON object", {
+      details: [{ path: [], message: "expected a JSON object" }],
+    });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Input: builds the operation's input from the body (POST, PATCH, PUT) or the query (other methods) plus the path
+ * parameters. Query values of number fields are converted from their text (`limit=20` → 20); anything else stays text
+ * for the schema to judge.
+ * @throws ApiError as {@link readJsonBody}; `validation_error` (422) when text holds what PostgreSQL cannot store (NUL,
+ *         a lone surrogate), when a path parameter is repeated in the body or query, or when a query parameter is sent
+ *         with a body method.
+ */
+export const readInput: Step = async (exchange, next) => {
+  const route = exchange.route;
+  if (!route?.procedure) return next();
+  let source: Record<string, unknown>;
+  if (BODY_METHODS.has(exchange.method)) {
+    if (exchange.query.size > 0) {
+      const names = [...exchange.query.keys()];
+      throw new ApiError("validation_error", `${exchange.method} ${route.path} takes no query parameters`, {
+        details: names.map((name) => ({ path: [name], message: "unknown query parameter; send fields in the body" })),
+      });
+    }
+    source = await readJsonBody(exchange.request);
+    exchange.body = source;
+  } else {
+    source = {};
+    for (const [name, value] of exchange.query) {
+      source[name] = route.numericQuery.has(name) && NUMBER_TEXT.test(value) ? Number(value) : value;
+    }
+  }
+  const repeated = route.pathParams.filter((name) => Object.hasOwn(source, name));
+  if (repeated.length > 0) {
+    throw new ApiError("validation_error", "A path parameter is repeated in the request", {
+      details: repeated.map((name) => ({
+        path: [name],
+        message: `is the path parameter {${name}}; do not send it in the ${BODY_METHODS.has(exchange.method) ? "body" : "query"}`,
+      })),
+    });
+  }
+  if (route.voidInput) {
+    const fields = Object.keys(source);
+    if (fields.length > 0) {
+      throw new ApiError("validation_error", `${route.path} takes no parameters`, {
+        details: fields.map((name) => ({ path: [name], message: "unknown parameter" })),
+      });
+    }
+    return next();
+  }
+  const unstorable = findUnstorableText(source);
+  if (unstorable) {
+    throw new ApiError("validation_error", `Request field ${unstorable.path.join(".")} ${unstorable.message}`, {
+      details: [unstorable],
+    });
+  }
+  exchange.input = { ...source, ...exchange.pathParams };
+  return next();
+};

@@ -1,0 +1,65 @@
+// Who is calling and which origin they called (issue #11 C, D): the client address the rate limits and the audit log
+// count, and the public origin that `docsUrl`, the OpenAPI `servers`, the Postman `baseUrl` and the banner show.
+// Forwarding headers are believed only as far as `TRUST_PROXY` says; by default the socket is the truth.
+import { isIP } from "node:net";
+import { env, type TrustProxy } from "../env";
+
+/** Reads one request header by lower-case name; repeated headers joined with ", ". */
+export type HeaderReader = (name: string) => string | undefined;
+
+// A host name or an IP literal with an optional port: anything else in Host is refused (no header injection into
+// links we print).
+const HOST_PATTERN =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+function listHeader(read: HeaderReader, name: string): string[] {
+  return (read(name) ?? "")
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
+function normaliseAddress(address: string | null | undefined): string | null {
+  if (!address) return null;
+  const bare = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
+  return isIP(bare) ? bare : null;
+}
+
+/**
+ * The client's address under the trusted-proxy setting (`TRUST_PROXY`, server/env.ts):
+ * - `0` (default): the socket's peer address; `X-Forwarded-For` is ignored, so a client cannot pick its address.
+ * - `n` hops: the address `n` steps back along `X-Forwarded-For` from the socket (the entry each trusted proxy
+ *   appended); when the header has fewer entries, its first.
+ * - `vercel`: `X-Vercel-Forwarded-For` (set by Vercel's edge, not by the client).
+ * @param socketAddress the TCP peer; null where the platform gives none (serverless route handlers).
+ * @returns an IP literal, or null when none is known.
+ */
+export function clientAddress(read: HeaderReader, socketAddress: string | null, trust: TrustProxy = env().TRUST_PROXY) {
+  if (trust === "vercel")
+    return normaliseAddress(listHeader(read, "x-vercel-forwarded-for")[0]) ?? normaliseAddress(socketAddress);
+  const chain = [
+    normaliseAddress(socketAddress),
+    ...listHeader(read, "x-forwarded-for").reverse().map(normaliseAddress),
+  ];
+  if (trust === 0) return chain[0] ?? null;
+  const index = Math.min(trust, chain.length - 1);
+  return chain[index] ?? chain.findLast((entry) => entry !== null) ?? null;
+}
+
+/**
+ * The public origin of a request (`https://crm.example.com`, no trailing slash): `PUBLIC_URL` when set; else the
+ * `Host` the client sent (or, behind a trusted proxy, `X-Forwarded-Host` and `X-Forwarded-Proto`); a malformed host
+ * falls back to `http://localhost:<PORT>`.
+ * @param encrypted whether the request itself arrived over TLS.
+ */
+export function publicOrigin(read: HeaderReader, encrypted = false, trust: TrustProxy = env().TRUST_PROXY): string {
+  const configured = env().PUBLIC_URL;
+  if (configured) return configured.replace(/\/+$/, "");
+  const proxied = trust !== 0;
+  const host = (proxied && listHeader(read, "x-forwarded-host")[0]) || read("host")?.trim();
+  const forwardedProto = proxied ? listHeader(read, "x-forwarded-proto")[0]?.toLowerCase() : undefined;
+  const protocol =
+    forwardedProto === "https" || forwardedProto === "http" ? forwardedProto : encrypted ? "https" : "http";
+  if (!host || !HOST_PATTERN.test(host)) return `http://localhost:${env().PORT}`;
+  return `${protocol}://${host.toLowerCase()}`;
+}

@@ -1,0 +1,187 @@
+// The REST facade as one pipeline (DESIGN.md §1, issue #12): every request under /api/v1 goes through the steps of
+// PIPELINE in order; a step answers or hands over to the next. Errors thrown anywhere become the spec §2.1 error
+// envelope; the rate-limit headers go on every answer; the audit row is recorded once the answer exists.
+import { ApiError } from "../errors";
+import { v1Router } from "../routers/v1";
+import { recordAudit } from "../services/audit";
+import type { Meta } from "../trpc";
+import { identify, refuse } from "./authenticate";
+import { apiErrorReply, errorReply, newRequestId } from "./envelope";
+import type { ApiRequest, Exchange, Reply, Step } from "./exchange";
+import { idempotency } from "./idempotency";
+import { readInput } from "./input";
+import { openApiText } from "./openapi";
+import { clientAddress, publicOrigin } from "./origin";
+import { API_PREFIX, parseTarget } from "./parse";
+import { postmanText } from "./postman";
+import { callProcedure } from "./procedure";
+import { rateLimit } from "./rate-limit";
+import { collectRoutes, documentRoute, matchRoute, type RouteEntry } from "./routes";
+
+const DOCUMENT_META: Meta = { openapi: { method: "GET", path: "/", protect: false } };
+
+/** Every operation of `/api/v1`: the v1 router's procedures and the two served documents (spec §4.8). */
+export const ROUTES: readonly RouteEntry[] = [
+  ...collectRoutes(v1Router),
+  documentRoute("/openapi.json", "openapi", DOCUMENT_META),
+  documentRoute("/postman.json", "postman", DOCUMENT_META),
+];
+
+/**
+ * Route: takes the target apart and matches it once against {@link ROUTES}. What cannot be served is recorded as the
+ * exchange's refusal (answered after the rate limit by `refuse`): 400 `bad_request` for malformed percent-encoding or
+ * dot segments, 422 for a repeated query parameter, 404 `not_found` for an unknown path, 405 `method_not_allowed` with
+ * `Allow` for a method the path does not support (TRACE, PROPFIND, …). OPTIONS records the allowed methods.
+ */
+const route: Step = async (exchange, next) => {
+  try {
+    const parsed = parseTarget(exchange.request.target);
+    if (!parsed) throw new ApiError("not_found", `No endpoint at ${exchange.request.target.split("?")[0]}`);
+    exchange.path = parsed.segments.length === 0 ? "/" : `/${parsed.segments.join("/")}`;
+    exchange.query = parsed.query;
+    const found = matchRoute(ROUTES, exchange.method, parsed.segments);
+    if (found.route) {
+      exchange.route = found.route;
+      exchange.pathParams = found.params ?? {};
+      return next();
+    }
+    const where = `${API_PREFIX}${exchange.path === "/" ? "" : exchange.path}`;
+    if (!found.allow) throw new ApiError("not_found", `No endpoint at ${where}`);
+    const allow = [...found.allow, ...(found.allow.includes("GET") ? ["HEAD"] : [])];
+    if (exchange.request.method === "OPTIONS") {
+      exchange.allow = allow;
+      return next();
+    }
+    throw new ApiError(
+      "method_not_allowed",
+      `${exchange.request.method} is not supported on ${where}; allowed: ${allow.join(", ")}`,
+      { headers: { Allow: allow.join(", ") } },
+    );
+  } catch (error) {
+    exchange.refusal = error;
+    return next();
+  }
+};
+
+/**
+ * Documents: serves `/openapi.json` and `/postman.json` as plain documents without the envelope (README: decisions),
+ * built for the request's public origin and never changed once built (issue #11 D).
+ */
+const serveDocument: Step = async (exchange, next) => {
+  const document = exchange.route?.document;
+  if (!document) return next();
+  const body = document === "openapi" ? openApiText(exchange.origin) : await postmanText(exchange.origin);
+  return {
+    status: 200,
+    body,
+    headers: {
+      "Content-Type": "application/json; charset=utf-8",
+      "X-Request-Id": exchange.requestId,
+      "Cache-Control": "public, max-age=300",
+    },
+  };
+};
+
+/** The steps every request goes through, in order (README: "the pipeline"). */
+export const PIPELINE: readonly Step[] = [
+  route,
+  identify,
+  rateLimit,
+  refuse,
+  serveDocument,
+  readInput,
+  idempotency,
+  callProcedure,
+];
+
+/** Options of {@link createApiHandler}; `npm run bench` turns layers off to measure what each costs. */
+export interface ApiHandlerOptions {
+  /** Steps to leave out of {@link PIPELINE} (benchmarks only). */
+  without?: ReadonlyArray<Step>;
+  /** Record no audit rows (benchmarks only). */
+  audit?: boolean;
+}
+
+function compose(steps: readonly Step[], exchange: Exchange): Promise<Reply> {
+  const run = (index: number): Promise<Reply> => {
+    const step = steps[index];
+    if (!step) throw new Error("the pipeline ended without an answer");
+    return step(exchange, () => run(index + 1));
+  };
+  return run(0);
+}
+
+function errorToReply(exchange: Exchange, error: unknown): Reply {
+  if (error instanceof ApiError) return apiErrorReply(exchange.requestId, exchange.origin, error);
+  console.error(
+    JSON.stringify({
+      level: "error",
+      requestId: exchange.requestId,
+      error: String(error),
+      stack: (error as Error)?.stack,
+    }),
+  );
+  return errorReply(
+    exchange.requestId,
+    exchange.origin,
+    "internal_error",
+    "Internal error; retry with exponential backoff",
+  );
+}
+
+/**
+ * Builds the REST facade's handler (DESIGN.md §1): runs {@link PIPELINE} for a request and always answers, in the
+ * spec §2.1 envelope with `X-Request-Id` and the rate-limit headers, errors included (400, 401, 403, 404, 405, 409,
+ * 413, 422, 429, 500). HEAD is served as GET without a body. Never throws.
+ */
+export function createApiHandler(options: ApiHandlerOptions = {}): (request: ApiRequest) => Promise<Reply> {
+  const steps = PIPELINE.filter((step) => !options.without?.includes(step));
+  const audit = options.audit !== false;
+  return async (request) => {
+    const read = (name: string) => request.header(name);
+    const exchange: Exchange = {
+      request,
+      requestId: newRequestId(),
+      startedAt: performance.now(),
+      origin: publicOrigin(read, request.encrypted),
+      clientIp: clientAddress(read, request.socketAddress),
+      method: request.method === "HEAD" ? "GET" : request.method,
+      path: "",
+      query: new Map(),
+      pathParams: {},
+    };
+    let reply: Reply;
+    try {
+      reply = await compose(steps, exchange);
+    } catch (error) {
+      reply = errorToReply(exchange, error);
+    }
+    if (exchange.rateLimit) Object.assign(reply.headers, exchange.rateLimit.headers);
+    if (request.method === "HEAD") reply = { ...reply, body: null };
+    if (audit) {
+      recordAudit({
+        orgId: exchange.principal?.orgId ?? null,
+        apiKeyId: exchange.principal?.apiKeyId ?? null,
+        isTest: exchange.principal?.isTest ?? false,
+        requestId: exchange.requestId,
+        method: request.method.slice(0, 16),
+        // A target that could not be parsed is recorded as it came.
+        path: (exchange.path
+          ? `${API_PREFIX}${exchange.path === "/" ? "" : exchange.path}`
+          : (request.target.split("?")[0] ?? "")
+        ).slice(0, 2048),
+        query: exchange.query.size ? new URLSearchParams([...exchange.query]).toString().slice(0, 2048) : null,
+        status: reply.status,
+        errorCode: reply.errorCode ?? null,
+        durationMs: Math.round(performance.now() - exchange.startedAt),
+        ip: exchange.clientIp,
+        userAgent: request.header("user-agent")?.slice(0, 512) ?? null,
+        createdAt: new Date(),
+      });
+    }
+    return reply;
+  };
+}
+
+/** The facade with every layer on: what `npm start` and the route handlers serve. */
+export const handleApiRequest = createApiHandler();

@@ -1,0 +1,80 @@
+import { TRPCError } from "@trpc/server";
+import { ZodError } from "zod";
+import { ApiError, type ErrorDetail } from "../errors";
+import { v1Router } from "../routers/v1";
+import { createCallerFactory } from "../trpc";
+import { successReply } from "./envelope";
+import type { Exchange, Step } from "./exchange";
+
+type Procedure = (input: unknown) => Promise<unknown>;
+type CallerTree = { [key: string]: CallerTree | Procedure };
+
+const createCaller = createCallerFactory(v1Router);
+
+/** Turns zod issues into spec §2.1 details: unrecognised keys become one issue per key. */
+function zodDetails(error: ZodError): ErrorDetail[] {
+  return error.issues.flatMap((issue) => {
+    const path = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...path, key], message: `Unrecognized field ${key}` }));
+    }
+    return [{ path, message: issue.message }];
+  });
+}
+
+/**
+ * Maps what a procedure threw to the spec §7 code, status and message. Input validation errors are 400 `bad_request`
+ * when every issue is in a path parameter, else 422 `validation_error`; anything unexpected (an output that fails its
+ * schema, a database error) is logged with the request id and becomes 500 `internal_error` without internals.
+ */
+function toApiError(error: unknown, exchange: Exchange): ApiError {
+  const cause = error instanceof TRPCError ? error.cause : error;
+  if (cause instanceof ApiError) return cause;
+  if (error instanceof TRPCError && error.code === "BAD_REQUEST" && cause instanceof ZodError) {
+    const details = zodDetails(cause);
+    const pathParams = exchange.route?.pathParams ?? [];
+    const inPath = details.every((detail) => detail.path.length === 1 && pathParams.includes(detail.path[0] as string));
+    return inPath
+      ? new ApiError("bad_request", "Malformed path parameter", { details })
+      : new ApiError("validation_error", "Request validation failed", { details });
+  }
+  console.error(
+    JSON.stringify({
+      level: "error",
+      requestId: exchange.requestId,
+      path: exchange.route?.path,
+      error: String(cause ?? error),
+      stack: (cause as Error | undefined)?.stack,
+    }),
+  );
+  return new ApiError("internal_error", "Internal error; retry with exponential backoff");
+}
+
+/**
+ * Procedure: calls the route's tRPC procedure through tRPC's caller with the exchange's input and principal, and
+ * serialises the spec §2.1 success envelope once (lists lift `hasMore` and `nextCursor` to the top level; creating
+ * POSTs answer 201).
+ * @throws ApiError from the procedure, or as mapped by {@link toApiError}.
+ */
+export const callProcedure: Step = async (exchange) => {
+  const route = exchange.route;
+  if (!route?.procedure) throw new Error("callProcedure needs a procedure route");
+  const caller = createCaller({
+    requestId: exchange.requestId,
+    principal: exchange.principal,
+  }) as unknown as CallerTree;
+  const procedure = route.procedure
+    .split(".")
+    .reduce<CallerTree | Procedure>((node, key) => (node as CallerTree)[key] as CallerTree, caller) as Procedure;
+  let data: unknown;
+  try {
+    data = await procedure(exchange.input);
+  } catch (error) {
+    throw toApiError(error, exchange);
+  }
+  if (route.meta.envelope === "list") {
+    const page = data as { data: unknown[]; hasMore: boolean; nextCursor: string | null };
+    return successReply(exchange.requestId, page.data, 200, { hasMore: page.hasMore, nextCursor: page.nextCursor });
+  }
+  return successReply(exchange.requestId, data, route.meta.successStatus ?? 200);
+};

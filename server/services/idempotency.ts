@@ -1,0 +1,169 @@
+import { createHash } from "node:crypto";
+import { prisma } from "../db/client";
+import { transaction } from "../db/transaction";
+import { ApiError } from "../errors";
+
+/** Header carrying the idempotency key (spec §8). */
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+/** Methods the key is honoured on (spec §8). Elsewhere the header is ignored. */
+export const IDEMPOTENT_METHODS = new Set(["POST", "PATCH", "DELETE"]);
+/** Key format of spec §8. */
+const KEY_PATTERN = /^[A-Za-z0-9_-]{1,255}$/;
+/** How long a stored response is replayed: 24 hours in ms (spec §8). */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** Response headers replayed with the stored body; the facade adds X-Request-Id and the rate-limit headers anew. */
+const REPLAYED_HEADERS = ["content-type", "cache-control", "location"];
+
+/** A response as stored for replay: status, the headers in {@link REPLAYED_HEADERS} (lower-case names), body text. */
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+/** Expired records are deleted by the request path at most this often per process (ms). */
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+
+/** Who sent the request and what it asked for; `path` includes the query string. */
+export interface IdempotentRequest {
+  orgId: string;
+  apiKeyId: string;
+  key: string;
+  method: string;
+  path: string;
+  body: unknown;
+  requestId: string;
+}
+
+/**
+ * Validates an `Idempotency-Key` header value (spec §8: 1–255 of `A–Z a–z 0–9 _ -`).
+ * @returns the key, or null when the header is absent.
+ * @throws ApiError `bad_request` (400) when it is malformed.
+ */
+export function parseIdempotencyKey(value: string | null): string | null {
+  if (value === null) return null;
+  if (!KEY_PATTERN.test(value)) {
+    throw new ApiError(
+      "bad_request",
+      "Idempotency-Key must be 1 to 255 characters, each a letter (A-Z, a-z), digit, underscore or hyphen",
+    );
+  }
+  return value;
+}
+
+/** JSON with object keys sorted, so the same body sent with its fields in another order has the same fingerprint. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/** SHA-256 hex of method, path with query, and the canonical body: what "the same request" means (spec §8). */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash("sha256")
+    .update(`${method} ${path}\n${body === undefined ? "" : canonicalJson(body)}`)
+    .digest("hex");
+}
+
+/** Carries a failed operation's response out of the transaction it rolls back. */
+class RolledBack<T> {
+  constructor(readonly response: T) {}
+}
+
+/**
+ * Runs `execute` at most once per `(orgId, apiKeyId, key)` within 24 hours (spec §8, DESIGN.md §5). The operation and
+ * its idempotency record share one transaction, so either both commit or neither does.
+ * - Same key and same request → the stored status, headers and body with `replayOf` = the first request's id, without
+ *   running again.
+ * - Same key, different method, path or body → 422 `idempotency_conflict`.
+ * - Same key while the first request is still running → 409 `idempotency_in_progress` with `Retry-After: 1`
+ *   (a transaction-scoped advisory lock decides; the second request never waits for or runs the operation).
+ * - A response with status ≥ 400 rolls the transaction back and is not stored, so the request can be retried.
+ * @returns the response of `execute`, or the stored one with `replayOf`.
+ * @throws ApiError as listed above; errors from `execute` propagate after rollback.
+ */
+export async function runIdempotent<T extends StoredResponse>(
+  request: IdempotentRequest,
+  execute: () => Promise<T>,
+): Promise<T | (StoredResponse & { replayOf: string })> {
+  purgeOccasionally();
+  const fingerprint = requestFingerprint(request.method, request.path, request.body);
+  const where = { orgId_apiKeyId_key: { orgId: request.orgId, apiKeyId: request.apiKeyId, key: request.key } };
+  try {
+    return await transaction(async (tx) => {
+      const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`
+        SELECT pg_try_advisory_xact_lock(hashtextextended(${`${request.orgId}:${request.apiKeyId}:${request.key}`}, 0)) AS locked`;
+      if (!lock?.locked) {
+        throw new ApiError(
+          "idempotency_in_progress",
+          "A request with this Idempotency-Key is still being processed; retry after it completes to get its response",
+          { headers: { "Retry-After": "1" } },
+        );
+      }
+      const stored = await tx.idempotencyKey.findUnique({ where });
+      if (stored && stored.expiresAt.getTime() > Date.now()) {
+        if (stored.fingerprint !== fingerprint) {
+          throw new ApiError(
+            "idempotency_conflict",
+            `Idempotency-Key was already used for a different request (${stored.method} ${stored.path} with another body) within 24 hours; use a new key`,
+          );
+        }
+        return {
+          status: stored.status,
+          headers: stored.responseHeaders as Record<string, string>,
+          body: stored.responseBody,
+          replayOf: stored.requestId,
+        };
+      }
+      const response = await execute();
+      if (response.status >= 400) throw new RolledBack(response);
+      const responseHeaders = Object.fromEntries(
+        Object.entries(response.headers)
+          .map(([name, value]) => [name.toLowerCase(), value] as const)
+          .filter(([name]) => REPLAYED_HEADERS.includes(name)),
+      );
+      const record = {
+        method: request.method,
+        path: request.path,
+        fingerprint,
+        status: response.status,
+        responseBody: response.body ?? "",
+        responseHeaders,
+        requestId: request.requestId,
+        createdAt: new Date(),
+        expiresAt: new Date(Date.now() + IDEMPOTENCY_RETENTION_MS),
+      };
+      // An expired record with the same key is replaced: the key is free again after 24 hours.
+      await tx.idempotencyKey.upsert({ where, create: { ...where.orgId_apiKeyId_key, ...record }, update: record });
+      return response;
+    });
+  } catch (error) {
+    if (error instanceof RolledBack) return error.response as T;
+    throw error;
+  }
+}
+
+/**
+ * Deletes idempotency records whose 24 hours are over.
+ * @returns the number of records deleted.
+ */
+export async function purgeExpiredIdempotencyKeys(now = new Date()): Promise<number> {
+  const { count } = await prisma().idempotencyKey.deleteMany({ where: { expiresAt: { lte: now } } });
+  return count;
+}
+
+let lastPurge = 0;
+
+function purgeOccasionally(): void {
+  const now = Date.now();
+  if (now - lastPurge < PURGE_INTERVAL_MS) return;
+  lastPurge = now;
+  // Off the response path; a failed purge is retried at the next interval and never fails a request.
+  purgeExpiredIdempotencyKeys().catch((error: unknown) => {
+    console.error(JSON.stringify({ level: "warn", message: "idempotency purge failed", error: String(error) }));
+  });
+}
