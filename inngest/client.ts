@@ -5,7 +5,7 @@ import { eventType, Inngest, staticSchema } from "inngest";
  * - production (Inngest Cloud): `INNGEST_EVENT_KEY` (send events) and `INNGEST_SIGNING_KEY` (verify calls to
  *   `/api/inngest`);
  * - development: `INNGEST_DEV=1` (Dev Server on http://localhost:8288) or `INNGEST_DEV=<url of a Dev Server>`.
- * With neither, events are not sent at all (see {@link inngestConfigured}); the outbox keeps them for later.
+ * With neither, events are not sent at all (see `workerMode` in server/webhooks/worker.ts); the outbox keeps them.
  */
 // aiMetadata off: no AI steps here, and the SDK then leaves any global OpenTelemetry provider alone.
 export const inngest = new Inngest({ id: "msp-crm", aiMetadata: false });
@@ -22,12 +22,3 @@ export const eventRecorded = eventType("crm/event.recorded", {
 export const deliveryRequested = eventType("crm/webhook.delivery.requested", {
   schema: staticSchema<{ deliveryId: string; endpointId: string; orgId: string }>(),
 });
-
-/**
- * Whether events can be handed to Inngest at all: an event key is set (`INNGEST_EVENT_KEY`), or development mode is
- * on (`INNGEST_DEV` set to anything but `0`/`false`). Read on every call, so tests and late configuration apply.
- */
-export function inngestConfigured(): boolean {
-  const dev = process.env.INNGEST_DEV?.trim().toLowerCase();
-  return Boolean(process.env.INNGEST_EVENT_KEY?.trim()) || (Boolean(dev) && dev !== "0" && dev !== "false");
-}

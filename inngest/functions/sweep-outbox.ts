@@ -1,20 +1,38 @@
 import { claimStuckDeliveries, claimUndispatchedEvents } from "../../server/services/webhook-deliveries";
+import { recordWorkerHeartbeat } from "../../server/webhooks/worker";
 import { deliveryRequested, eventRecorded, inngest } from "../client";
 
+/** Events claimed per step; a run hands over at most {@link SWEEP_BATCH} × {@link SWEEP_MAX_BATCHES} (20,000). */
+export const SWEEP_BATCH = 1_000;
+/** Batches per run (each minute). */
+export const SWEEP_MAX_BATCHES = 20;
+
 /**
- * Sweeper (DESIGN.md §6: nothing is lost while Inngest is unreachable), every minute: sends again the live outbox
- * events not fanned out a minute after they were recorded (their hand-over failed or was skipped), and requests
- * again deliveries left PENDING by a lost run (not started 30 min after creation, or idle for 3 h).
+ * Sweeper (DESIGN.md §6: nothing is lost while Inngest is unreachable), every minute: stamps the worker heartbeat (so
+ * start-up output and the settings area can say a worker is connected), hands over again every live outbox event not
+ * fanned out a minute after it was recorded — a backlog of 10,000 in one run, 1,000 per step — and requests again
+ * deliveries left PENDING by a lost run (not started 30 min after creation, or idle for 3 h).
  */
 export const sweepOutboxFunction = inngest.createFunction(
   { id: "webhook-sweep-outbox", name: "Webhooks: resend what was not handed over", triggers: [{ cron: "* * * * *" }] },
   async ({ step }) => {
-    const events = await step.run("claim-undispatched-events", () => claimUndispatchedEvents());
-    if (events.length > 0) {
-      await step.sendEvent(
-        "resend-events",
-        events.map((event) => eventRecorded.create(event)),
+    const { reconnected } = await step.run("heartbeat", () => recordWorkerHeartbeat());
+    let events = 0;
+    for (let batch = 0; batch < SWEEP_MAX_BATCHES; batch++) {
+      const claimed = await step.run(`claim-undispatched-events-${batch}`, () =>
+        claimUndispatchedEvents({ limit: SWEEP_BATCH }),
       );
+      if (claimed.length > 0) {
+        await step.sendEvent(
+          `resend-events-${batch}`,
+          claimed.map((event) => eventRecorded.create(event)),
+        );
+      }
+      events += claimed.length;
+      if (claimed.length < SWEEP_BATCH) break;
+    }
+    if (reconnected) {
+      console.log(JSON.stringify({ level: "info", message: "webhook worker connected", handedOver: events }));
     }
     const deliveries = await step.run("claim-stuck-deliveries", () => claimStuckDeliveries());
     if (deliveries.length > 0) {
@@ -23,6 +41,6 @@ export const sweepOutboxFunction = inngest.createFunction(
         deliveries.map((delivery) => deliveryRequested.create(delivery)),
       );
     }
-    return { events: events.length, deliveries: deliveries.length };
+    return { events, deliveries: deliveries.length, reconnected };
   },
 );

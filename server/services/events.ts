@@ -24,17 +24,24 @@ export const EVENT_NAMES = [
 /** One of the event names of spec §6.1. */
 export type EventName = (typeof EVENT_NAMES)[number];
 
-/** Who caused a write: test keys' events are stored but never delivered (spec §5.6, §6). */
+/**
+ * Who caused a write: test keys' events are stored but never delivered (spec §5.6, §6); `deliver: false` records
+ * events that are never handed to webhooks either (the demo seed: issue #11 B).
+ */
 export interface WriteOrigin {
   isTest: boolean;
+  deliver?: boolean;
 }
 
-/** Origin of writes made by the service itself (seed, operator command): live, deliverable. */
-export const LIVE_ORIGIN: WriteOrigin = { isTest: false };
+/** Origin of the demo seed: its events are recorded but never delivered, so no seed record reaches an endpoint. */
+export const SEED_ORIGIN: WriteOrigin = { isTest: false, deliver: false };
 
-/** A new event id, `evt_<unix_seconds>_<token>` (spec §6.2); stable across redeliveries. */
-export function newEventId(now = Date.now()): string {
-  return `evt_${Math.floor(now / 1000)}_${randomBytes(9).toString("base64url")}`;
+/**
+ * A new event id, `evt_<unix_seconds>_<token>` (spec §6.2), stable across redeliveries; `at` is the event's time, so
+ * the id's seconds and its `timestamp` come from the same clock (issue #11 B).
+ */
+export function newEventId(at = new Date()): string {
+  return `evt_${Math.floor(at.getTime() / 1000)}_${randomBytes(9).toString("base64url")}`;
 }
 
 // Live events recorded in one transaction are handed to Inngest together, in one send, once it has committed.
@@ -46,8 +53,9 @@ const pendingHandOver = new WeakMap<object, Array<{ id: string; orgId: string }>
  *
  * Live events are handed to Inngest after the outermost commit (`afterCommit`, server/db/transaction.ts): every event
  * of the transaction in one `inngest.send`, fire-and-forget (see `dispatchEvents`), so the request never waits for
- * Inngest nor fails with it; the sweeper resends whatever was not handed over. Test-key events (spec §5.6) are stored
- * with `fannedOutAt` already set: they are never handed over nor delivered, and stay out of the sweeper's way.
+ * Inngest nor fails with it; the sweeper resends whatever was not handed over. Test-key events (spec §5.6) and seed
+ * events are stored with `fannedOutAt` already set: never handed over nor delivered, and out of the sweeper's way.
+ * Every event's id and `createdAt` (its payload `timestamp`) come from one reading of this process's clock.
  */
 export async function recordEvents(
   tx: Prisma.TransactionClient,
@@ -57,17 +65,21 @@ export async function recordEvents(
 ): Promise<void> {
   if (events.length === 0) return;
   // One statement over a JSON array: Prisma's createMany costs ~70 ms for a 500-event bulk request, this ~5 ms.
-  const rows = events.map((event) => ({ id: newEventId(), name: event.name, data: event.data }));
+  const at = new Date();
+  const rows = events.map((event) => ({ id: newEventId(at), name: event.name, data: event.data }));
+  const handled = origin.isTest || origin.deliver === false;
   await tx.$executeRawUnsafe(
     `INSERT INTO "Event" ("id", "orgId", "name", "data", "isTest", "createdAt", "fannedOutAt")
-     SELECT e->>'id', $1, e->>'name', e->'data', $2, now() AT TIME ZONE 'UTC',
-            CASE WHEN $2 THEN now() AT TIME ZONE 'UTC' END
-     FROM jsonb_array_elements($3::jsonb) AS e`,
+     SELECT e->>'id', $1, e->>'name', e->'data', $2, $4::timestamptz AT TIME ZONE 'UTC',
+            CASE WHEN $3 THEN $4::timestamptz AT TIME ZONE 'UTC' END
+     FROM jsonb_array_elements($5::jsonb) AS e`,
     orgId,
     origin.isTest,
+    handled,
+    at.toISOString(),
     JSON.stringify(rows),
   );
-  if (origin.isTest) return;
+  if (handled) return;
   const handOver = rows.map((row) => ({ id: row.id, orgId }));
   const pending = pendingHandOver.get(tx);
   if (pending) {

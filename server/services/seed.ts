@@ -3,7 +3,7 @@ import { bulkUpsertAccounts } from "./accounts";
 import { bulkUpsertContacts } from "./contacts";
 import { bulkCreateDeals } from "./deals";
 import { bulkUpsertDevices } from "./devices";
-import { LIVE_ORIGIN } from "./events";
+import { SEED_ORIGIN } from "./events";
 import { createHealthSignal, getHealthScore } from "./health";
 import { createNote } from "./notes";
 import { createTask } from "./tasks";
@@ -195,7 +195,7 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       externalId: `demo-acct-${i + 1}`,
     };
   });
-  const accounts = await bulkUpsertAccounts(orgId, accountItems, LIVE_ORIGIN);
+  const accounts = await bulkUpsertAccounts(orgId, accountItems, SEED_ORIGIN);
   const accountIds = accounts.results.map((result) => result.id);
 
   const contactItems = Array.from({ length: DEMO_BOOK.contacts }, (_, i) => {
@@ -214,7 +214,7 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
   });
   const contactIds: string[] = [];
   for (const batch of chunks(contactItems, BULK)) {
-    contactIds.push(...(await bulkUpsertContacts(orgId, batch, LIVE_ORIGIN)).results.map((r) => r.id));
+    contactIds.push(...(await bulkUpsertContacts(orgId, batch, SEED_ORIGIN)).results.map((r) => r.id));
   }
 
   const dealItems = Array.from({ length: DEMO_BOOK.deals }, (_, i) => {
@@ -232,7 +232,7 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       expectedCloseDate: close,
     };
   });
-  const deals = await bulkCreateDeals(orgId, dealItems, LIVE_ORIGIN);
+  const deals = await bulkCreateDeals(orgId, dealItems, SEED_ORIGIN);
   const dealIds = deals.results.map((result) => result.id);
 
   const deviceItems = Array.from({ length: DEMO_BOOK.devices }, (_, i) => {
@@ -250,7 +250,7 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       lastSeenAt: new Date(now - rng.int(0, 72 * 60) * 60_000).toISOString(),
     };
   });
-  for (const batch of chunks(deviceItems, BULK)) await bulkUpsertDevices(orgId, batch, LIVE_ORIGIN);
+  for (const batch of chunks(deviceItems, BULK)) await bulkUpsertDevices(orgId, batch, SEED_ORIGIN);
 
   for (let i = 0; i < DEMO_BOOK.tasks; i++) {
     const account = rng.int(0, DEMO_BOOK.accounts - 1);
@@ -333,7 +333,7 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
         notes: "Logged by the demo seed.",
         occurredAt: new Date(now - rng.int(0, 89 * 24) * 3_600_000).toISOString(),
       },
-      LIVE_ORIGIN,
+      SEED_ORIGIN,
     );
   }
 

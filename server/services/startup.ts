@@ -1,10 +1,12 @@
 import type { Database } from "../db/client";
 import { env } from "../env";
+import { workerStatus } from "../webhooks/worker";
 import type { DemoCredentials } from "./demo";
 
 /**
  * The lines `npm start` prints once it listens (DESIGN.md §8): the database (and, for the embedded one, the URL other
- * processes reach it at), the cache, the base, docs, settings and OpenAPI URLs, and the demo key and login when the
+ * processes reach it at), the cache, the base, docs, settings and OpenAPI URLs, whether webhooks are delivered (a
+ * worker connected, events waiting, the command that starts one: issue #11 B), and the demo key and login when the
  * demo organisation exists.
  */
 export async function startupBanner(options: {
@@ -28,6 +30,7 @@ export async function startupBanner(options: {
     `  Docs:       ${base}/docs`,
     `  Settings:   ${base}/settings   (API keys, webhooks, usage; sign in at ${base}/signin)`,
     `  OpenAPI:    ${base}/api/v1/openapi.json`,
+    `  Webhooks:   ${(await workerStatus()).message}`,
   ];
   if (demo) {
     lines.push(

@@ -1,5 +1,6 @@
 // Webhook endpoints of an organisation (spec §6): what the settings area manages. Deliveries: webhook-deliveries.ts.
 import { randomBytes } from "node:crypto";
+import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { db, prisma } from "../db/client";
 import { env } from "../env";
@@ -76,7 +77,8 @@ function newSecret(): string {
 }
 
 function validationError(details: ErrorDetail[]): ApiError {
-  return new ApiError("validation_error", "The webhook endpoint is not valid", { details });
+  const reasons = details.map((detail) => `${detail.path.join(".")} ${detail.message}`).join("; ");
+  return new ApiError("validation_error", `The webhook endpoint is not valid: ${reasons}`, { details });
 }
 
 function checkUrl(value: unknown, details: ErrorDetail[]): string | undefined {
@@ -93,21 +95,41 @@ function checkUrl(value: unknown, details: ErrorDetail[]): string | undefined {
     return undefined;
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    details.push({ path: ["url"], message: "must use http or https" });
+    details.push({ path: ["url"], message: `must use http or https, not ${url.protocol.replace(/:$/, "")}` });
   } else if (text.length > URL_MAX_LENGTH) {
     details.push({ path: ["url"], message: `must be at most ${URL_MAX_LENGTH} characters` });
-  } else {
-    // Literal addresses can be judged now; host names are resolved and checked at every delivery (DNS rebinding).
-    const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    const allowLoopback = env().WEBHOOKS_ALLOW_LOOPBACK;
-    const reason = isIP(host)
-      ? blockedReason(host, { allowLoopback })
-      : !allowLoopback && (host === "localhost" || host.endsWith(".localhost"))
-        ? "a loopback address"
-        : null;
-    if (reason) details.push({ path: ["url"], message: `must not point at ${reason}` });
+  } else if (url.username || url.password) {
+    details.push({ path: ["url"], message: "must not carry a user name or password" });
   }
   return url.toString();
+}
+
+/**
+ * Refuses a URL whose host is, or resolves to, an address webhooks may not reach (DESIGN.md §6): the literal is judged
+ * as it stands, a host name by every address DNS gives for it now (it is checked again at each delivery, against DNS
+ * rebinding). A name that does not resolve now is accepted; its deliveries fail until it does.
+ */
+async function checkHost(url: string, details: ErrorDetail[]): Promise<void> {
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  const allowLoopback = env().WEBHOOKS_ALLOW_LOOPBACK;
+  if (isIP(host)) {
+    const reason = blockedReason(host, { allowLoopback });
+    if (reason) details.push({ path: ["url"], message: `must not point at ${reason} (${host})` });
+    return;
+  }
+  let addresses: string[];
+  try {
+    addresses = (await lookup(host, { all: true })).map((entry) => entry.address);
+  } catch {
+    return;
+  }
+  for (const address of addresses) {
+    const reason = blockedReason(address, { allowLoopback });
+    if (reason) {
+      details.push({ path: ["url"], message: `must not point at ${reason}: ${host} resolves to ${address}` });
+      return;
+    }
+  }
 }
 
 function checkEvents(value: unknown, details: ErrorDetail[]): string[] | undefined {
@@ -152,11 +174,14 @@ async function findOwned(orgId: string, id: string) {
 
 /**
  * Creates a webhook endpoint (spec §6), enabled. The secret is returned here and by {@link revealWebhookSecret}.
- * @param input.url absolute http(s) URL, at most 2,048 characters; loopback, private and link-local literals refused.
+ * @param input.url absolute http(s) URL, at most 2,048 characters, without credentials; a host that is or resolves to
+ *   a loopback, private, link-local or reserved address is refused (loopback allowed by `WEBHOOKS_ALLOW_LOOPBACK`).
  * @param input.events event names of spec §6.1 (duplicates dropped), or exactly `["*"]`.
  * @param input.description optional, at most 500 characters.
  * @returns `{endpoint, secret}` with secret `whsec_<43 base64url characters>`.
- * @throws ApiError `validation_error` (422) with one detail per problem (`url`, `events`, `events.<i>`, `description`).
+ * @throws ApiError `validation_error` (422) with one detail per problem (`url`, `events`, `events.<i>`, `description`),
+ *   each named in the message too (e.g. "url must not point at a private or reserved address: hooks.lan resolves to
+ *   10.0.0.5").
  */
 export async function createWebhookEndpoint(
   orgId: string,
@@ -164,6 +189,7 @@ export async function createWebhookEndpoint(
 ): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
   const details: ErrorDetail[] = [];
   const url = checkUrl(input.url, details);
+  if (url && details.length === 0) await checkHost(url, details);
   const events = checkEvents(input.events, details);
   const description = checkDescription(input.description, details);
   if (details.length > 0 || !url || !events) throw validationError(details);
@@ -220,6 +246,7 @@ export async function updateWebhookEndpoint(
   await findOwned(orgId, id);
   const details: ErrorDetail[] = [];
   const url = input.url === undefined ? undefined : checkUrl(input.url, details);
+  if (url && details.length === 0) await checkHost(url, details);
   const events = input.events === undefined ? undefined : checkEvents(input.events, details);
   const description = checkDescription(input.description, details);
   if (details.length > 0) throw validationError(details);
@@ -296,9 +323,9 @@ export async function sendTestEvent(
   endpointId: string,
 ): Promise<{ eventId: string; deliveryId: string; success: boolean; responseStatus: number | null }> {
   await findOwned(orgId, endpointId);
-  const eventId = newEventId();
-  const deliveryId = newDeliveryId();
   const now = new Date();
+  const eventId = newEventId(now);
+  const deliveryId = newDeliveryId();
   // Off any request transaction: the attempt below must see these rows committed and may take seconds.
   await db().prisma.$transaction([
     db().prisma.event.create({
@@ -307,6 +334,7 @@ export async function sendTestEvent(
         orgId,
         name: TEST_EVENT_NAME,
         data: { message: "Test event sent from the settings area", endpointId },
+        createdAt: now,
         fannedOutAt: now,
       },
     }),

@@ -1,6 +1,8 @@
 // Hand-over of committed outbox events to Inngest (DESIGN.md §6), off the response path.
-import { eventRecorded, inngest, inngestConfigured } from "../../inngest/client";
+import { eventRecorded, inngest } from "../../inngest/client";
 import { db } from "../db/client";
+import { warnThrottled } from "../kv/warn";
+import { workerMode } from "./worker";
 
 const inFlight = new Set<Promise<void>>();
 
@@ -8,21 +10,19 @@ const inFlight = new Set<Promise<void>>();
  * Hands committed live events to Inngest in ONE `inngest.send` per 500 events (Inngest event `crm/event.recorded`,
  * id = the event id, so a repeated hand-over is dropped by Inngest), then stamps `Event.dispatchedAt` in ONE UPDATE.
  * Fire-and-forget: returns at once and never throws, so an API request neither waits for Inngest nor fails with it.
- * When Inngest is not configured (no `INNGEST_EVENT_KEY`, no `INNGEST_DEV`) nothing is sent; a failed send is
- * logged. Either way the events keep `dispatchedAt` null and the sweeper sends them later.
+ * Nothing is sent when no worker is configured (`workerMode()` is `none`); a failed send (a dev server that is not
+ * running) is logged at most once a minute. Either way the events keep `dispatchedAt` null and the sweeper hands them
+ * over once a worker runs it.
  */
 export function dispatchEvents(events: ReadonlyArray<{ id: string; orgId: string }>): void {
-  if (events.length === 0 || !inngestConfigured()) return;
+  if (events.length === 0 || workerMode() === "none") return;
   const sending: Promise<void> = sendEvents(events)
     .catch((error: unknown) => {
-      console.error(
-        JSON.stringify({
-          level: "warn",
-          message: "webhook events not handed to Inngest; the sweeper will resend them",
-          events: events.length,
-          error: String(error),
-        }),
-      );
+      warnThrottled("webhooks.hand-over", {
+        message: "webhook events not handed to Inngest; the sweeper will hand them over once a worker runs",
+        events: events.length,
+        error: String(error),
+      });
     })
     .finally(() => inFlight.delete(sending));
   inFlight.add(sending);

@@ -38,6 +38,8 @@ it("records account.created, account.updated and account.deleted with the GET re
   expect(events[3]?.data).toEqual(gone);
   for (const event of events) {
     expect(event.id).toMatch(/^evt_\d{10}_[A-Za-z0-9_-]+$/);
+    // The id's seconds and the payload's timestamp come from one clock (issue #11 B).
+    expect(Number(event.id.split("_")[1])).toBe(Math.floor(event.createdAt.getTime() / 1000));
     expect(event.isTest).toBe(false);
   }
 });

@@ -45,6 +45,9 @@ it("seeds a realistic book once, visible through the API", { timeout: 180_000 },
   const oldest = await prisma().touchpoint.findFirst({ where: { orgId }, orderBy: { occurredAt: "asc" } });
   expect(Date.now() - (oldest?.occurredAt.getTime() ?? Date.now())).toBeGreaterThan(60 * 86_400_000);
   expect(await prisma().healthSignal.count({ where: { orgId } })).toBeGreaterThan(0);
+  // Recorded for the record, never for delivery: nothing of the seed waits for a webhook worker (issue #11 B).
+  expect(await prisma().event.count({ where: { orgId } })).toBeGreaterThan(7_000);
+  expect(await prisma().event.count({ where: { orgId, fannedOutAt: null } })).toBe(0);
 
   const api = client(server.url, await createKey(orgId, ["admin:read"]));
   const health = await api("GET", `/health-scores?limit=5`);

@@ -132,6 +132,20 @@ describe("API keys", () => {
   });
 });
 
+describe("refusals name their reason (issue #11 B, C)", () => {
+  it("a webhook endpoint's refusal says what is wrong; text PostgreSQL cannot store is refused, not a 500", async () => {
+    const { caller } = await signedIn();
+    const refused = await trpcError(caller.webhooks.create({ url: "http://10.0.0.5/hook", events: ["*"] }));
+    expect(refused.code).toBe("UNPROCESSABLE_CONTENT");
+    expect(refused.message).toContain("private or reserved address (10.0.0.5)");
+    const nul = await trpcError(
+      caller.apiKeys.create({ name: "bad\u0000name", scopes: ["accounts:read"], isTest: true }),
+    );
+    expect(nul.code).toBe("UNPROCESSABLE_CONTENT");
+    expect(nul.message).toBe("name must not contain the NUL character (U+0000)");
+  });
+});
+
 describe("usage", () => {
   it("pages the audit log newest first without gaps or repeats, filters it, and shows nothing of other organisations", async () => {
     const { orgId, caller } = await signedIn();

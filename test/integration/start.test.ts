@@ -1,56 +1,93 @@
-// The README's first command on a fresh data directory: `npm start` with no DATABASE_URL/REDIS_URL must migrate the
-// embedded database, seed the demo organisation, print a working demo key, and serve the API through Next.js.
+// The README's first command on a fresh data directory (DESIGN.md §3, §8; issue #11 A): `npm start` with no
+// DATABASE_URL/REDIS_URL must migrate the embedded database, seed the demo organisation, print a working demo key, and
+// serve the API and the pages; the embedded database has exactly one owner, which serves it to the admin command; a
+// second server on the same directory is refused; `kill -9` loses no acknowledged write; SIGINT shuts down cleanly.
 // Needs a production build (`npm run build`; `npm test` makes one first).
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "../helpers/api";
 import { freePort } from "../helpers/ports";
 
+const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
 const dataDir = mkdtempSync(path.join(tmpdir(), "crm-start-"));
-let child: ChildProcess;
-let output = "";
-let base = "";
-let demoKey = "";
+const lockFile = path.join(dataDir, "pglite.lock");
+const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
 
-beforeAll(async () => {
-  expect(existsSync(path.join(root, ".next", "BUILD_ID")), "run `npm run build` first").toBe(true);
-  const port = await freePort();
-  const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  base: string;
+  exited: Promise<number | null>;
+}
+
+/** Runs `npm start` in its own process group on the test's data directory and waits until /status answers. */
+async function start(port: number): Promise<Started> {
   const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, PORT: String(port), NODE_ENV: "production" };
-  child = spawn("npm", ["start"], { cwd: root, env, detached: true });
+  const child = spawn("npm", ["start"], { cwd: root, env, detached: true });
+  let output = "";
   child.stdout?.on("data", (chunk) => {
     output += chunk;
   });
   child.stderr?.on("data", (chunk) => {
     output += chunk;
   });
-  base = `http://localhost:${port}`;
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const base = `http://localhost:${port}`;
   const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && child.exitCode === null) {
     const ready = await fetch(`${base}/api/v1/status`).then(
       (res) => res.status === 200,
       () => false,
     );
-    if (ready) break;
+    if (ready) return { child, output: () => output, base, exited };
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  demoKey = /Demo key:\s+(msp_test_\w+)/.exec(output)?.[1] ?? "";
+  throw new Error(`npm start did not become ready:\n${output.slice(-2_000)}`);
+}
+
+function stopGroup(started: Started | undefined, signal: NodeJS.Signals): void {
+  if (started?.child.pid && started.child.exitCode === null) {
+    try {
+      process.kill(-started.child.pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+function owner(): { pid: number; url: string } {
+  return JSON.parse(readFileSync(lockFile, "utf8"));
+}
+
+let server: Started | undefined;
+let demoKey = "";
+
+beforeAll(async () => {
+  expect(existsSync(path.join(root, ".next", "BUILD_ID")), "run `npm run build` first").toBe(true);
+  server = await start(await freePort());
+  demoKey = /Demo key:\s+(msp_test_\w+)/.exec(server.output())?.[1] ?? "";
 }, 120_000);
 
 afterAll(() => {
-  // npm starts next as a grandchild: end the whole process group.
-  if (child?.pid) process.kill(-child.pid, "SIGTERM");
+  stopGroup(server, "SIGKILL");
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe("npm start (embedded defaults)", () => {
-  it("prints the base URL, the docs URL and a working demo test key", async () => {
-    expect(output).toContain(`${base}/api/v1`);
-    expect(output).toContain(`${base}/docs`);
+  it("prints the base URL, the docs URL, where the embedded database is served, and a working demo test key", async () => {
+    const { base } = server as Started;
+    expect(server?.output()).toContain(`${base}/api/v1`);
+    expect(server?.output()).toContain(`${base}/docs`);
+    expect(server?.output()).toContain(`served at ${owner().url}`);
+    // No worker is configured by default: the banner says so, with what waits (nothing from the seed) and what to run.
+    expect(server?.output()).toMatch(/Webhooks: {3}No webhook worker: nothing is delivered and 0 events waiting\./);
+    expect(server?.output()).toContain("`npm run inngest`");
     expect(demoKey).toMatch(/^msp_test_[0-9A-Za-z]{36}$/);
     const res = await client(`${base}/api/v1`, demoKey)("GET", "/accounts?limit=2");
     expect(res.status).toBe(200);
@@ -59,8 +96,9 @@ describe("npm start (embedded defaults)", () => {
   });
 
   it("prints the demo login and serves the sign-in page, the settings redirect and the API reference", async () => {
-    expect(output).toMatch(/Demo login: demo@example\.com \/ \S{10,}/);
-    expect(output).toContain(`${base}/settings`);
+    const { base } = server as Started;
+    expect(server?.output()).toMatch(/Demo login: demo@example\.com \/ \S{10,}/);
+    expect(server?.output()).toContain(`${base}/settings`);
     const signin = await fetch(`${base}/signin`);
     expect(signin.status).toBe(200);
     expect(await signin.text()).toContain('type="password"');
@@ -73,8 +111,8 @@ describe("npm start (embedded defaults)", () => {
     expect(await docs.text()).toContain("/docs/scalar.js");
   });
 
-  it("answers the curl walkthrough through Next.js: create, list, page, bulk", async () => {
-    const api = client(`${base}/api/v1`, demoKey);
+  it("answers the curl walkthrough: create, list, page, bulk", async () => {
+    const api = client(`${server?.base}/api/v1`, demoKey);
     expect((await api("POST", "/accounts", { name: "Walkthrough Co", industry: "Legal" })).status).toBe(201);
     const bulk = await api("POST", "/accounts/bulk", {
       accounts: [
@@ -89,43 +127,106 @@ describe("npm start (embedded defaults)", () => {
     expect(second.body.data[0].id).not.toBe(first.body.data[2].id);
   });
 
-  it("keeps the envelope on unknown paths and wrong methods served by Next.js", async () => {
-    const api = client(`${base}/api/v1`, demoKey);
-    for (const [method, path, status, code] of [
+  it("keeps the envelope on unknown paths, odd methods, malformed targets and requests Node.js refuses itself", async () => {
+    // node:http sends targets and methods as given; fetch would normalise %2e%2e and refuse TRACE.
+    const url = new URL(`${server?.base}/api/v1`);
+    const raw = (method: string, target: string) =>
+      new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+        const req = request({ host: url.hostname, port: url.port, path: `/api/v1${target}`, method }, (res) => {
+          let body = "";
+          res.on("data", (chunk) => {
+            body += chunk;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    for (const [method, target, status, code] of [
       ["GET", "/nope/deeper", 404, "not_found"],
       ["GET", "", 404, "not_found"],
       ["PUT", "/accounts", 405, "method_not_allowed"],
+      ["TRACE", "/accounts", 405, "method_not_allowed"],
+      ["PROPFIND", "/accounts", 405, "method_not_allowed"],
+      ["GET", "/accounts/%ZZ", 400, "bad_request"],
+      ["GET", "/%2e%2e/settings", 400, "bad_request"],
+      ["GET", `/accounts?industry=${"x".repeat(20_000)}`, 431, "headers_too_large"],
     ] as const) {
-      const res = await api(method, path);
-      expect(res.status).toBe(status);
-      expect(res.body.error.code).toBe(code);
-      expect(res.headers.get("x-request-id")).toBe(res.body.requestId);
+      const res = await raw(method, target);
+      expect(res.status, `${method} ${target.slice(0, 40)}`).toBe(status);
+      const body = JSON.parse(res.body);
+      expect(body.error.code).toBe(code);
+      expect(res.headers["x-request-id"]).toBe(body.requestId);
     }
   });
 
   it("links every error to a docs page that describes its code", async () => {
-    const res = await client(`${base}/api/v1`)("GET", "/accounts");
+    const res = await client(`${server?.base}/api/v1`)("GET", "/accounts");
     expect(res.status).toBe(401);
     const docs = await fetch(res.body.error.docsUrl);
     expect(docs.status).toBe(200);
     const html = await docs.text();
-    expect(html).toContain('id="unauthorized"');
-    for (const code of [
-      "bad_request",
-      "invalid_json",
-      "insufficient_scope",
-      "not_found",
-      "method_not_allowed",
-      "validation_error",
-      "internal_error",
-    ]) {
+    for (const code of ["unauthorized", "bad_request", "invalid_json", "not_found", "validation_error"]) {
       expect(html).toContain(`id="${code}"`);
     }
   });
 
-  it("serves a valid-looking OpenAPI document whose server is this base URL", async () => {
+  it("serves an OpenAPI document whose server is the origin it was asked at", async () => {
+    const { base } = server as Started;
     const document = await fetch(`${base}/api/v1/openapi.json`).then((res) => res.json());
     expect(document.openapi).toBe("3.1.0");
     expect(document.servers[0].url).toBe(`${base}/api/v1`);
+    const port = new URL(base).port;
+    const byAddress = await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`).then((res) => res.json());
+    expect(byAddress.servers[0].url).toBe(`http://127.0.0.1:${port}/api/v1`);
   });
+});
+
+describe("the embedded database has one owner (issue #11 A)", () => {
+  it("a second npm start on the same data directory exits 1 with one line naming the owner", async () => {
+    const { pid } = owner();
+    const port = await freePort();
+    const second = await run(process.execPath, ["--import", "tsx", "scripts/serve.ts"], {
+      cwd: root,
+      env: { ...inherited, DATA_DIR: dataDir, PORT: String(port), NODE_ENV: "production" },
+    }).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(second.code).toBe(1);
+    expect(second.stderr.trim().split("\n")).toHaveLength(1);
+    expect(second.stderr).toContain(`already open in process ${pid}`);
+    expect(owner().pid).toBe(pid);
+  }, 60_000);
+
+  it("the admin command goes through the running server's socket: its key works at once", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ["--import", "tsx", "scripts/admin.ts", "create-key", "--org", "ops", "--scopes", "accounts:write", "--json"],
+      { cwd: root, env: { ...inherited, DATA_DIR: dataDir } },
+    );
+    const { key } = JSON.parse(stdout.trim());
+    const res = await client(`${server?.base}/api/v1`, key)("POST", "/accounts", { name: "Made with the admin key" });
+    expect(res.status).toBe(201);
+  }, 60_000);
+
+  it("after kill -9 the directory opens again with every acknowledged write; SIGINT then stops cleanly", async () => {
+    const api = client(`${server?.base}/api/v1`, demoKey);
+    const names = Array.from({ length: 20 }, (_, i) => `Acknowledged ${i}`);
+    for (const name of names)
+      expect((await api("POST", "/accounts", { name, industry: "Durability" })).status).toBe(201);
+
+    process.kill(owner().pid, "SIGKILL");
+    await server?.exited;
+    server = await start(await freePort());
+
+    const restarted = client(`${server.base}/api/v1`, demoKey);
+    const found = await restarted("GET", "/accounts?industry=Durability&limit=100");
+    expect(found.body.data.map((account: { name: string }) => account.name).sort()).toEqual([...names].sort());
+
+    stopGroup(server, "SIGINT");
+    await server.exited;
+    expect(server.output()).toContain("Stopped.");
+    expect(existsSync(lockFile)).toBe(false);
+  }, 150_000);
 });

@@ -12,7 +12,7 @@ import { deliverWebhook, deliverWebhookFunction } from "../../inngest/functions/
 import { fanOutEventFunction } from "../../inngest/functions/fan-out-event";
 import { prisma } from "../../server/db/client";
 import { EVENT_NAMES } from "../../server/services/events";
-import { fanOutEvent } from "../../server/services/webhook-deliveries";
+import { fanOutEvents } from "../../server/services/webhook-deliveries";
 import { createWebhookEndpoint, setWebhookEndpointEnabled } from "../../server/services/webhook-endpoints";
 import { dispatchesSettled } from "../../server/webhooks/dispatch";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
@@ -182,7 +182,7 @@ it("never delivers events caused by a test key (spec §5.6), though they are sto
   await dispatchesSettled();
   expect(fakeInngest.events.filter((event) => events.some((row) => row.id === event.data.eventId))).toEqual([]);
   // Even when fan-out is asked directly (a stray resend), a test-key event gets no delivery.
-  for (const event of events) expect(await fanOutEvent(event.id)).toEqual([]);
+  for (const event of events) expect(await fanOutEvents([event.id])).toEqual([]);
   await drainInngest();
   expect(await prisma().webhookDelivery.count({ where: { orgId: org.orgId } })).toBe(0);
   expect(receiver.requests.filter((request) => request.path === "/hook?testkey")).toEqual([]);
@@ -196,13 +196,13 @@ it("fan-out is idempotent: a repeated run creates no second delivery and request
   if (!event) throw new Error("no event");
   await dispatchesSettled();
   fakeInngest.events.splice(0);
-  const first = await fanOutEvent(event.id);
-  const second = await fanOutEvent(event.id);
+  const first = await fanOutEvents([event.id]);
+  const second = await fanOutEvents([event.id]);
   expect(first).toHaveLength(1);
   expect(second).toEqual(first);
   // A new endpoint created after the fan-out does not get the older event on a re-run.
   await createWebhookEndpoint(org.orgId, { url: `${receiver.url}?late`, events: ["*"] });
-  expect(await fanOutEvent(event.id)).toEqual(first);
+  expect(await fanOutEvents([event.id])).toEqual(first);
   expect(await prisma().webhookDelivery.count({ where: { eventId: event.id } })).toBe(1);
   const engine = new InngestTestEngine({
     function: fanOutEventFunction,
@@ -228,7 +228,7 @@ async function oneDelivery(url: string, events: string[] = ["account.created"]) 
   await dispatchesSettled();
   fakeInngest.events.splice(0);
   const event = await prisma().event.findFirstOrThrow({ where: { orgId: org.orgId, name: "account.created" } });
-  const [delivery] = await fanOutEvent(event.id);
+  const [delivery] = await fanOutEvents([event.id]);
   if (!delivery) throw new Error("no delivery");
   return { org, endpoint, secret, event, delivery, api, account };
 }
@@ -306,7 +306,7 @@ it("disables an endpoint after 5 consecutive failed deliveries, recording the re
         where: { orgId: org.orgId, fannedOutAt: null },
         orderBy: { createdAt: "desc" },
       });
-      const [delivery] = await fanOutEvent(event.id);
+      const [delivery] = await fanOutEvents([event.id]);
       if (!delivery) throw new Error("no delivery");
       for (let attempt = 0; attempt < 4; attempt++)
         await retryAfter(deliverWebhook({ event: { data: delivery }, attempt }));
@@ -322,7 +322,7 @@ it("disables an endpoint after 5 consecutive failed deliveries, recording the re
     down.reply(() => ({ status: 200 }));
     await api("POST", "/accounts", { name: "Lucky" });
     const lucky = await prisma().event.findFirstOrThrow({ where: { orgId: org.orgId, fannedOutAt: null } });
-    const [luckyDelivery] = await fanOutEvent(lucky.id);
+    const [luckyDelivery] = await fanOutEvents([lucky.id]);
     if (!luckyDelivery) throw new Error("no delivery");
     expect(await deliverWebhook({ event: { data: luckyDelivery }, attempt: 0 })).toMatchObject({ success: true });
     expect(await state()).toMatchObject({ enabled: true, consecutiveFailures: 0 });
@@ -344,7 +344,7 @@ it("disables an endpoint after 5 consecutive failed deliveries, recording the re
     // Disabled: a new event gets no delivery, and a delivery still pending is closed without a request.
     await api("POST", "/accounts", { name: "Ignored" });
     const ignored = await prisma().event.findFirstOrThrow({ where: { orgId: org.orgId, fannedOutAt: null } });
-    expect(await fanOutEvent(ignored.id)).toEqual([]);
+    expect(await fanOutEvents([ignored.id])).toEqual([]);
     const pending = await prisma().webhookDelivery.create({
       data: { id: "whd_pendingwhiledisabled0", orgId: org.orgId, endpointId: endpoint.id, eventId: ignored.id },
     });

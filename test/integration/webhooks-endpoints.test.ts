@@ -4,6 +4,7 @@ process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/client";
+import { resetEnvCache } from "../../server/env";
 import { ApiError } from "../../server/errors";
 import { listDeliveryAttempts, redeliver } from "../../server/services/webhook-deliveries";
 import {
@@ -88,8 +89,45 @@ it("refuses invalid URLs and events with validation_error details", async () => 
     expect(error.code, JSON.stringify(input)).toBe("validation_error");
     expect(error.status).toBe(422);
     expect(error.details?.map((detail) => detail.path)).toEqual(paths);
+    // The message names every reason, so a form or a log line that shows only it still says what to fix.
+    for (const detail of error.details ?? []) expect(error.message).toContain(detail.message);
   }
   expect(await listWebhookEndpoints(orgId)).toEqual([]);
+});
+
+it("names the reason of each refusal: the scheme, the private address, the unknown event", async () => {
+  const { orgId } = await createTestOrg();
+  const messages = await Promise.all(
+    [
+      { url: "ftp://example.com/x", events: ["*"] },
+      { url: "http://10.1.2.3/hook", events: ["*"] },
+      { url: "https://example.com", events: ["account.exploded"] },
+    ].map(async (input) => (await apiError(createWebhookEndpoint(orgId, input))).message),
+  );
+  expect(messages[0]).toContain("must use http or https, not ftp");
+  expect(messages[1]).toContain("a private or reserved address (10.1.2.3)");
+  expect(messages[2]).toContain("unknown event");
+});
+
+it("refuses at registration a host name that resolves to a loopback address unless loopback is allowed", async () => {
+  const { orgId } = await createTestOrg();
+  process.env.WEBHOOKS_ALLOW_LOOPBACK = "false";
+  resetEnvCache();
+  try {
+    const error = await apiError(createWebhookEndpoint(orgId, { url: "http://localhost:9/hook", events: ["*"] }));
+    expect(error.details).toEqual([
+      {
+        path: ["url"],
+        message: expect.stringMatching(/^must not point at a loopback address: localhost resolves to /),
+      },
+    ]);
+  } finally {
+    process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
+    resetEnvCache();
+  }
+  expect((await createWebhookEndpoint(orgId, { url: "http://localhost:9/hook", events: ["*"] })).endpoint.url).toBe(
+    "http://localhost:9/hook",
+  );
 });
 
 it("updates, disables and enables an endpoint; another organisation's endpoint is not found", async () => {

@@ -7,14 +7,15 @@ import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { GET, PUT } from "../../app/api/inngest/route";
 import { inngest } from "../../inngest/client";
 import { deliverWebhookFunction } from "../../inngest/functions/deliver-webhook";
-import { fanOutEventFunction } from "../../inngest/functions/fan-out-event";
+import { FAN_OUT_BATCH, fanOutEventFunction } from "../../inngest/functions/fan-out-event";
 import { purgeIdempotencyKeysFunction } from "../../inngest/functions/purge-idempotency-keys";
 import { sweepOutboxFunction } from "../../inngest/functions/sweep-outbox";
 import { functions } from "../../inngest/index";
 import { prisma } from "../../server/db/client";
-import { fanOutEvent } from "../../server/services/webhook-deliveries";
+import { fanOutEvents } from "../../server/services/webhook-deliveries";
 import { createWebhookEndpoint } from "../../server/services/webhook-endpoints";
 import { dispatchesSettled } from "../../server/webhooks/dispatch";
+import { workerStatus } from "../../server/webhooks/worker";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { type FakeInngest, type Receiver, type SentEvent, startFakeInngest, startReceiver } from "../helpers/receiver";
 
@@ -160,7 +161,7 @@ it("the sweeper requests again a delivery whose run was lost", async () => {
   await dispatchesSettled();
   fakeInngest.events.splice(0);
   const event = await prisma().event.findFirstOrThrow({ where: { orgId: org.orgId } });
-  const [delivery] = await fanOutEvent(event.id);
+  const [delivery] = await fanOutEvents([event.id]);
   if (!delivery) throw new Error("no delivery");
   // Not lost yet: created a moment ago.
   await new InngestTestEngine({ function: sweepOutboxFunction }).execute();
@@ -258,3 +259,73 @@ it("the daily purge deletes expired idempotency records", async () => {
   const left = await prisma().idempotencyKey.findMany({ where: { orgId: org.orgId }, select: { key: true } });
   expect(left).toEqual([{ key: "fresh" }]);
 });
+
+it("says when no worker delivers, how many events wait and what to run; the sweeper's heartbeat turns it connected", async () => {
+  const org = await createTestOrg();
+  pointInngestAt(undefined);
+  const api = client(server.url, org.key);
+  for (const name of ["Waiting A", "Waiting B", "Waiting C"]) await api("POST", "/accounts", { name });
+  await dispatchesSettled();
+  await prisma().workerHeartbeat.deleteMany();
+
+  const idle = await workerStatus(org.orgId);
+  expect(idle).toMatchObject({ mode: "none", connected: false, lastSeenAt: null, waiting: 3 });
+  expect(idle.message).toContain("No webhook worker");
+  expect(idle.message).toContain("3 events waiting");
+  expect(idle.message).toContain("npm run inngest");
+  expect(idle.message).toContain("INNGEST_DEV=1");
+
+  pointInngestAt(fakeInngest.url);
+  const dev = await workerStatus(org.orgId);
+  expect(dev).toMatchObject({ mode: "dev", connected: false, devServerUrl: fakeInngest.url });
+  expect(dev.message).toContain(`events go to ${fakeInngest.url}`);
+
+  await prisma().event.updateMany({
+    where: { orgId: org.orgId },
+    data: { createdAt: new Date(Date.now() - 2 * 3_600_000) },
+  });
+  const { result, error } = await new InngestTestEngine({ function: sweepOutboxFunction }).execute();
+  expect(error).toBeUndefined();
+  expect(result).toMatchObject({ reconnected: true });
+  await drainFor(org.orgId);
+  const connected = await workerStatus(org.orgId);
+  expect(connected).toMatchObject({ mode: "dev", connected: true, waiting: 0 });
+  expect(connected.message).toContain(`delivered by the Inngest dev server at ${fakeInngest.url}`);
+});
+
+it("a backlog of 10,000 waiting events is handed over by one sweep and fanned out 100 at a time", async () => {
+  const org = await createTestOrg();
+  await createWebhookEndpoint(org.orgId, { url: `${receiver.url}?backlog`, events: ["account.created"] });
+  // Recorded while no worker ran: 10,000 live events, older than every other test file's, never handed over.
+  await prisma().$executeRaw`
+    INSERT INTO "Event" ("id", "orgId", "name", "data", "isTest", "createdAt")
+    SELECT 'evt_backlog_' || ${org.orgId} || '_' || n, ${org.orgId}, 'account.created', '{}'::jsonb, false,
+           (now() AT TIME ZONE 'UTC') - interval '71 hours' + n * interval '1 millisecond'
+    FROM generate_series(1, 10000) AS n`;
+  const started = performance.now();
+  const { result, error } = await new InngestTestEngine({ function: sweepOutboxFunction }).execute();
+  const sweepMs = performance.now() - started;
+  expect(error).toBeUndefined();
+  expect((result as { events: number }).events).toBeGreaterThanOrEqual(10_000);
+  const sent = sentFor(org.orgId).filter((event) => event.name === "crm/event.recorded");
+  expect(new Set(sent.map((event) => event.data.eventId)).size).toBe(10_000);
+
+  const fanOutStarted = performance.now();
+  let deliveries = 0;
+  for (let start = 0; start < sent.length; start += FAN_OUT_BATCH) {
+    const batch = sent.slice(start, start + FAN_OUT_BATCH);
+    const run = await new InngestTestEngine({
+      function: fanOutEventFunction,
+      events: batch.map((event) => ({ name: event.name, data: event.data })),
+    }).execute();
+    expect(run.error).toBeUndefined();
+    deliveries += (run.result as { deliveries: number }).deliveries;
+  }
+  const fanOutMs = performance.now() - fanOutStarted;
+  expect(deliveries).toBe(10_000);
+  expect(await workerStatus(org.orgId)).toMatchObject({ waiting: 0 });
+  console.log(
+    `backlog of 10,000: handed over by one sweep in ${Math.round(sweepMs)} ms; fanned out in 100 runs in ${Math.round(fanOutMs)} ms`,
+  );
+  fakeInngest.events.splice(0);
+}, 180_000);

@@ -3,6 +3,7 @@ import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError } from "zod";
 import { resolveSession, type SessionPrincipal } from "../../auth/session";
 import { ApiError, type ErrorCode } from "../../errors";
+import { findUnstorableText } from "../../schemas/storable";
 
 /**
  * Context of the settings router (DESIGN.md §1, "settings UI" door): the raw session token from the cookie. Built by
@@ -30,12 +31,19 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
 };
 
 /**
- * The message a settings form shows for an error thrown by a settings procedure: the ApiError's message, the zod
- * issues of a refused input ("name: Too small…"), or a generic text for anything unexpected (never internals).
+ * The message a settings form shows for an error thrown by a settings procedure: the ApiError's message with the reason
+ * of each detail, the zod issues of a refused input ("name: Too small…"), or a generic text for anything unexpected
+ * (never internals).
  */
 export function settingsErrorMessage(error: unknown): string {
   const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
-  if (cause instanceof ApiError) return cause.message;
+  if (cause instanceof ApiError) {
+    // Every refusal names its reason (issue #11 B): the details, unless the message already carries them.
+    const reasons = (cause.details ?? [])
+      .filter((detail) => !cause.message.includes(detail.message))
+      .map((detail) => `${detail.path.join(".") || "input"}: ${detail.message}`);
+    return reasons.length > 0 ? `${cause.message}: ${reasons.join("; ")}` : cause.message;
+  }
   if (cause instanceof ZodError) {
     return cause.issues.map((issue) => `${issue.path.join(".") || "input"}: ${issue.message}`).join("; ");
   }
@@ -65,11 +73,20 @@ export const createCallerFactory = t.createCallerFactory;
  * A procedure for a signed-in settings user (DESIGN.md §1, §7): resolves the session cookie's token and adds
  * `ctx.session` (user, `orgId`, organisation name). Procedures pass `ctx.session.orgId` to the services, so a user
  * only ever sees their own organisation. ApiErrors thrown by services become tRPC errors with the matching status.
- * @throws TRPCError `UNAUTHORIZED` (401) without a valid, unexpired session.
+ * Text PostgreSQL cannot store (NUL, a lone surrogate) is refused before the procedure runs (issue #11 C).
+ * @throws TRPCError `UNAUTHORIZED` (401) without a valid, unexpired session; `UNPROCESSABLE_CONTENT` (422) for
+ *         unstorable text.
  */
-export const sessionProcedure = t.procedure.use(async ({ ctx, next }) => {
+export const sessionProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
   const session: SessionPrincipal | null = await resolveSession(ctx.sessionToken);
   if (!session) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to use the settings" });
+  const unstorable = findUnstorableText(await getRawInput());
+  if (unstorable) {
+    const cause = new ApiError("validation_error", `${unstorable.path.join(".") || "input"} ${unstorable.message}`, {
+      details: [unstorable],
+    });
+    throw new TRPCError({ code: TRPC_CODES.validation_error, message: cause.message, cause });
+  }
   const result = await next({ ctx: { session } });
   if (!result.ok && result.error.cause instanceof ApiError) {
     const cause = result.error.cause;

@@ -11,6 +11,7 @@ import {
   setWebhookEndpointEnabled,
   updateWebhookEndpoint,
 } from "../../services/webhook-endpoints";
+import { waitingEvents, workerStatus } from "../../webhooks/worker";
 import { router, sessionProcedure } from "./trpc";
 
 const IdSchema = z.object({ id: z.string().min(1).max(64).describe("Webhook endpoint id") });
@@ -90,6 +91,21 @@ export const webhooksRouter = router({
     .query(({ ctx, input }) =>
       listDeliveryAttempts(ctx.session.orgId, input.endpointId, { cursor: input.cursor, limit: input.limit }),
     ),
+
+  /**
+   * Whether a webhook worker delivers events, and how many of the organisation's events wait for one (issue #11 B).
+   * @returns `{ mode, devServerUrl, connected, lastSeenAt, waiting, message }`.
+   */
+  worker: sessionProcedure.query(({ ctx }) => workerStatus(ctx.session.orgId)),
+
+  /**
+   * The endpoint's events that wait for a worker, newest first (at most 10). @returns `{ count, data }`.
+   * @throws 404 when the endpoint is not in the organisation.
+   */
+  waiting: sessionProcedure.input(IdSchema).query(async ({ ctx, input }) => {
+    const endpoint = await getWebhookEndpoint(ctx.session.orgId, input.id);
+    return waitingEvents(ctx.session.orgId, endpoint.events);
+  }),
 
   /** Delivers a delivery's event again now (one attempt). @returns `{ success, responseStatus }`. @throws 404. */
   redeliver: sessionProcedure

@@ -1,5 +1,6 @@
 import { EVENT_NAMES } from "@/server/services/events";
 import { Time } from "../../_components/time";
+import { WorkerBanner } from "../../_components/worker-banner";
 import { requireSession, settingsCaller } from "../../_lib/session";
 import { createEndpointAction } from "./actions";
 import { WebhookForm } from "./webhook-form";
@@ -14,7 +15,8 @@ export default async function WebhooksPage({
 }) {
   await requireSession("/settings/webhooks");
   const params = await searchParams;
-  const endpoints = await (await settingsCaller()).webhooks.list();
+  const caller = await settingsCaller();
+  const [endpoints, worker] = await Promise.all([caller.webhooks.list(), caller.webhooks.worker()]);
   return (
     <>
       <h1>Webhook endpoints</h1>
@@ -24,6 +26,7 @@ export default async function WebhooksPage({
         delivery is retried up to 5 attempts; an endpoint whose deliveries fail 5 times in a row is disabled. Changes
         made with test keys are never delivered.
       </p>
+      <WorkerBanner status={worker} />
       {params.deleted ? (
         <p role="status" className="alert success">
           Endpoint deleted.

@@ -4,6 +4,7 @@ import { EVENT_NAMES } from "@/server/services/events";
 import { ActionForm } from "../../../_components/action-form";
 import { ConfirmAction } from "../../../_components/confirm-action";
 import { Time } from "../../../_components/time";
+import { WorkerBanner } from "../../../_components/worker-banner";
 import { formatDuration } from "../../../_lib/format";
 import { requireSession, settingsCaller } from "../../../_lib/session";
 import {
@@ -42,9 +43,11 @@ export default async function EndpointPage({
     if (error instanceof TRPCError && (error.code === "NOT_FOUND" || error.code === "BAD_REQUEST")) notFound();
     throw error;
   }
-  const log = await caller.webhooks
-    .deliveries({ endpointId: id, cursor, limit: 25 })
-    .catch(() => ({ data: [], nextCursor: null }));
+  const [log, worker, waiting] = await Promise.all([
+    caller.webhooks.deliveries({ endpointId: id, cursor, limit: 25 }).catch(() => ({ data: [], nextCursor: null })),
+    caller.webhooks.worker(),
+    caller.webhooks.waiting({ id }),
+  ]);
   const newestAttemptOfDelivery = new Set<string>();
 
   return (
@@ -117,6 +120,44 @@ export default async function EndpointPage({
 
       <section aria-labelledby="deliveries-heading">
         <h2 id="deliveries-heading">Delivery log</h2>
+        <WorkerBanner status={worker} />
+        {waiting.count > 0 ? (
+          <div className="table-wrap">
+            <table data-testid="waiting">
+              <caption>
+                Waiting for delivery: {waiting.count} event{waiting.count === 1 ? "" : "s"} not yet handed to the worker
+                {worker.connected ? " (it takes them within a minute)" : " (no worker is connected)"}
+                {waiting.count > waiting.data.length ? `; the newest ${waiting.data.length} are shown` : ""}
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Recorded</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {waiting.data.map((event) => (
+                  <tr key={event.eventId}>
+                    <td className="nowrap">
+                      <Time value={event.createdAt} />
+                    </td>
+                    <td>
+                      <code>{event.event}</code>
+                      <div className="muted">
+                        <code>{event.eventId}</code>
+                      </div>
+                    </td>
+                    <td>
+                      <span className="badge">waiting</span>{" "}
+                      {worker.connected ? "queued for the worker" : "no worker connected"}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
         {log.data.length === 0 ? (
           <p data-testid="deliveries-empty">No deliveries yet. Send a test event to try the endpoint.</p>
         ) : (
