@@ -139,7 +139,7 @@ describe("refusals name their reason (issue #11 B, C)", () => {
     expect(refused.code).toBe("UNPROCESSABLE_CONTENT");
     expect(refused.message).toContain("private or reserved address (10.0.0.5)");
     const nul = await trpcError(
-      caller.apiKeys.create({ name: "bad\u0000name", scopes: ["accounts:read"], isTest: true }),
+      caller.apiKeys.create({ name: "bad\u0000name", scopes: ["accounts:read"], mode: "test" }),
     );
     expect(nul.code).toBe("UNPROCESSABLE_CONTENT");
     expect(nul.message).toBe("name must not contain the NUL character (U+0000)");

@@ -316,7 +316,7 @@ it("a backlog of 10,000 waiting events is handed over by one sweep and fanned ou
     const batch = sent.slice(start, start + FAN_OUT_BATCH);
     const run = await new InngestTestEngine({
       function: fanOutEventFunction,
-      events: batch.map((event) => ({ name: event.name, data: event.data })),
+      events: batch.map((event) => ({ name: event.name, data: event.data })) as [SentEvent, ...SentEvent[]],
     }).execute();
     expect(run.error).toBeUndefined();
     deliveries += (run.result as { deliveries: number }).deliveries;
