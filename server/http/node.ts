@@ -2,12 +2,14 @@
 // an IncomingMessage becomes an ApiRequest, a Reply is written back, and errors Node itself raises while parsing a
 // request (a URL or headers over 16 KB, a malformed request line) are answered in the envelope too (issue #11 C).
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import { ERROR_CODES, type ErrorCode } from "../errors";
+import { enforceRateLimit } from "../services/rate-limits";
 import { docsUrlFor, newRequestId } from "./envelope";
 import type { ApiRequest, Reply } from "./exchange";
-import { publicOrigin } from "./origin";
+import { clientAddress, publicOrigin } from "./origin";
 import { handleApiRequest } from "./pipeline";
 
 interface NodeApiRequest extends ApiRequest {
@@ -99,14 +101,20 @@ export function nodeApiListener(handler = handleApiRequest): (req: IncomingMessa
 
 /**
  * Answers the errors Node raises before a request reaches any listener (`clientError`), in the envelope: a request
- * line or headers over Node's 16 KB limit → 431 `headers_too_large`; any other malformed request → 400
- * `bad_request`. A connection that is gone or timed out is closed without an answer.
+ * line or headers over Node's 16 KB limit → 431 `headers_too_large`; any other malformed request (an unknown method,
+ * a broken request line) → 400 `bad_request`. Counted against the socket address's anonymous rate-limit window, whose
+ * headers it carries like every answer. A connection that is gone or timed out is closed without an answer.
  */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+export async function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): Promise<void> {
   if (!socket.writable || error.code === "ECONNRESET" || error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
     socket.destroy();
     return;
   }
+  const address = (socket as Socket).remoteAddress ?? null;
+  const limits = await enforceRateLimit({
+    kind: "anonymous",
+    ip: clientAddress(() => undefined, address) ?? "unknown",
+  });
   const code: ErrorCode = error.code === "HPE_HEADER_OVERFLOW" ? "headers_too_large" : "bad_request";
   const requestId = newRequestId();
   const message =
@@ -127,7 +135,16 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     timestamp: new Date().toISOString(),
   });
   const status = ERROR_CODES[code].status;
-  socket.end(
-    `HTTP/1.1 ${status} ${ERROR_CODES[code].title}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-  );
+  const headers = {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": String(Buffer.byteLength(body)),
+    "X-Request-Id": requestId,
+    "Cache-Control": "no-store",
+    Connection: "close",
+    ...limits.headers,
+  };
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
+  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${ERROR_CODES[code].title}\r\n${head}\r\n${body}`);
 }

@@ -1,6 +1,7 @@
 import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
+import { equalsInsensitive } from "../db/like";
 import { transaction } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
 import {
@@ -52,7 +53,7 @@ function isUniqueViolation(error: unknown): boolean {
 export function listAccounts(orgId: string, query: AccountListQuery) {
   const filters: Prisma.AccountWhereInput[] = [{ orgId }];
   if (query.lifecycle) filters.push({ lifecycleStatus: query.lifecycle });
-  if (query.industry) filters.push({ industry: { equals: query.industry, mode: "insensitive" } });
+  if (query.industry) filters.push({ industry: equalsInsensitive(query.industry) });
   return listPage({
     query,
     fields: ACCOUNT_SORT_FIELDS,

@@ -1,5 +1,6 @@
 import { prisma } from "../db/client";
 import type { Prisma, RateLimitPlan } from "../db/generated/client";
+import { containsInsensitive } from "../db/like";
 import { ApiError } from "../errors";
 import type { AuditEntry } from "./audit";
 import { PLAN_LIMITS } from "./organisations";
@@ -46,7 +47,7 @@ export async function listAuditLog(
   }
   const where: Prisma.AuditLogWhereInput = { orgId };
   if (query.apiKeyId) where.apiKeyId = query.apiKeyId;
-  if (query.path?.trim()) where.path = { contains: query.path.trim(), mode: "insensitive" };
+  if (query.path?.trim()) where.path = containsInsensitive(query.path.trim());
   if (query.status) {
     const match = STATUS_PATTERN.exec(query.status.trim());
     if (!match)

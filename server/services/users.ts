@@ -1,6 +1,7 @@
 import { hashPassword, verifyPassword } from "../auth/passwords";
 import { prisma } from "../db/client";
 import { ApiError } from "../errors";
+import { findUnstorableText } from "../schemas/storable";
 
 /** A settings user as shown to operators and the UI: never the password hash. */
 export interface UserView {
@@ -85,10 +86,13 @@ export async function findUserByEmail(orgId: string, email: string): Promise<Use
  * @returns the user, or null when the credentials do not match.
  */
 export async function authenticateUser(email: string, password: string): Promise<UserView | null> {
-  const user = await prisma().user.findUnique({
-    where: { email: email.trim().toLowerCase() },
-    select: { ...userSelect, passwordHash: true },
-  });
+  // An address no user can have (NUL, a lone surrogate) is never looked up: PostgreSQL would refuse the query.
+  const user = findUnstorableText(email)
+    ? null
+    : await prisma().user.findUnique({
+        where: { email: email.trim().toLowerCase() },
+        select: { ...userSelect, passwordHash: true },
+      });
   const ok = await verifyPassword(password, user?.passwordHash ?? null);
   if (!ok || !user) return null;
   const { passwordHash: _hash, ...view } = user;

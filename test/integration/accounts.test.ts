@@ -158,6 +158,14 @@ describe("GET /accounts", () => {
     expect((await list("GET", "/accounts?lifecycle=GONE")).status).toBe(422);
   });
 
+  it("matches the industry filter literally: LIKE wildcards match only themselves (issue #11 C)", async () => {
+    for (const pattern of ["%", "_egal", "L%", "%25", "\\"]) {
+      const res = await list("GET", `/accounts?industry=${encodeURIComponent(pattern)}`);
+      expect(res.status, pattern).toBe(200);
+      expect(res.body.data, pattern).toEqual([]);
+    }
+  });
+
   it("sorts by allow-listed fields, nulls last, and ignores unknown fields", async () => {
     const byName = await list("GET", "/accounts?sort=name:asc");
     expect(byName.body.data.map((a: { name: string }) => a.name)).toEqual([

@@ -9,7 +9,7 @@ import { createSettingsCaller } from "../../server/routers/settings";
 import { KEY_ROTATION_GRACE_MS } from "../../server/services/api-key-rotation";
 import { authenticateApiKey } from "../../server/services/api-keys";
 import { ensureOrganisation } from "../../server/services/organisations";
-import { createUser } from "../../server/services/users";
+import { authenticateUser, createUser } from "../../server/services/users";
 
 afterAll(() => closeDb());
 
@@ -143,6 +143,8 @@ describe("refusals name their reason (issue #11 B, C)", () => {
     );
     expect(nul.code).toBe("UNPROCESSABLE_CONTENT");
     expect(nul.message).toBe("name must not contain the NUL character (U+0000)");
+    // Sign-in with such an address is a wrong email, not an error.
+    expect(await authenticateUser("a\u0000@example.com", "a long enough password")).toBeNull();
   });
 });
 
