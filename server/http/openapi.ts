@@ -25,9 +25,10 @@ const ErrorEnvelope = {
   type: "object",
   required: ["success", "error", "requestId", "timestamp"],
   properties: {
-    success: { const: false },
+    success: { const: false, description: "Always false on an error." },
     error: {
       type: "object",
+      description: "What went wrong (spec §2.1, §7).",
       required: ["code", "message", "docsUrl"],
       properties: {
         code: { type: "string", enum: Object.keys(ERROR_CODES), description: "Error code (spec §7)." },
@@ -39,13 +40,20 @@ const ErrorEnvelope = {
           items: {
             type: "object",
             required: ["path", "message"],
-            properties: { path: { type: "array", items: { type: "string" } }, message: { type: "string" } },
+            properties: {
+              path: {
+                type: "array",
+                items: { type: "string" },
+                description: 'Where the issue is, from the root of the body or query, e.g. ["accounts", "3", "name"].',
+              },
+              message: { type: "string", description: "What is wrong there." },
+            },
           },
         },
       },
     },
-    requestId: { type: "string", pattern: "^req_[0-9a-f]{24}$" },
-    timestamp: { type: "string", format: "date-time" },
+    requestId: { type: "string", pattern: "^req_[0-9a-f]{24}$", description: "Also in the X-Request-Id header." },
+    timestamp: { type: "string", format: "date-time", description: "Time of the response, ISO 8601 UTC." },
   },
 };
 
@@ -139,6 +147,25 @@ function errorCodesOf(
   return byStatus;
 }
 
+/** The example a schema carries (`example`, or the first of `examples`), following a `$ref` into the components. */
+function exampleOf(schema: Json | undefined, components: Json & { schemas: Record<string, Json> }): unknown {
+  if (!schema) return undefined;
+  if (typeof schema.$ref === "string")
+    return exampleOf(components.schemas[schema.$ref.split("/").pop() as string], components);
+  if (schema.example !== undefined) return schema.example;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  const options = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
+  if (options) return exampleOf(options[0], components);
+  if (schema.type === "array") {
+    const item = exampleOf(schema.items as Json | undefined, components);
+    return item === undefined ? undefined : [item];
+  }
+  return undefined;
+}
+
+const EXAMPLE_REQUEST_ID = "req_5f2c9d0e1a7b4c3d8e6f0a12";
+const EXAMPLE_TIMESTAMP = "2026-11-24T09:00:00.123Z";
+
 function build(baseUrl: string): Json {
   const document = generateOpenApiDocument(v1Router, {
     title: "MSP CRM Public API",
@@ -164,6 +191,17 @@ function build(baseUrl: string): Json {
   for (const route of collectRoutes(v1Router)) {
     const operation = paths[route.path]?.[route.method.toLowerCase()];
     if (!operation) continue;
+    // Tools read a parameter's own description (Postman shows it beside the parameter); the generator puts it on
+    // the schema.
+    for (const parameter of (operation.parameters as Json[] | undefined) ?? []) {
+      const description = (parameter.schema as Json | undefined)?.description;
+      if (!parameter.description && typeof description === "string") parameter.description = description;
+    }
+    const body = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+    for (const media of Object.values(body ?? {})) {
+      const example = exampleOf(media.schema as Json, components as never);
+      if (example !== undefined) media.example = example;
+    }
     const responses = operation.responses as Record<string, Json>;
     const success = responses["200"] as Json & { content: { "application/json": { schema: Json } } };
     const inner = success.content["application/json"].schema;
@@ -173,6 +211,25 @@ function build(baseUrl: string): Json {
         : { success: { const: true }, data: inner };
     const status = String(route.meta.successStatus ?? 200);
     const isProtected = route.meta.openapi?.protect !== false;
+    const dataExample =
+      route.meta.envelope === "list"
+        ? exampleOf((inner.properties as Json).data as Json, components as never)
+        : exampleOf(inner, components as never);
+    const envelopeExample = {
+      success: true,
+      data: dataExample,
+      ...(route.meta.envelope === "list"
+        ? {
+            hasMore: true,
+            nextCursor:
+              (dataExample as Array<{ id?: string; accountId?: string }>)?.[0]?.id ??
+              (dataExample as Array<{ accountId?: string }>)?.[0]?.accountId ??
+              null,
+          }
+        : {}),
+      requestId: EXAMPLE_REQUEST_ID,
+      timestamp: EXAMPLE_TIMESTAMP,
+    };
     const result: Record<string, Json> = {
       [status]: {
         description: status === "201" ? "Created" : "Success",
@@ -184,6 +241,7 @@ function build(baseUrl: string): Json {
               required: [...Object.keys(properties), "requestId", "timestamp"],
               properties: { ...properties, ...envelopeFields },
             },
+            ...(dataExample === undefined ? {} : { example: envelopeExample }),
           },
         },
       },

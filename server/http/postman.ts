@@ -14,7 +14,16 @@ async function build(baseUrl: string): Promise<string> {
     (resolve, reject) => {
       convertV2(
         { type: "json", data: document },
-        { folderStrategy: "Tags", requestNameSource: "Fallback" },
+        {
+          folderStrategy: "Tags",
+          requestNameSource: "Fallback",
+          // Bodies and parameter values from the documented examples, not made-up values (issue #11 D).
+          parametersResolution: "Example",
+          // Optional query parameters are listed but off, so each request runs as it stands.
+          enableOptionalParameters: false,
+          // Every request uses the collection's Bearer {{apiKey}}; none overrides it with a variable of its own.
+          alwaysInheritAuthentication: true,
+        },
         (error, converted) => (error ? reject(error) : resolve(converted as never)),
       );
     },

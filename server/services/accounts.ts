@@ -12,7 +12,7 @@ import {
   type AccountCreate,
   type AccountListQuery,
   type AccountUpdate,
-} from "../routers/v1/accounts.schemas";
+} from "../schemas/accounts";
 import { recordEvents, type WriteOrigin } from "./events";
 import { listPage } from "./pagination";
 

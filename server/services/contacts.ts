@@ -10,7 +10,7 @@ import {
   type ContactCreate,
   type ContactListQuery,
   type ContactUpdate,
-} from "../routers/v1/contacts.schemas";
+} from "../schemas/contacts";
 import { recordEvents, type WriteOrigin } from "./events";
 import { listPage, type SortableFields } from "./pagination";
 

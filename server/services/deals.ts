@@ -14,7 +14,7 @@ import {
   type DealListQuery,
   type DealStage,
   type DealUpdate,
-} from "../routers/v1/deals.schemas";
+} from "../schemas/deals";
 import { type EventName, recordEvents, type WriteOrigin } from "./events";
 import { listPage } from "./pagination";
 

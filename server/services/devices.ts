@@ -11,7 +11,7 @@ import {
   type DeviceCreate,
   type DeviceListQuery,
   type DeviceUpdate,
-} from "../routers/v1/devices.schemas";
+} from "../schemas/devices";
 import { type EventName, recordEvents, type WriteOrigin } from "./events";
 import { listPage } from "./pagination";
 

@@ -10,8 +10,8 @@ import type {
   RiskLevel,
   SignalCreate,
   SignalCreated,
-} from "../routers/v1/health.schemas";
-import { HEALTH_DEFAULT_SORT, HEALTH_SORT_FIELDS } from "../routers/v1/health.schemas";
+} from "../schemas/health";
+import { HEALTH_DEFAULT_SORT, HEALTH_SORT_FIELDS } from "../schemas/health";
 import { parseSort, type SortTerm, unknownCursor } from "./pagination";
 
 // ---------------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { prisma } from "../db/client";
-import { type MrrCategory, type MrrSummary, UNCATEGORISED } from "../routers/v1/mrr.schemas";
+import { type MrrCategory, type MrrSummary, UNCATEGORISED } from "../schemas/mrr";
 
 type Figures = Omit<MrrCategory, "serviceCategory">;
 

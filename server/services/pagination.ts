@@ -1,8 +1,5 @@
 import { ApiError } from "../errors";
 
-/** Default and maximum page sizes (spec §4.9, §8). */
-export const PAGE_SIZE = { default: 50, max: 100 } as const;
-
 /** A sortable field of a resource: whether it can be null (null values sort last in both directions). */
 export type SortableFields = Record<string, { nullable: boolean }>;
 

@@ -10,7 +10,7 @@ import {
   type TaskCreate,
   type TaskListQuery,
   type TaskUpdate,
-} from "../routers/v1/tasks.schemas";
+} from "../schemas/tasks";
 import { listPage } from "./pagination";
 
 const taskSelect = {

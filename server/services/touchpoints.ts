@@ -8,7 +8,7 @@ import {
   type Touchpoint,
   type TouchpointCreate,
   type TouchpointListQuery,
-} from "../routers/v1/touchpoints.schemas";
+} from "../schemas/touchpoints";
 import { recordEvents, type WriteOrigin } from "./events";
 import { listPage } from "./pagination";
 

@@ -1,4 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../server/auth/scopes";
 import { startApi, type TestServer } from "../helpers/api";
@@ -139,5 +141,114 @@ describe("GET /openapi.json", () => {
     const list = document.paths["/accounts"].get;
     expect(list.parameters.some((p: { name: string }) => p.name === "Idempotency-Key")).toBe(false);
     expect(list.responses["409"]).toBeUndefined();
+  });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON Schema nodes of the document.
+type Node = any;
+
+/** Every schema node of the document with its place, `$ref`s not followed (each component is walked once). */
+function* schemaNodes(node: Node, where: string): Generator<[string, Node]> {
+  if (!node || typeof node !== "object") return;
+  yield [where, node];
+  for (const [key, value] of Object.entries(node.properties ?? {})) yield* schemaNodes(value, `${where}.${key}`);
+  if (node.items) yield* schemaNodes(node.items, `${where}[]`);
+  for (const [i, option] of [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])].entries())
+    yield* schemaNodes(option, `${where}|${i}`);
+}
+
+/** A named property (not the root, not an array's item, not one option of a union). */
+function isField(where: string): boolean {
+  return where.split(".").length > 1 && !where.includes("|") && !where.endsWith("[]");
+}
+
+describe("a document tools can use as served (issue #11 D)", () => {
+  it("gives every request body and every success response an example", () => {
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Node>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const body = operation.requestBody?.content?.["application/json"];
+        if (body && body.example === undefined) missing.push(`${method} ${path} request body`);
+        for (const [status, response] of Object.entries(operation.responses as Record<string, Node>)) {
+          if (!status.startsWith("2")) continue;
+          if (response.content?.["application/json"]?.example === undefined)
+            missing.push(`${method} ${path} ${status}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("describes every field and parameter", () => {
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Node>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const parameter of operation.parameters ?? []) {
+          if (!parameter.description) missing.push(`${method} ${path} parameter ${parameter.name}`);
+        }
+        const body = operation.requestBody?.content?.["application/json"]?.schema;
+        for (const [where, node] of schemaNodes(body, `${method} ${path} body`)) {
+          if (isField(where) && !node.description && !node.$ref) missing.push(where);
+        }
+      }
+    }
+    for (const [name, schema] of Object.entries(document.components.schemas as Record<string, Node>)) {
+      for (const [where, node] of schemaNodes(schema, name)) {
+        if (isField(where) && !node.description && !node.$ref) missing.push(where);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("keeps every integer within ±(2^53 − 1), so every client can hold it", () => {
+    const unbounded: string[] = [];
+    const check = (where: string, node: Node) => {
+      if (node.type !== "integer") return;
+      if (!(node.minimum >= -Number.MAX_SAFE_INTEGER) || !(node.maximum <= Number.MAX_SAFE_INTEGER))
+        unbounded.push(where);
+    };
+    for (const [name, schema] of Object.entries(document.components.schemas as Record<string, Node>)) {
+      for (const [where, node] of schemaNodes(schema, name)) check(where, node);
+    }
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Node>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const parameter of operation.parameters ?? [])
+          check(`${method} ${path} ${parameter.name}`, parameter.schema ?? {});
+        for (const [where, node] of schemaNodes(
+          operation.requestBody?.content?.["application/json"]?.schema,
+          `${method} ${path}`,
+        ))
+          check(where, node);
+      }
+    }
+    expect(unbounded).toEqual([]);
+  });
+});
+
+describe("examples (issue #11 D)", () => {
+  it("every example of a request body and of a success response is valid for its own schema", () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: "openapi", components: document.components });
+    const refs = (schema: Node): Node =>
+      JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
+    const invalid: string[] = [];
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Node>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const media = [
+          ["request", operation.requestBody?.content?.["application/json"]],
+          ...Object.entries(operation.responses as Record<string, Node>)
+            .filter(([status]) => status.startsWith("2"))
+            .map(([status, response]) => [status, response.content?.["application/json"]]),
+        ] as Array<[string, Node]>;
+        for (const [which, content] of media) {
+          if (!content?.schema || content.example === undefined) continue;
+          const validate = ajv.compile(refs(content.schema));
+          if (!validate(content.example))
+            invalid.push(`${method} ${path} ${which}: ${ajv.errorsText(validate.errors)}`);
+        }
+      }
+    }
+    expect(invalid).toEqual([]);
   });
 });

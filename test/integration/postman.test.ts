@@ -33,6 +33,24 @@ describe("GET /postman.json", () => {
     });
   });
 
+  it("authenticates every request from the collection's apiKey: no request brings auth or a variable of its own", () => {
+    const all = requests(collection.item);
+    expect(all.filter((item) => item.request.auth)).toEqual([]);
+    expect(JSON.stringify(collection)).not.toContain("{{bearerToken}}");
+  });
+
+  it("lists optional query parameters switched off, and takes request bodies from the documented examples", async () => {
+    const all = requests(collection.item);
+    const query = all.flatMap((item) => item.request.url.query ?? []);
+    expect(query.length).toBeGreaterThan(20);
+    expect(query.filter((parameter: { disabled: boolean }) => !parameter.disabled)).toEqual([]);
+    const document = await fetch(`${server.url}/openapi.json`).then((res) => res.json());
+    const create = all.find((item) => item.request.method === "POST" && item.request.url.path.join("/") === "accounts");
+    expect(JSON.parse(create.request.body.raw)).toEqual(
+      document.paths["/accounts"].post.requestBody.content["application/json"].example,
+    );
+  });
+
   it("holds one request per OpenAPI operation", async () => {
     const document = await fetch(`${server.url}/openapi.json`).then((res) => res.json());
     const operations = Object.values(document.paths).flatMap((item) => Object.keys(item as object));

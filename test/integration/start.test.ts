@@ -9,11 +9,18 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import newman from "newman";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "../helpers/api";
 import { freePort } from "../helpers/ports";
 
 const run = promisify(execFile);
+
+/** What newman reports of one request it ran. */
+interface NewmanExecution {
+  request: { method: string; url: { getPath(): string } };
+  response?: { code: number };
+}
 const root = path.resolve(import.meta.dirname, "../..");
 const dataDir = mkdtempSync(path.join(tmpdir(), "crm-start-"));
 const lockFile = path.join(dataDir, "pglite.lock");
@@ -67,6 +74,8 @@ function owner(): { pid: number; url: string } {
 
 let server: Started | undefined;
 let demoKey = "";
+/** A key the admin command makes while the server runs (organisation "ops", high limits). */
+let opsKey = "";
 
 beforeAll(async () => {
   expect(existsSync(path.join(root, ".next", "BUILD_ID")), "run `npm run build` first").toBe(true);
@@ -182,6 +191,40 @@ describe("npm start (embedded defaults)", () => {
   });
 });
 
+describe("the Postman collection as a user downloads and runs it (issue #11 D)", () => {
+  it("leaves the served OpenAPI document byte for byte as it was", async () => {
+    const { base } = server as Started;
+    const before = await fetch(`${base}/api/v1/openapi.json`).then((res) => res.text());
+    expect((await fetch(`${base}/api/v1/postman.json`)).status).toBe(200);
+    expect(await fetch(`${base}/api/v1/openapi.json`).then((res) => res.text())).toBe(before);
+  });
+
+  it("runs in newman with only apiKey set: every list request answers 2xx, nothing 5xx", async () => {
+    const { base } = server as Started;
+    const collection = await fetch(`${base}/api/v1/postman.json`).then((res) => res.json());
+    expect(collection.variable.find((variable: { key: string }) => variable.key === "baseUrl").value).toBe(
+      `${base}/api/v1`,
+    );
+    const executions = await new Promise<NewmanExecution[]>((resolve, reject) => {
+      newman.run(
+        { collection, envVar: [{ key: "apiKey", value: demoKey }], reporters: [], timeoutRequest: 15_000 },
+        (error: Error | null, summary: { run: { executions: NewmanExecution[] } }) =>
+          error ? reject(error) : resolve(summary.run.executions),
+      );
+    });
+    const outcomes = executions.map((execution) => ({
+      request: `${execution.request.method} ${execution.request.url.getPath()}`,
+      code: execution.response?.code ?? 0,
+    }));
+    expect(outcomes.length).toBe(collection.item.flatMap((folder: { item: unknown[] }) => folder.item).length);
+    expect(outcomes.filter((outcome) => outcome.code >= 500 || outcome.code === 0)).toEqual([]);
+    // A list (or the status, the MRR summary) is a GET of /api/v1/<resource>, with no id after it.
+    const lists = outcomes.filter((outcome) => /^GET \/api\/v1\/[a-z-]+$/.test(outcome.request));
+    expect(lists.length).toBeGreaterThan(8);
+    expect(lists.filter((outcome) => outcome.code < 200 || outcome.code >= 300)).toEqual([]);
+  }, 120_000);
+});
+
 describe("the embedded database has one owner (issue #11 A)", () => {
   it("a second npm start on the same data directory exits 1 with one line naming the owner", async () => {
     const { pid } = owner();
@@ -202,16 +245,31 @@ describe("the embedded database has one owner (issue #11 A)", () => {
   it("the admin command goes through the running server's socket: its key works at once", async () => {
     const { stdout } = await run(
       process.execPath,
-      ["--import", "tsx", "scripts/admin.ts", "create-key", "--org", "ops", "--scopes", "accounts:write", "--json"],
+      // High operator limits: the next test writes in a burst that the default Starter plan would refuse.
+      [
+        "--import",
+        "tsx",
+        "scripts/admin.ts",
+        "create-key",
+        "--org",
+        "ops",
+        "--scopes",
+        "accounts:write",
+        "--limits",
+        "100000,100000",
+        "--json",
+      ],
       { cwd: root, env: { ...inherited, DATA_DIR: dataDir } },
     );
-    const { key } = JSON.parse(stdout.trim());
-    const res = await client(`${server?.base}/api/v1`, key)("POST", "/accounts", { name: "Made with the admin key" });
+    opsKey = JSON.parse(stdout.trim()).key;
+    const res = await client(`${server?.base}/api/v1`, opsKey)("POST", "/accounts", {
+      name: "Made with the admin key",
+    });
     expect(res.status).toBe(201);
   }, 60_000);
 
   it("after kill -9 the directory opens again with every acknowledged write; SIGINT then stops cleanly", async () => {
-    const api = client(`${server?.base}/api/v1`, demoKey);
+    const api = client(`${server?.base}/api/v1`, opsKey);
     const names = Array.from({ length: 20 }, (_, i) => `Acknowledged ${i}`);
     for (const name of names)
       expect((await api("POST", "/accounts", { name, industry: "Durability" })).status).toBe(201);
@@ -220,7 +278,7 @@ describe("the embedded database has one owner (issue #11 A)", () => {
     await server?.exited;
     server = await start(await freePort());
 
-    const restarted = client(`${server.base}/api/v1`, demoKey);
+    const restarted = client(`${server.base}/api/v1`, opsKey);
     const found = await restarted("GET", "/accounts?industry=Durability&limit=100");
     expect(found.body.data.map((account: { name: string }) => account.name).sort()).toEqual([...names].sort());
 

@@ -1,14 +1,5 @@
 import { z } from "zod";
 import {
-  bulkUpsertAccounts,
-  createAccount,
-  deleteAccount,
-  getAccount,
-  listAccounts,
-  updateAccount,
-} from "../../services/accounts";
-import { apiProcedure, router } from "../../trpc";
-import {
   AccountBulkResultSchema,
   AccountBulkSchema,
   AccountCreateSchema,
@@ -18,8 +9,17 @@ import {
   AccountSchema,
   AccountUpdateSchema,
   DeletedSchema,
-} from "./accounts.schemas";
-import { IdSchema } from "./common.schemas";
+} from "../../schemas/accounts";
+import { IdSchema } from "../../schemas/common";
+import {
+  bulkUpsertAccounts,
+  createAccount,
+  deleteAccount,
+  getAccount,
+  listAccounts,
+  updateAccount,
+} from "../../services/accounts";
+import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Accounts"];
 

@@ -1,7 +1,5 @@
 import { z } from "zod";
-import { bulkUpsertContacts, createContact, getContact, listContacts, updateContact } from "../../services/contacts";
-import { apiProcedure, router } from "../../trpc";
-import { IdSchema } from "./common.schemas";
+import { IdSchema } from "../../schemas/common";
 import {
   ContactBulkResultSchema,
   ContactBulkSchema,
@@ -10,7 +8,9 @@ import {
   ContactListSchema,
   ContactSchema,
   ContactUpdateSchema,
-} from "./contacts.schemas";
+} from "../../schemas/contacts";
+import { bulkUpsertContacts, createContact, getContact, listContacts, updateContact } from "../../services/contacts";
+import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Contacts"];
 

@@ -1,7 +1,5 @@
 import { z } from "zod";
-import { bulkCreateDeals, createDeal, getDeal, listDeals, updateDeal } from "../../services/deals";
-import { apiProcedure, router } from "../../trpc";
-import { IdSchema } from "./common.schemas";
+import { IdSchema } from "../../schemas/common";
 import {
   DealBulkResultSchema,
   DealBulkSchema,
@@ -10,7 +8,9 @@ import {
   DealListSchema,
   DealSchema,
   DealUpdateSchema,
-} from "./deals.schemas";
+} from "../../schemas/deals";
+import { bulkCreateDeals, createDeal, getDeal, listDeals, updateDeal } from "../../services/deals";
+import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Deals"];
 

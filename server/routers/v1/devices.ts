@@ -1,4 +1,15 @@
 import { z } from "zod";
+import { DeletedSchema } from "../../schemas/accounts";
+import { IdSchema } from "../../schemas/common";
+import {
+  DeviceBulkResultSchema,
+  DeviceBulkSchema,
+  DeviceCreateSchema,
+  DeviceListQuerySchema,
+  DeviceListSchema,
+  DeviceSchema,
+  DeviceUpdateSchema,
+} from "../../schemas/devices";
 import {
   bulkUpsertDevices,
   createDevice,
@@ -8,17 +19,6 @@ import {
   updateDevice,
 } from "../../services/devices";
 import { apiProcedure, router } from "../../trpc";
-import { DeletedSchema } from "./accounts.schemas";
-import { IdSchema } from "./common.schemas";
-import {
-  DeviceBulkResultSchema,
-  DeviceBulkSchema,
-  DeviceCreateSchema,
-  DeviceListQuerySchema,
-  DeviceListSchema,
-  DeviceSchema,
-  DeviceUpdateSchema,
-} from "./devices.schemas";
 
 const tags = ["Devices"];
 

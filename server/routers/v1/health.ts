@@ -1,5 +1,3 @@
-import { createHealthSignal, getHealthScore, listHealthScores } from "../../services/health";
-import { apiProcedure, router } from "../../trpc";
 import {
   HealthGetSchema,
   HealthListQuerySchema,
@@ -7,7 +5,9 @@ import {
   HealthScoreSchema,
   SignalCreatedSchema,
   SignalCreateSchema,
-} from "./health.schemas";
+} from "../../schemas/health";
+import { createHealthSignal, getHealthScore, listHealthScores } from "../../services/health";
+import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Health scores"];
 

@@ -1,6 +1,6 @@
+import { MrrQuerySchema, MrrSummarySchema } from "../../schemas/mrr";
 import { getMrrSummary } from "../../services/mrr";
 import { apiProcedure, router } from "../../trpc";
-import { MrrQuerySchema, MrrSummarySchema } from "./mrr.schemas";
 
 /** MRR endpoint (spec §2.10, §4.7). Errors: 401, 403, 422 (unknown query parameter). */
 export const mrrRouter = router({

@@ -1,8 +1,8 @@
 import { z } from "zod";
+import { IdSchema } from "../../schemas/common";
+import { NoteCreateSchema, NoteListQuerySchema, NoteListSchema, NoteSchema } from "../../schemas/notes";
 import { createNote, getNote, listNotes } from "../../services/notes";
 import { apiProcedure, router } from "../../trpc";
-import { IdSchema } from "./common.schemas";
-import { NoteCreateSchema, NoteListQuerySchema, NoteListSchema, NoteSchema } from "./notes.schemas";
 
 const tags = ["Notes"];
 

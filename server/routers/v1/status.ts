@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { ApiError } from "../../errors";
+import { STATUS_EXAMPLE } from "../../schemas/examples";
 import { checkStatus } from "../../services/status";
 import { publicProcedure, router } from "../../trpc";
 
 const ComponentSchema = z.object({
-  status: z.enum(["up", "down"]),
+  status: z.enum(["up", "down"]).describe("up when the probe answered within 2 s."),
   latencyMs: z.int().describe("Round-trip time of the probe in milliseconds."),
   driver: z
     .string()
@@ -15,12 +16,12 @@ const ComponentSchema = z.object({
 /** Response data of `GET /status` when everything is up (spec §4.8). */
 export const StatusSchema = z
   .object({
-    status: z.literal("ok"),
-    version: z.literal("v1"),
-    database: ComponentSchema,
-    cache: ComponentSchema,
+    status: z.literal("ok").describe("Always ok on a 200 answer."),
+    version: z.literal("v1").describe("API version of this path (spec §9)."),
+    database: ComponentSchema.describe("PostgreSQL (or the embedded PGlite): SELECT 1."),
+    cache: ComponentSchema.describe("The rate-limit store: PING on Redis and Vercel KV; memory is always up."),
   })
-  .meta({ id: "Status" });
+  .meta({ id: "Status", example: STATUS_EXAMPLE });
 
 /** `GET /status` (no auth, spec §4.8). */
 export const statusRouter = router({

@@ -1,9 +1,15 @@
 import { z } from "zod";
+import { DeletedSchema } from "../../schemas/accounts";
+import { IdSchema } from "../../schemas/common";
+import {
+  TaskCreateSchema,
+  TaskListQuerySchema,
+  TaskListSchema,
+  TaskSchema,
+  TaskUpdateSchema,
+} from "../../schemas/tasks";
 import { createTask, deleteTask, getTask, listTasks, updateTask } from "../../services/tasks";
 import { apiProcedure, router } from "../../trpc";
-import { DeletedSchema } from "./accounts.schemas";
-import { IdSchema } from "./common.schemas";
-import { TaskCreateSchema, TaskListQuerySchema, TaskListSchema, TaskSchema, TaskUpdateSchema } from "./tasks.schemas";
 
 const tags = ["Tasks"];
 

@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { createTouchpoint, getTouchpoint, listTouchpoints } from "../../services/touchpoints";
-import { apiProcedure, router } from "../../trpc";
-import { IdSchema } from "./common.schemas";
+import { IdSchema } from "../../schemas/common";
 import {
   TouchpointCreateSchema,
   TouchpointListQuerySchema,
   TouchpointListSchema,
   TouchpointSchema,
-} from "./touchpoints.schemas";
+} from "../../schemas/touchpoints";
+import { createTouchpoint, getTouchpoint, listTouchpoints } from "../../services/touchpoints";
+import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Touchpoints"];
 

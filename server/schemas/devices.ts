@@ -1,14 +1,13 @@
 import { z } from "zod";
-import { BULK_MAX } from "./accounts.schemas";
+import { BULK_MAX } from "./accounts";
+import { BooleanQuerySchema, IdSchema, jsonBoolean, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
-  BooleanQuerySchema,
-  IdSchema,
-  jsonBoolean,
-  ListQueryBase,
-  listOf,
-  sortParam,
-  TimestampSchema,
-} from "./common.schemas";
+  DEVICE_BULK_EXAMPLE,
+  DEVICE_BULK_RESULT_EXAMPLE,
+  DEVICE_CREATE_EXAMPLE,
+  DEVICE_EXAMPLE,
+  DEVICE_UPDATE_EXAMPLE,
+} from "./examples";
 
 /** Sortable device fields (issue #3: `createdAt`, `updatedAt`, `hostname`, `lastSeenAt`; nulls last). */
 export const DEVICE_SORT_FIELDS = {
@@ -72,7 +71,7 @@ export const DeviceSchema = z
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
-  .meta({ id: "Device" });
+  .meta({ id: "Device", example: DEVICE_EXAMPLE });
 
 /** A device as returned by the API. */
 export type Device = z.infer<typeof DeviceSchema>;
@@ -94,24 +93,26 @@ export const DeviceCreateSchema = z
     patchCompliant: patchCompliant.optional().describe("Whether every required patch is installed; default true."),
     lastSeenAt: lastSeenAt.optional(),
   })
-  .meta({ id: "DeviceCreate" });
+  .meta({ id: "DeviceCreate", examples: [DEVICE_CREATE_EXAMPLE] });
 
 /** A validated device creation body. */
 export type DeviceCreate = z.infer<typeof DeviceCreateSchema>;
 
 /** Body of `PATCH /devices/{id}`: any subset of the create fields; `null` clears an optional field. */
-export const DeviceUpdateSchema = z.strictObject({
-  id: IdSchema,
-  rmmAgentId: rmmAgentId.optional(),
-  accountId: accountId.optional(),
-  hostname: hostname.optional(),
-  deviceType: deviceType.optional(),
-  os: os.optional(),
-  isOnline: isOnline.optional(),
-  isEndOfLife: isEndOfLife.optional(),
-  patchCompliant: patchCompliant.optional(),
-  lastSeenAt: lastSeenAt.optional(),
-});
+export const DeviceUpdateSchema = z
+  .strictObject({
+    id: IdSchema,
+    rmmAgentId: rmmAgentId.optional(),
+    accountId: accountId.optional(),
+    hostname: hostname.optional(),
+    deviceType: deviceType.optional(),
+    os: os.optional(),
+    isOnline: isOnline.optional(),
+    isEndOfLife: isEndOfLife.optional(),
+    patchCompliant: patchCompliant.optional(),
+    lastSeenAt: lastSeenAt.optional(),
+  })
+  .meta({ examples: [DEVICE_UPDATE_EXAMPLE] });
 
 /** A validated device update (path id plus changed fields). */
 export type DeviceUpdate = z.infer<typeof DeviceUpdateSchema>;
@@ -132,15 +133,17 @@ export type DeviceListQuery = z.infer<typeof DeviceListQuerySchema>;
 export const DeviceListSchema = listOf(DeviceSchema);
 
 /** Body of `POST /devices/bulk` (spec §4.4): 1 to 500 devices, matched on `rmmAgentId` within the organisation. */
-export const DeviceBulkSchema = z.strictObject({
-  devices: z
-    .array(DeviceCreateSchema)
-    .min(1)
-    .max(BULK_MAX)
-    .describe(
-      `1 to ${BULK_MAX} devices. An item whose rmmAgentId exists in the organisation updates that device (rmmAgentId, accountId and hostname are always applied; optional fields left out keep their values); any other item creates one. An rmmAgentId may appear once per request.`,
-    ),
-});
+export const DeviceBulkSchema = z
+  .strictObject({
+    devices: z
+      .array(DeviceCreateSchema)
+      .min(1)
+      .max(BULK_MAX)
+      .describe(
+        `1 to ${BULK_MAX} devices. An item whose rmmAgentId exists in the organisation updates that device (rmmAgentId, accountId and hostname are always applied; optional fields left out keep their values); any other item creates one. An rmmAgentId may appear once per request.`,
+      ),
+  })
+  .meta({ examples: [DEVICE_BULK_EXAMPLE] });
 
 /** Response data of `POST /devices/bulk` (spec §4.4): counts and one result per item, in request order. */
 export const DeviceBulkResultSchema = z
@@ -148,15 +151,17 @@ export const DeviceBulkResultSchema = z
     created: z.int().describe("Devices created."),
     updated: z.int().describe("Existing devices matched by rmmAgentId and updated (also when nothing changed)."),
     total: z.int().describe("created + updated; equals the number of items sent."),
-    results: z.array(
-      z.object({
-        rmmAgentId: z.string().describe("The item's rmmAgentId."),
-        id: IdSchema,
-        action: z.enum(["created", "updated"]).describe("What happened to this item."),
-      }),
-    ),
+    results: z
+      .array(
+        z.object({
+          rmmAgentId: z.string().describe("The item's rmmAgentId."),
+          id: IdSchema.describe("Id of the device the item created or updated."),
+          action: z.enum(["created", "updated"]).describe("What happened to this item."),
+        }),
+      )
+      .describe("One result per item, in request order."),
   })
-  .meta({ id: "DeviceBulkResult" });
+  .meta({ id: "DeviceBulkResult", example: DEVICE_BULK_RESULT_EXAMPLE });
 
 /** The bulk upsert result. */
 export type DeviceBulkResult = z.infer<typeof DeviceBulkResultSchema>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { TASK_CREATE_EXAMPLE, TASK_EXAMPLE, TASK_UPDATE_EXAMPLE } from "./examples";
 
 /** Task statuses (spec §2.7, §3): entering DONE stamps `completedAt`, leaving DONE clears it. */
 export const TaskStatusSchema = z
@@ -63,7 +64,7 @@ export const TaskSchema = z
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
-  .meta({ id: "Task" });
+  .meta({ id: "Task", example: TASK_EXAMPLE });
 
 /** A task as returned by the API. */
 export type Task = z.infer<typeof TaskSchema>;
@@ -82,23 +83,25 @@ export const TaskCreateSchema = z
     accountId: accountId.optional(),
     dealId: dealId.optional(),
   })
-  .meta({ id: "TaskCreate" });
+  .meta({ id: "TaskCreate", examples: [TASK_CREATE_EXAMPLE] });
 
 /** A validated task creation body. */
 export type TaskCreate = z.infer<typeof TaskCreateSchema>;
 
 /** Body of `PATCH /tasks/{id}`: any subset of the create fields; `null` clears an optional field. */
-export const TaskUpdateSchema = z.strictObject({
-  id: IdSchema,
-  title: title.optional(),
-  description: description.optional(),
-  status: TaskStatusSchema.optional(),
-  priority: TaskPrioritySchema.optional(),
-  dueAt: dueAt.optional(),
-  assigneeId: assigneeId.optional(),
-  accountId: accountId.optional(),
-  dealId: dealId.optional(),
-});
+export const TaskUpdateSchema = z
+  .strictObject({
+    id: IdSchema,
+    title: title.optional(),
+    description: description.optional(),
+    status: TaskStatusSchema.optional(),
+    priority: TaskPrioritySchema.optional(),
+    dueAt: dueAt.optional(),
+    assigneeId: assigneeId.optional(),
+    accountId: accountId.optional(),
+    dealId: dealId.optional(),
+  })
+  .meta({ examples: [TASK_UPDATE_EXAMPLE] });
 
 /** A validated task update (path id plus changed fields). */
 export type TaskUpdate = z.infer<typeof TaskUpdateSchema>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { NOTE_CREATE_EXAMPLE, NOTE_EXAMPLE } from "./examples";
 
 /** Sortable note fields (issue #3: `createdAt`, `updatedAt`). */
 export const NOTE_SORT_FIELDS = {
@@ -29,7 +30,7 @@ export const NoteSchema = z
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
-  .meta({ id: "Note" });
+  .meta({ id: "Note", example: NOTE_EXAMPLE });
 
 /** A note as returned by the API. */
 export type Note = z.infer<typeof NoteSchema>;
@@ -60,7 +61,7 @@ export const NoteCreateSchema = z
       .describe("Author's identifier in the caller's system (e.g. a user id), up to 255 characters; not checked.")
       .optional(),
   })
-  .meta({ id: "NoteCreate" });
+  .meta({ id: "NoteCreate", examples: [NOTE_CREATE_EXAMPLE] });
 
 /** A validated note creation body. */
 export type NoteCreate = z.infer<typeof NoteCreateSchema>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { TOUCHPOINT_CREATE_EXAMPLE, TOUCHPOINT_EXAMPLE } from "./examples";
 
 /** Sortable touchpoint fields (issue #3: `occurredAt`, `createdAt`, `updatedAt`). */
 export const TOUCHPOINT_SORT_FIELDS = {
@@ -38,7 +39,7 @@ export const TouchpointSchema = z
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
-  .meta({ id: "Touchpoint" });
+  .meta({ id: "Touchpoint", example: TOUCHPOINT_EXAMPLE });
 
 /** A touchpoint as returned by the API. */
 export type Touchpoint = z.infer<typeof TouchpointSchema>;
@@ -69,7 +70,7 @@ export const TouchpointCreateSchema = z
       )
       .optional(),
   })
-  .meta({ id: "TouchpointCreate" });
+  .meta({ id: "TouchpointCreate", examples: [TOUCHPOINT_CREATE_EXAMPLE] });
 
 /** A validated touchpoint creation body. */
 export type TouchpointCreate = z.infer<typeof TouchpointCreateSchema>;

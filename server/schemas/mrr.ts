@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { TimestampSchema } from "./common.schemas";
+import { TimestampSchema } from "./common";
+import { MRR_EXAMPLE } from "./examples";
 
 /** Name of the category that gathers deals without a `serviceCategory` (null or blank). */
 export const UNCATEGORISED = "Uncategorised";
@@ -69,7 +70,7 @@ export const MrrSummarySchema = z
         "One row per service category having a CLOSED_WON or open deal, ordered by mrr descending, then by name. CLOSED_LOST deals count nowhere.",
       ),
   })
-  .meta({ id: "MrrSummary" });
+  .meta({ id: "MrrSummary", example: MRR_EXAMPLE });
 
 /** The MRR summary. */
 export type MrrSummary = z.infer<typeof MrrSummarySchema>;

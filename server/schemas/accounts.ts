@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import {
+  ACCOUNT_BULK_EXAMPLE,
+  ACCOUNT_BULK_RESULT_EXAMPLE,
+  ACCOUNT_CREATE_EXAMPLE,
+  ACCOUNT_EXAMPLE,
+  ACCOUNT_UPDATE_EXAMPLE,
+  DELETED_EXAMPLE,
+} from "./examples";
 
 /** Account lifecycle values (spec §2.3, §3). */
 export const LifecycleStatusSchema = z
@@ -52,7 +60,7 @@ export const AccountSchema = z
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
-  .meta({ id: "Account" });
+  .meta({ id: "Account", example: ACCOUNT_EXAMPLE });
 
 /** An account as returned by the API. */
 export type Account = z.infer<typeof AccountSchema>;
@@ -67,21 +75,23 @@ export const AccountCreateSchema = z
     domain: domain.optional(),
     externalId: externalId.optional(),
   })
-  .meta({ id: "AccountCreate" });
+  .meta({ id: "AccountCreate", examples: [ACCOUNT_CREATE_EXAMPLE] });
 
 /** A validated account creation body. */
 export type AccountCreate = z.infer<typeof AccountCreateSchema>;
 
 /** Body of `PATCH /accounts/{id}`: any subset of the create fields; `null` clears an optional field. */
-export const AccountUpdateSchema = z.strictObject({
-  id: IdSchema,
-  name: name.optional(),
-  lifecycleStatus: LifecycleStatusSchema.optional(),
-  industry: industry.optional(),
-  employeeCount: employeeCount.optional(),
-  domain: domain.optional(),
-  externalId: externalId.optional(),
-});
+export const AccountUpdateSchema = z
+  .strictObject({
+    id: IdSchema,
+    name: name.optional(),
+    lifecycleStatus: LifecycleStatusSchema.optional(),
+    industry: industry.optional(),
+    employeeCount: employeeCount.optional(),
+    domain: domain.optional(),
+    externalId: externalId.optional(),
+  })
+  .meta({ examples: [ACCOUNT_UPDATE_EXAMPLE] });
 
 /** A validated account update (path id plus changed fields). */
 export type AccountUpdate = z.infer<typeof AccountUpdateSchema>;
@@ -112,21 +122,23 @@ export const AccountDeleteSchema = z.strictObject({
 /** Result of a hard delete. */
 export const DeletedSchema = z
   .object({ id: IdSchema, deleted: z.literal(true).describe("Always true: the record no longer exists.") })
-  .meta({ id: "Deleted" });
+  .meta({ id: "Deleted", example: DELETED_EXAMPLE });
 
 /** Maximum items of a bulk request (spec §8). */
 export const BULK_MAX = 500;
 
 /** Body of `POST /accounts/bulk` (spec §4.1): 1 to 500 accounts, matched on `externalId` within the organisation. */
-export const AccountBulkSchema = z.strictObject({
-  accounts: z
-    .array(AccountCreateSchema)
-    .min(1)
-    .max(BULK_MAX)
-    .describe(
-      `1 to ${BULK_MAX} accounts. An item whose externalId exists in the organisation updates that account (fields left out keep their values); any other item creates one. An externalId may appear once per request.`,
-    ),
-});
+export const AccountBulkSchema = z
+  .strictObject({
+    accounts: z
+      .array(AccountCreateSchema)
+      .min(1)
+      .max(BULK_MAX)
+      .describe(
+        `1 to ${BULK_MAX} accounts. An item whose externalId exists in the organisation updates that account (fields left out keep their values); any other item creates one. An externalId may appear once per request.`,
+      ),
+  })
+  .meta({ examples: [ACCOUNT_BULK_EXAMPLE] });
 
 /** Response data of `POST /accounts/bulk`: counts and one result per item, in request order. */
 export const AccountBulkResultSchema = z
@@ -134,15 +146,17 @@ export const AccountBulkResultSchema = z
     created: z.int().describe("Accounts created."),
     updated: z.int().describe("Existing accounts matched by externalId and updated (also when nothing changed)."),
     total: z.int().describe("created + updated; equals the number of items sent."),
-    results: z.array(
-      z.object({
-        externalId: z.string().nullable().describe("The item's externalId (null when it had none)."),
-        id: IdSchema,
-        action: z.enum(["created", "updated"]),
-      }),
-    ),
+    results: z
+      .array(
+        z.object({
+          externalId: z.string().nullable().describe("The item's externalId (null when it had none)."),
+          id: IdSchema.describe("Id of the account the item created or updated."),
+          action: z.enum(["created", "updated"]).describe("What happened to the item's account."),
+        }),
+      )
+      .describe("One result per item, in request order."),
   })
-  .meta({ id: "AccountBulkResult" });
+  .meta({ id: "AccountBulkResult", example: ACCOUNT_BULK_RESULT_EXAMPLE });
 
 /** The bulk upsert result. */
 export type AccountBulkResult = z.infer<typeof AccountBulkResultSchema>;

@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { PAGE_SIZE } from "../../services/pagination";
+
+/** Default and maximum page sizes (spec §4.9, §8). */
+export const PAGE_SIZE = { default: 50, max: 100 } as const;
 
 /** A record identifier in a path (spec §2.2); a malformed one is answered 400 `bad_request` (spec §7). */
 export const IdSchema = z
@@ -7,7 +9,8 @@ export const IdSchema = z
   .min(1)
   .max(64)
   .regex(/^[A-Za-z0-9_-]+$/, "must be a record identifier")
-  .describe("Record identifier (opaque string, cuid style).");
+  .describe("Record identifier (opaque string, cuid style).")
+  .meta({ example: "cm7k2x0a80001northwind0" });
 
 /** ISO 8601 UTC timestamp with milliseconds, as every timestamp in responses (spec §2.2). */
 export const TimestampSchema = z.iso.datetime().describe("ISO 8601 UTC timestamp with milliseconds.");
@@ -35,6 +38,7 @@ export const ListQueryBase = {
   updatedAfter: z.iso
     .datetime({ offset: true })
     .describe("ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it.")
+    .meta({ example: "2026-11-20T00:00:00Z" })
     .optional(),
 };
 
@@ -46,6 +50,7 @@ export function sortParam(fields: readonly string[], fallback: string) {
     .describe(
       `Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: ${fields.join(", ")}. Unknown fields are ignored; with none left the default sort applies: ${fallback}. Ties are broken by id.`,
     )
+    .meta({ example: `${fields[0]}:desc` })
     .optional();
 }
 

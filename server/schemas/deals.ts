@@ -1,6 +1,13 @@
 import { z } from "zod";
-import { BULK_MAX } from "./accounts.schemas";
-import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+import { BULK_MAX } from "./accounts";
+import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import {
+  DEAL_BULK_EXAMPLE,
+  DEAL_BULK_RESULT_EXAMPLE,
+  DEAL_CREATE_EXAMPLE,
+  DEAL_EXAMPLE,
+  DEAL_UPDATE_EXAMPLE,
+} from "./examples";
 
 /** Deal pipeline stages (spec §2.5, §3); CLOSED_WON and CLOSED_LOST are the Won and Lost outcomes. */
 export const DealStageSchema = z
@@ -88,7 +95,7 @@ export const DealSchema = z
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
-  .meta({ id: "Deal" });
+  .meta({ id: "Deal", example: DEAL_EXAMPLE });
 
 /** A deal as returned by the API. */
 export type Deal = z.infer<typeof DealSchema>;
@@ -108,26 +115,28 @@ export const DealCreateSchema = z
     ownerId: ownerId.optional(),
     expectedCloseDate: expectedCloseDate.optional(),
   })
-  .meta({ id: "DealCreate" });
+  .meta({ id: "DealCreate", examples: [DEAL_CREATE_EXAMPLE] });
 
 /** A validated deal creation body. */
 export type DealCreate = z.infer<typeof DealCreateSchema>;
 
 /** Body of `PATCH /deals/{id}`: any subset of the create fields; `null` clears an optional field. */
-export const DealUpdateSchema = z.strictObject({
-  id: IdSchema,
-  name: name.optional(),
-  accountId: accountId.optional(),
-  estimatedMrr: estimatedMrr.optional(),
-  probability: probability.optional(),
-  stage: DealStageSchema.optional().describe(
-    "New stage. Any stage may be set, including reopening a closed deal; see the operation description for events and closedAt.",
-  ),
-  type: DealTypeSchema.optional(),
-  serviceCategory: serviceCategory.optional(),
-  ownerId: ownerId.optional(),
-  expectedCloseDate: expectedCloseDate.optional(),
-});
+export const DealUpdateSchema = z
+  .strictObject({
+    id: IdSchema,
+    name: name.optional(),
+    accountId: accountId.optional(),
+    estimatedMrr: estimatedMrr.optional(),
+    probability: probability.optional(),
+    stage: DealStageSchema.optional().describe(
+      "New stage. Any stage may be set, including reopening a closed deal; see the operation description for events and closedAt.",
+    ),
+    type: DealTypeSchema.optional(),
+    serviceCategory: serviceCategory.optional(),
+    ownerId: ownerId.optional(),
+    expectedCloseDate: expectedCloseDate.optional(),
+  })
+  .meta({ examples: [DEAL_UPDATE_EXAMPLE] });
 
 /** A validated deal update (path id plus changed fields). */
 export type DealUpdate = z.infer<typeof DealUpdateSchema>;
@@ -149,15 +158,17 @@ export type DealListQuery = z.infer<typeof DealListQuerySchema>;
 export const DealListSchema = listOf(DealSchema);
 
 /** Body of `POST /deals/bulk` (spec §4.3): 1 to 500 deals to create; there is no upsert. */
-export const DealBulkSchema = z.strictObject({
-  deals: z
-    .array(DealCreateSchema)
-    .min(1)
-    .max(BULK_MAX)
-    .describe(
-      `1 to ${BULK_MAX} deals, each with the fields of POST /deals. Every item creates a new deal; nothing is written when any item is invalid.`,
-    ),
-});
+export const DealBulkSchema = z
+  .strictObject({
+    deals: z
+      .array(DealCreateSchema)
+      .min(1)
+      .max(BULK_MAX)
+      .describe(
+        `1 to ${BULK_MAX} deals, each with the fields of POST /deals. Every item creates a new deal; nothing is written when any item is invalid.`,
+      ),
+  })
+  .meta({ examples: [DEAL_BULK_EXAMPLE] });
 
 /** Response data of `POST /deals/bulk`: counts and one result per item, in request order. */
 export const DealBulkResultSchema = z
@@ -173,7 +184,7 @@ export const DealBulkResultSchema = z
       )
       .describe("One result per item, in request order."),
   })
-  .meta({ id: "DealBulkResult" });
+  .meta({ id: "DealBulkResult", example: DEAL_BULK_RESULT_EXAMPLE });
 
 /** The bulk create result. */
 export type DealBulkResult = z.infer<typeof DealBulkResultSchema>;

@@ -1,6 +1,13 @@
 import { z } from "zod";
-import { BULK_MAX } from "./accounts.schemas";
-import { IdSchema, jsonBoolean, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+import { BULK_MAX } from "./accounts";
+import { IdSchema, jsonBoolean, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import {
+  CONTACT_BULK_EXAMPLE,
+  CONTACT_BULK_RESULT_EXAMPLE,
+  CONTACT_CREATE_EXAMPLE,
+  CONTACT_EXAMPLE,
+  CONTACT_UPDATE_EXAMPLE,
+} from "./examples";
 
 /**
  * Sortable contact fields (issue #3: `createdAt`, `updatedAt`, `email`, `lastName`) as the public names of `sort`.
@@ -78,7 +85,7 @@ export const ContactSchema = z
       "ISO 8601 UTC timestamp with milliseconds of the last change of a field or of the relationships.",
     ),
   })
-  .meta({ id: "Contact" });
+  .meta({ id: "Contact", example: CONTACT_EXAMPLE });
 
 /** A contact as returned by the API. */
 export type Contact = z.infer<typeof ContactSchema>;
@@ -110,9 +117,10 @@ const createFields = {
  * Body of `POST /contacts` (spec §4.2): `email` required; `accountId` (with optional `role`, `isPrimary`) makes the
  * contact's first account relationship. Unknown fields, and `role`/`isPrimary` without `accountId`, are refused (422).
  */
-export const ContactCreateSchema = z.strictObject(createFields).superRefine(requireAccountId).meta({
-  id: "ContactCreate",
-});
+export const ContactCreateSchema = z
+  .strictObject(createFields)
+  .superRefine(requireAccountId)
+  .meta({ id: "ContactCreate", examples: [CONTACT_CREATE_EXAMPLE] });
 
 /** A validated contact creation body. */
 export type ContactCreate = z.infer<typeof ContactCreateSchema>;
@@ -164,7 +172,8 @@ export const ContactUpdateSchema = z
         });
       } else primary = index;
     });
-  });
+  })
+  .meta({ examples: [CONTACT_UPDATE_EXAMPLE] });
 
 /** A validated contact update (path id plus changed fields). */
 export type ContactUpdate = z.infer<typeof ContactUpdateSchema>;
@@ -192,15 +201,17 @@ export type ContactListQuery = z.infer<typeof ContactListQuerySchema>;
 export const ContactListSchema = listOf(ContactSchema);
 
 /** Body of `POST /contacts/bulk` (spec §4.2): 1 to 500 contacts, matched on email case-insensitively. */
-export const ContactBulkSchema = z.strictObject({
-  contacts: z
-    .array(ContactCreateSchema)
-    .min(1)
-    .max(BULK_MAX)
-    .describe(
-      `1 to ${BULK_MAX} contacts. An item whose email (compared case-insensitively) belongs to a contact of the organisation updates it (fields left out keep their values; the email takes the item's spelling); any other item creates one. An email may appear once per request. An item's accountId adds that relationship when missing, or applies the role and isPrimary given to it when present; relationships are never removed by bulk.`,
-    ),
-});
+export const ContactBulkSchema = z
+  .strictObject({
+    contacts: z
+      .array(ContactCreateSchema)
+      .min(1)
+      .max(BULK_MAX)
+      .describe(
+        `1 to ${BULK_MAX} contacts. An item whose email (compared case-insensitively) belongs to a contact of the organisation updates it (fields left out keep their values; the email takes the item's spelling); any other item creates one. An email may appear once per request. An item's accountId adds that relationship when missing, or applies the role and isPrimary given to it when present; relationships are never removed by bulk.`,
+      ),
+  })
+  .meta({ examples: [CONTACT_BULK_EXAMPLE] });
 
 /** Response data of `POST /contacts/bulk`: counts and one result per item, in request order. */
 export const ContactBulkResultSchema = z
@@ -210,15 +221,17 @@ export const ContactBulkResultSchema = z
       .int()
       .describe("Existing contacts matched by email and updated (also when nothing changed; those keep updatedAt)."),
     total: z.int().describe("created + updated; equals the number of items sent."),
-    results: z.array(
-      z.object({
-        email: z.string().describe("The item's email as sent (trimmed)."),
-        id: IdSchema,
-        action: z.enum(["created", "updated"]).describe("What happened to the item's contact."),
-      }),
-    ),
+    results: z
+      .array(
+        z.object({
+          email: z.string().describe("The item's email as sent (trimmed)."),
+          id: IdSchema.describe("Id of the contact the item created or updated."),
+          action: z.enum(["created", "updated"]).describe("What happened to the item's contact."),
+        }),
+      )
+      .describe("One result per item, in request order."),
   })
-  .meta({ id: "ContactBulkResult" });
+  .meta({ id: "ContactBulkResult", example: CONTACT_BULK_RESULT_EXAMPLE });
 
 /** The bulk upsert result. */
 export type ContactBulkResult = z.infer<typeof ContactBulkResultSchema>;

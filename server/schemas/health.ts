@@ -1,6 +1,13 @@
 import { z } from "zod";
-import { LifecycleStatusSchema } from "./accounts.schemas";
-import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common.schemas";
+import { LifecycleStatusSchema } from "./accounts";
+import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import {
+  HEALTH_SCORE_EXAMPLE,
+  HEALTH_SCORE_SUMMARY_EXAMPLE,
+  HEALTH_SIGNAL_CREATE_EXAMPLE,
+  HEALTH_SIGNAL_CREATED_EXAMPLE,
+  HEALTH_SIGNAL_EXAMPLE,
+} from "./examples";
 
 /**
  * Risk bands of the churn-risk score (spec §2.10): LOW below 25, MEDIUM 25–49, HIGH 50–74, CRITICAL 75 and above.
@@ -66,7 +73,7 @@ export const ExternalSignalSchema = z
     createdAt: TimestampSchema.describe("When the signal was received (ISO 8601 UTC)."),
     active: z.boolean().describe("true while the signal counts in the score: expiresAt is later than now."),
   })
-  .meta({ id: "HealthSignal" });
+  .meta({ id: "HealthSignal", example: HEALTH_SIGNAL_EXAMPLE });
 
 /** An external signal as returned by the API. */
 export type ExternalSignal = z.infer<typeof ExternalSignalSchema>;
@@ -105,13 +112,15 @@ export const HealthScoreSchema = z
       .array(HealthHistoryPointSchema)
       .describe("Exactly 90 points, one per UTC day, oldest first, ending today (whose score is the current one)."),
   })
-  .meta({ id: "HealthScore" });
+  .meta({ id: "HealthScore", example: HEALTH_SCORE_EXAMPLE });
 
 /** A health score with breakdown and history. */
 export type HealthScore = z.infer<typeof HealthScoreSchema>;
 
 /** An item of `GET /health-scores`: the current score and breakdown, without history and signal list. */
-export const HealthScoreSummarySchema = z.object(computedFields).meta({ id: "HealthScoreSummary" });
+export const HealthScoreSummarySchema = z
+  .object(computedFields)
+  .meta({ id: "HealthScoreSummary", example: HEALTH_SCORE_SUMMARY_EXAMPLE });
 
 /** A list item of health scores. */
 export type HealthScoreSummary = z.infer<typeof HealthScoreSummarySchema>;
@@ -150,24 +159,28 @@ export const HealthGetSchema = z.strictObject({ accountId: IdSchema });
  * and may not be more than 5 minutes ahead; `expiresAt` defaults to occurredAt + 30 days and must be later than
  * occurredAt. Unknown fields are refused (422).
  */
-export const SignalCreateSchema = z.strictObject({
-  accountId: IdSchema,
-  source: z.string().trim().min(1).max(100).describe("System that sends the signal, 1 to 100 characters."),
-  type: z.string().trim().min(1).max(100).describe("Kind of signal, 1 to 100 characters, e.g. low_nps."),
-  severity: SignalSeveritySchema,
-  score: jsonNumber(z.int().min(0).max(100)).describe("Churn risk the signal stands for, integer 0 to 100."),
-  message: z.string().max(2000).nullable().optional().describe("Free-text explanation, up to 2,000 characters."),
-  occurredAt: z.iso
-    .datetime({ offset: true })
-    .describe("When the signal was observed, ISO 8601 with a time zone; default now; at most 5 minutes in the future.")
-    .optional(),
-  expiresAt: z.iso
-    .datetime({ offset: true })
-    .describe(
-      "When the signal stops counting, ISO 8601 with a time zone; default occurredAt + 30 days; must be later than occurredAt. A signal already expired is stored but never counts.",
-    )
-    .optional(),
-});
+export const SignalCreateSchema = z
+  .strictObject({
+    accountId: IdSchema,
+    source: z.string().trim().min(1).max(100).describe("System that sends the signal, 1 to 100 characters."),
+    type: z.string().trim().min(1).max(100).describe("Kind of signal, 1 to 100 characters, e.g. low_nps."),
+    severity: SignalSeveritySchema,
+    score: jsonNumber(z.int().min(0).max(100)).describe("Churn risk the signal stands for, integer 0 to 100."),
+    message: z.string().max(2000).nullable().optional().describe("Free-text explanation, up to 2,000 characters."),
+    occurredAt: z.iso
+      .datetime({ offset: true })
+      .describe(
+        "When the signal was observed, ISO 8601 with a time zone; default now; at most 5 minutes in the future.",
+      )
+      .optional(),
+    expiresAt: z.iso
+      .datetime({ offset: true })
+      .describe(
+        "When the signal stops counting, ISO 8601 with a time zone; default occurredAt + 30 days; must be later than occurredAt. A signal already expired is stored but never counts.",
+      )
+      .optional(),
+  })
+  .meta({ examples: [HEALTH_SIGNAL_CREATE_EXAMPLE] });
 
 /** A validated signal push. */
 export type SignalCreate = z.infer<typeof SignalCreateSchema>;
@@ -181,7 +194,7 @@ export const SignalCreatedSchema = z
     riskLevel: RiskLevelSchema,
     computedAt: TimestampSchema.describe("When the new score was computed."),
   })
-  .meta({ id: "HealthSignalCreated" });
+  .meta({ id: "HealthSignalCreated", example: HEALTH_SIGNAL_CREATED_EXAMPLE });
 
 /** The result of a signal push. */
 export type SignalCreated = z.infer<typeof SignalCreatedSchema>;

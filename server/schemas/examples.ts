@@ -1,0 +1,412 @@
+// Examples of every request body and response of the public API (issue #11 D): one small, consistent MSP book (the
+// same account in the contact, deal, device and task examples), so the OpenAPI document, /docs and the Postman
+// collection show requests that make sense together. Each schema carries its example in its `.meta()`; a test checks
+// every example against its schema in the served document.
+
+const ACCOUNT_ID = "cm7k2x0a80001northwind0";
+const CONTACT_ID = "cm7k2x0a80002annalopez0";
+const DEAL_ID = "cm7k2x0a80003renewal2027";
+const CREATED_AT = "2026-11-02T09:15:27.114Z";
+const UPDATED_AT = "2026-11-20T14:03:51.902Z";
+
+/** An account (spec §2.3). */
+export const ACCOUNT_EXAMPLE = {
+  id: ACCOUNT_ID,
+  name: "Northwind Dental",
+  lifecycleStatus: "ACTIVE",
+  industry: "Healthcare",
+  employeeCount: 85,
+  domain: "northwind-dental.example",
+  externalId: "psa-42",
+  createdAt: CREATED_AT,
+  updatedAt: UPDATED_AT,
+};
+
+/** Body of `POST /accounts`. */
+export const ACCOUNT_CREATE_EXAMPLE = {
+  name: "Northwind Dental",
+  lifecycleStatus: "PROSPECT",
+  industry: "Healthcare",
+  employeeCount: 85,
+  domain: "northwind-dental.example",
+  externalId: "psa-42",
+};
+
+/** Body of `PATCH /accounts/{id}`. */
+export const ACCOUNT_UPDATE_EXAMPLE = { lifecycleStatus: "ACTIVE", employeeCount: 92 };
+
+/** Body of `POST /accounts/bulk`. */
+export const ACCOUNT_BULK_EXAMPLE = {
+  accounts: [
+    { name: "Northwind Dental Group", externalId: "psa-42" },
+    { name: "Harbor Logistics", industry: "Logistics", externalId: "psa-43" },
+  ],
+};
+
+/** Response data of `POST /accounts/bulk`. */
+export const ACCOUNT_BULK_RESULT_EXAMPLE = {
+  created: 1,
+  updated: 1,
+  total: 2,
+  results: [
+    { externalId: "psa-42", id: ACCOUNT_ID, action: "updated" },
+    { externalId: "psa-43", id: "cm7k2x0a80009harborlog0", action: "created" },
+  ],
+};
+
+/** Response data of a hard delete. */
+export const DELETED_EXAMPLE = { id: ACCOUNT_ID, deleted: true };
+
+/** A contact with its account relationships (spec §2.4). */
+export const CONTACT_EXAMPLE = {
+  id: CONTACT_ID,
+  email: "anna.lopez@northwind-dental.example",
+  firstName: "Anna",
+  lastName: "Lopez",
+  title: "Practice manager",
+  phone: "+442071234567",
+  accounts: [{ accountId: ACCOUNT_ID, accountName: "Northwind Dental", role: "Decision maker", isPrimary: true }],
+  createdAt: CREATED_AT,
+  updatedAt: UPDATED_AT,
+};
+
+/** Body of `POST /contacts`. */
+export const CONTACT_CREATE_EXAMPLE = {
+  email: "anna.lopez@northwind-dental.example",
+  firstName: "Anna",
+  lastName: "Lopez",
+  title: "Practice manager",
+  accountId: ACCOUNT_ID,
+  role: "Decision maker",
+  isPrimary: true,
+};
+
+/** Body of `PATCH /contacts/{id}`. */
+export const CONTACT_UPDATE_EXAMPLE = {
+  title: "Operations director",
+  accounts: [{ accountId: ACCOUNT_ID, role: "Decision maker", isPrimary: true }],
+};
+
+/** Body of `POST /contacts/bulk`. */
+export const CONTACT_BULK_EXAMPLE = {
+  contacts: [
+    { email: "anna.lopez@northwind-dental.example", firstName: "Anna", accountId: ACCOUNT_ID },
+    { email: "sam.chen@northwind-dental.example", firstName: "Sam", lastName: "Chen" },
+  ],
+};
+
+/** Response data of `POST /contacts/bulk`. */
+export const CONTACT_BULK_RESULT_EXAMPLE = {
+  created: 1,
+  updated: 1,
+  total: 2,
+  results: [
+    { email: "anna.lopez@northwind-dental.example", id: CONTACT_ID, action: "updated" },
+    { email: "sam.chen@northwind-dental.example", id: "cm7k2x0a80010samchen000", action: "created" },
+  ],
+};
+
+/** A deal (spec §2.5). */
+export const DEAL_EXAMPLE = {
+  id: DEAL_ID,
+  name: "Managed services renewal 2027",
+  accountId: ACCOUNT_ID,
+  estimatedMrr: 4250,
+  probability: 70,
+  stage: "NEGOTIATION",
+  type: "RENEWAL",
+  serviceCategory: "Managed Services",
+  ownerId: "user-17",
+  expectedCloseDate: "2026-12-15",
+  closedAt: null,
+  createdAt: CREATED_AT,
+  updatedAt: UPDATED_AT,
+};
+
+/** Body of `POST /deals`. */
+export const DEAL_CREATE_EXAMPLE = {
+  name: "Managed services renewal 2027",
+  accountId: ACCOUNT_ID,
+  estimatedMrr: 4250,
+  probability: 60,
+  stage: "PROPOSAL",
+  type: "RENEWAL",
+  serviceCategory: "Managed Services",
+  ownerId: "user-17",
+  expectedCloseDate: "2026-12-15",
+};
+
+/** Body of `PATCH /deals/{id}`: a stage change. */
+export const DEAL_UPDATE_EXAMPLE = { stage: "NEGOTIATION", probability: 70 };
+
+/** Body of `POST /deals/bulk`. */
+export const DEAL_BULK_EXAMPLE = {
+  deals: [
+    { name: "Backup add-on", accountId: ACCOUNT_ID, estimatedMrr: 350, type: "UPSELL", serviceCategory: "Backup" },
+    { name: "Security assessment", accountId: ACCOUNT_ID, estimatedMrr: 900, serviceCategory: "Security" },
+  ],
+};
+
+/** Response data of `POST /deals/bulk`. */
+export const DEAL_BULK_RESULT_EXAMPLE = {
+  created: 2,
+  total: 2,
+  results: [
+    { index: 0, id: "cm7k2x0a80011backupaddon" },
+    { index: 1, id: "cm7k2x0a80012secassess0" },
+  ],
+};
+
+/** A task (spec §2.7). */
+export const TASK_EXAMPLE = {
+  id: "cm7k2x0a80004qbrprep0000",
+  title: "Prepare the quarterly business review",
+  description: "Uptime, ticket trends and the renewal proposal.",
+  status: "IN_PROGRESS",
+  priority: "HIGH",
+  dueAt: "2026-12-01T16:00:00.000Z",
+  assigneeId: "user-17",
+  accountId: ACCOUNT_ID,
+  dealId: DEAL_ID,
+  completedAt: null,
+  createdAt: CREATED_AT,
+  updatedAt: UPDATED_AT,
+};
+
+/** Body of `POST /tasks`. */
+export const TASK_CREATE_EXAMPLE = {
+  title: "Prepare the quarterly business review",
+  description: "Uptime, ticket trends and the renewal proposal.",
+  priority: "HIGH",
+  dueAt: "2026-12-01T16:00:00.000Z",
+  assigneeId: "user-17",
+  accountId: ACCOUNT_ID,
+  dealId: DEAL_ID,
+};
+
+/** Body of `PATCH /tasks/{id}`: completing it stamps completedAt. */
+export const TASK_UPDATE_EXAMPLE = { status: "DONE" };
+
+/** A device (spec §2.6). */
+export const DEVICE_EXAMPLE = {
+  id: "cm7k2x0a80005frontdesk01",
+  rmmAgentId: "agent-7f3c9e",
+  accountId: ACCOUNT_ID,
+  hostname: "NWD-FRONTDESK-01",
+  deviceType: "Workstation",
+  os: "Windows 11 Pro 24H2",
+  isOnline: true,
+  isEndOfLife: false,
+  patchCompliant: true,
+  lastSeenAt: "2026-11-24T08:59:12.000Z",
+  createdAt: CREATED_AT,
+  updatedAt: UPDATED_AT,
+};
+
+/** Body of `POST /devices`. */
+export const DEVICE_CREATE_EXAMPLE = {
+  rmmAgentId: "agent-7f3c9e",
+  accountId: ACCOUNT_ID,
+  hostname: "NWD-FRONTDESK-01",
+  deviceType: "Workstation",
+  os: "Windows 11 Pro 24H2",
+  isOnline: true,
+  lastSeenAt: "2026-11-24T08:59:12.000Z",
+};
+
+/** Body of `PATCH /devices/{id}`: the device went offline. */
+export const DEVICE_UPDATE_EXAMPLE = { isOnline: false };
+
+/** Body of `POST /devices/bulk`. */
+export const DEVICE_BULK_EXAMPLE = {
+  devices: [
+    { rmmAgentId: "agent-7f3c9e", accountId: ACCOUNT_ID, hostname: "NWD-FRONTDESK-01", isOnline: false },
+    { rmmAgentId: "agent-81aa02", accountId: ACCOUNT_ID, hostname: "NWD-XRAY-02", deviceType: "Workstation" },
+  ],
+};
+
+/** Response data of `POST /devices/bulk`. */
+export const DEVICE_BULK_RESULT_EXAMPLE = {
+  created: 1,
+  updated: 1,
+  total: 2,
+  results: [
+    { rmmAgentId: "agent-7f3c9e", id: "cm7k2x0a80005frontdesk01", action: "updated" },
+    { rmmAgentId: "agent-81aa02", id: "cm7k2x0a80013xray02000", action: "created" },
+  ],
+};
+
+/** A touchpoint (spec §2.9). */
+export const TOUCHPOINT_EXAMPLE = {
+  id: "cm7k2x0a80006qbrcall0000",
+  accountId: ACCOUNT_ID,
+  contactId: CONTACT_ID,
+  type: "CALL",
+  direction: "OUTBOUND",
+  subject: "QBR scheduling",
+  notes: "Agreed on 1 December; Anna brings the new office plans.",
+  occurredAt: "2026-11-20T14:00:00.000Z",
+  createdAt: UPDATED_AT,
+  updatedAt: UPDATED_AT,
+};
+
+/** Body of `POST /touchpoints`. */
+export const TOUCHPOINT_CREATE_EXAMPLE = {
+  accountId: ACCOUNT_ID,
+  contactId: CONTACT_ID,
+  type: "CALL",
+  direction: "OUTBOUND",
+  subject: "QBR scheduling",
+  notes: "Agreed on 1 December; Anna brings the new office plans.",
+  occurredAt: "2026-11-20T14:00:00.000Z",
+};
+
+/** A note (spec §2.8). */
+export const NOTE_EXAMPLE = {
+  id: "cm7k2x0a80007notebackup0",
+  objectType: "Account",
+  objectId: ACCOUNT_ID,
+  body: "Backups to the new NAS verified after the move.",
+  authorId: "user-17",
+  createdAt: UPDATED_AT,
+  updatedAt: UPDATED_AT,
+};
+
+/** Body of `POST /notes`. */
+export const NOTE_CREATE_EXAMPLE = {
+  objectType: "Account",
+  objectId: ACCOUNT_ID,
+  body: "Backups to the new NAS verified after the move.",
+  authorId: "user-17",
+};
+
+const SIGNALS_EXAMPLE = [
+  {
+    key: "devices",
+    label: "Device health",
+    weight: 25,
+    value: 32.5,
+    contribution: 8.13,
+    detail: "1 of 4 devices offline, 2 end-of-life, 1 not patch-compliant",
+    inputs: { total: 4, offline: 1, endOfLife: 2, notPatchCompliant: 1 },
+  },
+  {
+    key: "engagement",
+    label: "Engagement",
+    weight: 25,
+    value: 25,
+    contribution: 6.25,
+    detail: "30 days since the last touchpoint",
+    inputs: { daysSinceLastTouchpoint: 30, lastTouchpointAt: "2026-10-25T10:00:00.000Z" },
+  },
+  {
+    key: "pipeline",
+    label: "Pipeline",
+    weight: 20,
+    value: 75,
+    contribution: 15,
+    detail: "1 open renewal, 1 deal lost in the last 90 days",
+    inputs: { openRenewals: 1, lostDealsLast90Days: 1 },
+  },
+  {
+    key: "service",
+    label: "Service",
+    weight: 15,
+    value: 40,
+    contribution: 6,
+    detail: "2 overdue tasks",
+    inputs: { overdueTasks: 2 },
+  },
+  {
+    key: "external",
+    label: "External signals",
+    weight: 15,
+    value: 70,
+    contribution: 10.5,
+    detail: "2 active signals",
+    inputs: { activeSignals: 2 },
+  },
+];
+
+/** An external churn-risk signal as stored. */
+export const HEALTH_SIGNAL_EXAMPLE = {
+  id: "cm7k2x0a80008npslow00000",
+  accountId: ACCOUNT_ID,
+  source: "nps-survey",
+  type: "low_nps",
+  severity: "HIGH",
+  score: 50,
+  message: "NPS 4 from the practice manager",
+  occurredAt: "2026-11-19T08:00:00.000Z",
+  expiresAt: "2026-12-19T08:00:00.000Z",
+  createdAt: "2026-11-19T08:00:03.512Z",
+  active: true,
+};
+
+/** An item of `GET /health-scores`. */
+export const HEALTH_SCORE_SUMMARY_EXAMPLE = {
+  accountId: ACCOUNT_ID,
+  accountName: "Northwind Dental",
+  lifecycleStatus: "ACTIVE",
+  score: 46,
+  riskLevel: "MEDIUM",
+  computedAt: "2026-11-24T09:00:00.000Z",
+  signals: SIGNALS_EXAMPLE,
+};
+
+/** Response data of `GET /health-scores/{accountId}` (history shortened here; the API returns 90 points). */
+export const HEALTH_SCORE_EXAMPLE = {
+  ...HEALTH_SCORE_SUMMARY_EXAMPLE,
+  externalSignals: [HEALTH_SIGNAL_EXAMPLE],
+  history: [
+    { date: "2026-11-22", score: 41 },
+    { date: "2026-11-23", score: 41 },
+    { date: "2026-11-24", score: 46 },
+  ],
+};
+
+/** Body of `POST /health-scores/{accountId}/signals`. */
+export const HEALTH_SIGNAL_CREATE_EXAMPLE = {
+  source: "nps-survey",
+  type: "low_nps",
+  severity: "HIGH",
+  score: 50,
+  message: "NPS 4 from the practice manager",
+  occurredAt: "2026-11-19T08:00:00.000Z",
+};
+
+/** Response data of `POST /health-scores/{accountId}/signals`. */
+export const HEALTH_SIGNAL_CREATED_EXAMPLE = {
+  signal: HEALTH_SIGNAL_EXAMPLE,
+  accountId: ACCOUNT_ID,
+  score: 46,
+  riskLevel: "MEDIUM",
+  computedAt: "2026-11-24T09:00:00.000Z",
+};
+
+const MRR_FIGURES = {
+  mrr: 18250,
+  accounts: 6,
+  deals: 9,
+  weightedPipeline: 5110.5,
+  pipelineMrr: 9800,
+  openDeals: 5,
+  churnedMrr: 1200,
+  churnedAccounts: 1,
+  churnedDeals: 1,
+};
+
+/** Response data of `GET /mrr`. */
+export const MRR_EXAMPLE = {
+  computedAt: "2026-11-24T09:00:00.000Z",
+  totals: MRR_FIGURES,
+  categories: [{ serviceCategory: "Managed Services", ...MRR_FIGURES }],
+};
+
+/** Response data of `GET /status`. */
+export const STATUS_EXAMPLE = {
+  status: "ok",
+  version: "v1",
+  database: { status: "up", latencyMs: 1, driver: "postgres" },
+  cache: { status: "up", latencyMs: 1, driver: "redis" },
+};
