@@ -209,7 +209,7 @@ it("fan-out is idempotent: a repeated run creates no second delivery and request
     events: [{ name: "crm/event.recorded", data: { eventId: event.id, orgId: org.orgId } }],
   });
   const { result, ctx } = await engine.execute();
-  expect(result).toEqual({ eventId: event.id, deliveries: 1 });
+  expect(result).toEqual({ events: 1, deliveries: 1 });
   expect(ctx.step.sendEvent).toHaveBeenCalledWith("request-deliveries", [
     expect.objectContaining({
       name: "crm/webhook.delivery.requested",

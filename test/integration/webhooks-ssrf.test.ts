@@ -115,7 +115,14 @@ it("refuses a host name that resolves to loopback unless allowed; other private 
   const org = await createTestOrg();
   const creation = await createWebhookEndpoint(org.orgId, { url: viaName, events: ["*"] }).catch((e: unknown) => e);
   expect(creation).toBeInstanceOf(ApiError);
-  expect((creation as ApiError).details).toEqual([{ path: ["url"], message: "must not point at a loopback address" }]);
+  expect((creation as ApiError).details).toEqual([
+    {
+      path: ["url"],
+      message: expect.stringMatching(
+        /^must not point at a loopback address: localhost resolves to (127\.0\.0\.1|::1)$/,
+      ),
+    },
+  ]);
 
   allowLoopback();
   const allowed = await postWebhook(`http://127.0.0.1:${port}/hook`, "{}", {}, { allowLoopback: true });
