@@ -89,12 +89,12 @@ export function flushAudit(): Promise<void> {
     if (waiting) void state.flushing.then(waiting.resolve);
     return state.flushing;
   }
-  state.flushing = state.flushing.then(() =>
-    // The root client, never a request's transaction (a timer may inherit a request's async context).
-    // One statement over a JSON array: Prisma's createMany costs several times more CPU per batch (bench: audit was
-    // ~10% of GET throughput with it).
-    db()
-      .prisma.$executeRawUnsafe(
+  state.flushing = state.flushing.then(async () => {
+    try {
+      // The root client, never a request's transaction (a timer may inherit a request's async context).
+      // One statement over a JSON array: Prisma's createMany costs several times more CPU per batch (bench: audit was
+      // ~10% of GET throughput with it).
+      await db().prisma.$executeRawUnsafe(
         `INSERT INTO "AuditLog" ("orgId", "apiKeyId", "requestId", "method", "path", "query", "status", "errorCode",
            "durationMs", "ip", "userAgent", "isTest", "createdAt")
          SELECT a."orgId", a."apiKeyId", a."requestId", a."method", a."path", a."query", a."status", a."errorCode",
@@ -103,25 +103,24 @@ export function flushAudit(): Promise<void> {
            "path" text, "query" text, "status" int, "errorCode" text, "durationMs" int, "ip" text, "userAgent" text,
            "isTest" boolean, "createdAt" text)`,
         JSON.stringify(batch),
-      )
-      .then(() => undefined)
-      .catch((error: unknown) => {
-        // Kept for a retry so an outage does not erase the record of the calls refused during it.
-        state.queue.unshift(...batch);
-        const dropped = state.queue.length - MAX_RETAINED;
-        if (dropped > 0) state.queue.splice(0, dropped);
-        console.error(
-          JSON.stringify({
-            level: "error",
-            message: "audit batch not stored; retrying",
-            rows: batch.length,
-            dropped: Math.max(dropped, 0),
-            error: String(error),
-          }),
-        );
-        state.timer ??= setTimeout(() => void flushAudit(), RETRY_INTERVAL_MS);
-      }),
-  );
+      );
+    } catch (error) {
+      // Kept for a retry so an outage (or a database not open yet) does not erase the record of the calls.
+      state.queue.unshift(...batch);
+      const dropped = state.queue.length - MAX_RETAINED;
+      if (dropped > 0) state.queue.splice(0, dropped);
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "audit batch not stored; retrying",
+          rows: batch.length,
+          dropped: Math.max(dropped, 0),
+          error: String(error),
+        }),
+      );
+      state.timer ??= setTimeout(() => void flushAudit(), RETRY_INTERVAL_MS);
+    }
+  });
   if (waiting) void state.flushing.then(waiting.resolve);
   return state.flushing;
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { closeDb, connectDatabase, db } from "../../server/db/client";
 import { EmbeddedDatabaseBusyError, openEmbeddedDatabase, readLiveEmbeddedLock } from "../../server/db/embedded";
 import { migrateProcessDatabase } from "../../server/db/ready";
+import { flushAudit } from "../../server/services/audit";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "crm-embedded-"));
@@ -23,6 +24,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await server?.close();
+  await flushAudit();
   await closeDb();
   rmSync(dataDir, { recursive: true, force: true });
 });
