@@ -1,8 +1,6 @@
-import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
     include: ["server/**/*.test.ts", "test/**/*.test.ts", "scripts/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],

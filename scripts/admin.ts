@@ -10,7 +10,7 @@ import { createApiKey } from "../server/services/api-keys";
 import { ensureOrganisation } from "../server/services/organisations";
 import { seedDemoBook } from "../server/services/seed";
 import { createUser } from "../server/services/users";
-import { createWebhookEndpoint } from "../server/services/webhook-endpoints";
+import { createWebhookEndpoint } from "../server/webhooks/endpoints";
 
 const USAGE = `Usage:
   npm run admin -- create-key --org <slug> --scopes <comma-separated> [--name <name>] [--test]

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const { startupBanner } = await import("../server/services/startup");
   const { nodeApiListener, answerClientError } = await import("../server/http/node");
   const { flushAudit } = await import("../server/services/audit");
-  const { dispatchesSettled } = await import("../server/webhooks/dispatch");
+  const { dispatchesSettled } = await import("../server/webhooks/hand-over");
   const { closeKv } = await import("../server/kv");
   const demo = await ensureDemo(config.DATA_DIR);
 

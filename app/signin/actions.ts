@@ -2,10 +2,10 @@
 
 import { createHash } from "node:crypto";
 import { redirect } from "next/navigation";
-import { safeNextPath, setSessionCookie } from "@/app/(settings)/_lib/session";
-import { createSession } from "@/server/auth/session";
-import { kv } from "@/server/kv";
-import { authenticateUser } from "@/server/services/users";
+import { kv } from "../../server/kv";
+import { createSession } from "../../server/services/sessions";
+import { authenticateUser } from "../../server/services/users";
+import { safeNextPath, setSessionCookie } from "../(settings)/_lib/session";
 
 /** What the sign-in form shows after an attempt: an error and the email typed. */
 export interface SignInState {

@@ -1,5 +1,5 @@
 import { redirect } from "next/navigation";
-import { currentSession, safeNextPath } from "@/app/(settings)/_lib/session";
+import { currentSession, safeNextPath } from "../(settings)/_lib/session";
 import { SignInForm } from "./signin-form";
 
 export const dynamic = "force-dynamic";

@@ -1,9 +1,5 @@
 import { RetryAfterError } from "inngest";
-import {
-  attemptDelivery,
-  WEBHOOK_MAX_ATTEMPTS,
-  WEBHOOK_RETRY_DELAYS_MS,
-} from "../../server/services/webhook-deliveries";
+import { attemptDelivery, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_DELAYS_MS } from "../../server/webhooks/deliveries";
 import { deliveryRequested, inngest } from "../client";
 
 /** What {@link deliverWebhook} needs from Inngest's context: the triggering event and the zero-based attempt. */

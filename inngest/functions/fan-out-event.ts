@@ -1,4 +1,4 @@
-import { fanOutEvents } from "../../server/services/webhook-deliveries";
+import { fanOutEvents } from "../../server/webhooks/deliveries";
 import { deliveryRequested, eventRecorded, inngest } from "../client";
 
 /** Events one fan-out run takes at once: a backlog of 10,000 events is 100 runs (README: webhooks). */

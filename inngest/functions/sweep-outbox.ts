@@ -1,4 +1,4 @@
-import { claimStuckDeliveries, claimUndispatchedEvents } from "../../server/services/webhook-deliveries";
+import { claimStuckDeliveries, claimUndispatchedEvents } from "../../server/webhooks/deliveries";
 import { recordWorkerHeartbeat } from "../../server/webhooks/worker";
 import { deliveryRequested, eventRecorded, inngest } from "../client";
 

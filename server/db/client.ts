@@ -3,7 +3,6 @@ import { env } from "../env";
 import type { EmbeddedDatabase } from "./embedded";
 import { readLiveEmbeddedLock } from "./embedded-lock";
 import { PrismaClient } from "./generated/client";
-import { currentClient } from "./transaction";
 
 /** A connected database: the Prisma client, which engine backs it, its URL, and how to release it. */
 export interface Database {
@@ -75,14 +74,6 @@ export async function connectDatabase(options: { own: boolean }): Promise<{ data
   holder.__crmEmbedded ??= await openEmbeddedDatabase(config.DATA_DIR);
   holder.__crmDatabase ??= openDatabase({ url: holder.__crmEmbedded.url, kind: "pglite" });
   return { database: holder.__crmDatabase, owner: true };
-}
-
-/**
- * The Prisma client to query with: the enclosing transaction's inside `transaction()` (server/db/transaction.ts),
- * else the process-wide one (`db().prisma`).
- */
-export function prisma(): PrismaClient {
-  return currentClient();
 }
 
 /** Closes the process-wide database, if open, and the embedded database this process owns, if any. */

@@ -1,3 +1,6 @@
+// The one way services reach the database (issue #12): `prisma()` is the enclosing transaction's client inside
+// `transaction()`, else the process-wide one; `outsideTransaction()` is for the few writes that must not join a
+// request's transaction (audit rows, after-commit hand-overs).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { db } from "./client";
 import type { PrismaClient } from "./generated/client";
@@ -8,6 +11,8 @@ export type TransactionClient = Parameters<Parameters<PrismaClient["$transaction
 interface TransactionScope {
   tx: TransactionClient;
   afterCommit: Array<() => void | Promise<void>>;
+  /** Values kept for the transaction's lifetime by {@link transactionLocal}. */
+  locals: Map<symbol, unknown>;
 }
 
 const scope = new AsyncLocalStorage<TransactionScope>();
@@ -16,6 +21,15 @@ const scope = new AsyncLocalStorage<TransactionScope>();
 const TRANSACTION_TIMEOUT_MS = 30_000;
 /** Longest wait for a pooled connection to start one (ms). */
 const TRANSACTION_MAX_WAIT_MS = 10_000;
+
+/**
+ * The client to query with: the enclosing {@link transaction}'s when there is one (so reads see its uncommitted writes
+ * and a request never holds two pooled connections at once), else the process-wide client (`DATABASE_URL`, or the
+ * embedded database). The transaction client has no `$transaction`; use {@link transaction} for that.
+ */
+export function prisma(): PrismaClient {
+  return (scope.getStore()?.tx ?? db().prisma) as PrismaClient;
+}
 
 /**
  * Runs `fn` in a database transaction. Inside an enclosing {@link transaction} (the idempotency layer runs the whole
@@ -28,10 +42,10 @@ export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>):
   const current = scope.getStore();
   if (current) return fn(current.tx);
   const afterCommit: TransactionScope["afterCommit"] = [];
-  const result = await db().prisma.$transaction((tx) => scope.run({ tx, afterCommit }, () => fn(tx)), {
-    timeout: TRANSACTION_TIMEOUT_MS,
-    maxWait: TRANSACTION_MAX_WAIT_MS,
-  });
+  const result = await db().prisma.$transaction(
+    (tx) => scope.run({ tx, afterCommit, locals: new Map() }, () => fn(tx)),
+    { timeout: TRANSACTION_TIMEOUT_MS, maxWait: TRANSACTION_MAX_WAIT_MS },
+  );
   for (const callback of afterCommit) {
     // A failing callback must not turn a committed write into an error response; its own code logs and recovers.
     try {
@@ -54,10 +68,22 @@ export async function afterCommit(callback: () => void | Promise<void>): Promise
 }
 
 /**
- * The client to query with: the enclosing transaction's when there is one (so reads see its uncommitted writes and a
- * request never holds two pooled connections at once), else the process-wide client. The transaction client has no
- * `$transaction`; use {@link transaction} for that.
+ * A value kept for the lifetime of the enclosing transaction: the first call in a transaction creates it with `init`,
+ * later calls in the same transaction get the same value (e.g. the events to hand over after its commit). Outside a
+ * transaction each call gets a new value.
  */
-export function currentClient(): PrismaClient {
-  return (scope.getStore()?.tx ?? db().prisma) as PrismaClient;
+export function transactionLocal<T>(key: symbol, init: () => T): T {
+  const locals = scope.getStore()?.locals;
+  if (!locals) return init();
+  if (!locals.has(key)) locals.set(key, init());
+  return locals.get(key) as T;
+}
+
+/**
+ * Runs `fn` outside any enclosing transaction, so that {@link prisma} inside it is the process-wide client: for writes
+ * that must stand whether the request's transaction commits or not, or that run after it (audit rows, after-commit
+ * stamps), and for timers started inside a request, which inherit its context.
+ */
+export function outsideTransaction<T>(fn: () => T): T {
+  return scope.exit(fn);
 }

@@ -1,30 +1,11 @@
 import { env } from "../env";
 import { memoryStore } from "./memory";
 import { redisStore } from "./redis";
-import type { SlidingWindowResult, WindowSpec } from "./sliding-window";
+import type { KeyValueStore } from "./store";
 import { vercelKvStore } from "./vercel-kv";
 
 export type { SlidingWindowResult, WindowSpec, WindowState } from "./sliding-window";
-
-/** Which backend answers: Vercel KV / Upstash REST, TCP Redis, or this process's memory. */
-export type KvDriver = "vercel-kv" | "redis" | "memory";
-
-/**
- * The key-value store behind rate-limit windows (DESIGN.md §4). Both Redis drivers run the same Lua script
- * (`SLIDING_WINDOW_LUA`); the memory driver implements the same semantics in-process.
- */
-export interface KeyValueStore {
-  driver: KvDriver;
-  /** Resolves when the store answers; rejects with the driver's error otherwise (bounded, see `KV_TIMEOUT_MS`). */
-  ping(): Promise<void>;
-  /**
-   * Counts one request against every window in `windows` at once, atomically: admitted only when each has fewer than
-   * its `limit` requests in the last `windowMs` ms; a refused request is counted nowhere (spec §8).
-   * @throws the driver's error when the store is unreachable or slower than `KV_TIMEOUT_MS` (never for memory).
-   */
-  slidingWindow(windows: readonly WindowSpec[], windowMs: number): Promise<SlidingWindowResult>;
-  close(): Promise<void>;
-}
+export type { KeyValueStore, KvDriver } from "./store";
 
 /** Default bound on one store call, ms: a TCP round trip to Redis; an HTTPS request to Vercel KV / Upstash. */
 export const KV_TIMEOUT_DEFAULTS_MS = { redis: 250, "vercel-kv": 1_000 } as const;

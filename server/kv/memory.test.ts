@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from "vitest";
-import type { KeyValueStore } from "./index";
 import { memoryStore } from "./memory";
+import type { KeyValueStore } from "./store";
 
 const WINDOW = 60_000;
 let clock = 1_700_000_000_000;

@@ -1,5 +1,5 @@
-import type { KeyValueStore } from "./index";
 import type { SlidingWindowResult, WindowSpec } from "./sliding-window";
+import type { KeyValueStore } from "./store";
 
 interface Log {
   /** Admission times in ms, ascending. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import type { KeyValueStore } from "./index";
 import { parseSlidingWindowReply, SLIDING_WINDOW_LUA, slidingWindowArgs } from "./sliding-window";
+import type { KeyValueStore } from "./store";
 import { warnThrottled } from "./warn";
 
 type WithScript = Redis & { crmSlidingWindow(numberOfKeys: number, ...keysAndArgs: string[]): Promise<unknown> };

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createClient } from "@vercel/kv";
-import type { KeyValueStore } from "./index";
 import { parseSlidingWindowReply, SLIDING_WINDOW_LUA, slidingWindowArgs } from "./sliding-window";
+import type { KeyValueStore } from "./store";
 
 const SCRIPT_SHA = createHash("sha1").update(SLIDING_WINDOW_LUA).digest("hex");
 

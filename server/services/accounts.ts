@@ -1,8 +1,7 @@
-import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
 import { equalsInsensitive } from "../db/like";
-import { transaction } from "../db/transaction";
+import { prisma, transaction } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
 import {
   ACCOUNT_DEFAULT_SORT,

@@ -1,6 +1,6 @@
 import { generateApiKey, hashApiKey, parseApiKey } from "../auth/api-keys";
 import { validateRequestedScopes } from "../auth/scopes";
-import { db, prisma } from "../db/client";
+import { outsideTransaction, prisma } from "../db/transaction";
 import { ApiError } from "../errors";
 import { PLAN_LIMITS } from "./organisations";
 
@@ -105,11 +105,11 @@ function touchLastUsed(apiKeyId: string): void {
   const now = Date.now();
   if (now - (lastUsedWrites.get(apiKeyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
   lastUsedWrites.set(apiKeyId, now);
-  // A failed timestamp refresh must never fail the request it accompanies. The root client: never a request's
-  // transaction, which may be over by the time this runs.
-  db()
-    .prisma.apiKey.update({ where: { id: apiKeyId }, data: { lastUsedAt: new Date(now) } })
-    .catch(() => lastUsedWrites.delete(apiKeyId));
+  // A failed timestamp refresh must never fail the request it accompanies. Never in a request's transaction, which
+  // may be over by the time this runs.
+  outsideTransaction(() =>
+    prisma().apiKey.update({ where: { id: apiKeyId }, data: { lastUsedAt: new Date(now) } }),
+  ).catch(() => lastUsedWrites.delete(apiKeyId));
 }
 
 /** Lists an organisation's keys, newest first. */

@@ -1,4 +1,4 @@
-import { db } from "../db/client";
+import { outsideTransaction, prisma } from "../db/transaction";
 import { replaceUnstorableText } from "../schemas/storable";
 
 /** One audited API call (spec §1): who, what, outcome and duration in ms. */
@@ -91,18 +91,19 @@ export function flushAudit(): Promise<void> {
   }
   state.flushing = state.flushing.then(async () => {
     try {
-      // The root client, never a request's transaction (a timer may inherit a request's async context).
-      // One statement over a JSON array: Prisma's createMany costs several times more CPU per batch (bench: audit was
-      // ~10% of GET throughput with it).
-      await db().prisma.$executeRawUnsafe(
-        `INSERT INTO "AuditLog" ("orgId", "apiKeyId", "requestId", "method", "path", "query", "status", "errorCode",
+      // Never in a request's transaction (a timer may inherit a request's async context). One statement over a JSON
+      // array: Prisma's createMany costs several times more CPU per batch (bench: audit was ~10% of GET throughput).
+      await outsideTransaction(() =>
+        prisma().$executeRawUnsafe(
+          `INSERT INTO "AuditLog" ("orgId", "apiKeyId", "requestId", "method", "path", "query", "status", "errorCode",
            "durationMs", "ip", "userAgent", "isTest", "createdAt")
          SELECT a."orgId", a."apiKeyId", a."requestId", a."method", a."path", a."query", a."status", a."errorCode",
            a."durationMs", a."ip", a."userAgent", a."isTest", a."createdAt"::timestamp
          FROM jsonb_to_recordset($1::jsonb) AS a("orgId" text, "apiKeyId" text, "requestId" text, "method" text,
            "path" text, "query" text, "status" int, "errorCode" text, "durationMs" int, "ip" text, "userAgent" text,
            "isTest" boolean, "createdAt" text)`,
-        JSON.stringify(batch),
+          JSON.stringify(batch),
+        ),
       );
     } catch (error) {
       // Kept for a retry so an outage (or a database not open yet) does not erase the record of the calls.

@@ -4,7 +4,7 @@ import path from "node:path";
 import { hashApiKey } from "../auth/api-keys";
 import { verifyPassword } from "../auth/passwords";
 import { FULL_ACCESS_SCOPES } from "../auth/scopes";
-import { prisma } from "../db/client";
+import { prisma } from "../db/transaction";
 import { createApiKey } from "./api-keys";
 import { ensureOrganisation } from "./organisations";
 import { seedDemoBook } from "./seed";

@@ -1,7 +1,6 @@
-import { prisma } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { transaction } from "../db/transaction";
+import { prisma, transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   DEVICE_DEFAULT_SORT,

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Prisma } from "../db/generated/client";
-import { afterCommit } from "../db/transaction";
-import { dispatchEvents } from "../webhooks/dispatch";
+import { afterCommit, transactionLocal } from "../db/transaction";
+import { dispatchEvents } from "../webhooks/hand-over";
 
 /** Webhook event names (spec §6.1). */
 export const EVENT_NAMES = [
@@ -45,7 +45,7 @@ export function newEventId(at = new Date()): string {
 }
 
 // Live events recorded in one transaction are handed to Inngest together, in one send, once it has committed.
-const pendingHandOver = new WeakMap<object, Array<{ id: string; orgId: string }>>();
+const HAND_OVER = Symbol("events to hand over after commit");
 
 /**
  * Records events in the transactional outbox (DESIGN.md §6) inside the caller's transaction `tx`, so an event exists
@@ -80,15 +80,11 @@ export async function recordEvents(
     JSON.stringify(rows),
   );
   if (handled) return;
-  const handOver = rows.map((row) => ({ id: row.id, orgId }));
-  const pending = pendingHandOver.get(tx);
-  if (pending) {
-    pending.push(...handOver);
-    return;
-  }
-  pendingHandOver.set(tx, handOver);
-  await afterCommit(() => {
-    pendingHandOver.delete(tx);
-    dispatchEvents(handOver);
+  let first = false;
+  const pending = transactionLocal(HAND_OVER, () => {
+    first = true;
+    return [] as Array<{ id: string; orgId: string }>;
   });
+  pending.push(...rows.map((row) => ({ id: row.id, orgId })));
+  if (first) await afterCommit(() => dispatchEvents(pending));
 }

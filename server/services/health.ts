@@ -1,5 +1,5 @@
-import { prisma } from "../db/client";
 import { newId } from "../db/ids";
+import { prisma } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
 import type {
   ExternalSignal,

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { prisma } from "../db/client";
-import { transaction } from "../db/transaction";
+import { prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 
 /** Header carrying the idempotency key (spec §8). */

@@ -1,4 +1,4 @@
-import { prisma } from "../db/client";
+import { prisma } from "../db/transaction";
 import { type MrrCategory, type MrrSummary, UNCATEGORISED } from "../schemas/mrr";
 
 type Figures = Omit<MrrCategory, "serviceCategory">;

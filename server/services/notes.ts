@@ -1,6 +1,5 @@
-import { prisma } from "../db/client";
 import type { Prisma } from "../db/generated/client";
-import { transaction } from "../db/transaction";
+import { prisma, transaction } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
 import { NOTE_DEFAULT_SORT, NOTE_SORT_FIELDS, type Note, type NoteCreate, type NoteListQuery } from "../schemas/notes";
 import { listPage } from "./pagination";

@@ -1,5 +1,5 @@
-import { prisma } from "../db/client";
 import type { RateLimitPlan } from "../db/generated/client";
+import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
 
 /** Rate-limit plans and their default windows in requests per minute (spec §8). */

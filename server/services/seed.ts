@@ -1,4 +1,4 @@
-import { prisma } from "../db/client";
+import { prisma } from "../db/transaction";
 import { bulkUpsertAccounts } from "./accounts";
 import { bulkUpsertContacts } from "./contacts";
 import { bulkCreateDeals } from "./deals";

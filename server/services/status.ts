@@ -1,4 +1,5 @@
 import { db } from "../db/client";
+import { prisma } from "../db/transaction";
 import { kv } from "../kv";
 
 /**
@@ -48,7 +49,7 @@ async function check(driver: string, probe: () => Promise<unknown>): Promise<Com
 export async function checkStatus(): Promise<{ database: ComponentStatus; cache: ComponentStatus }> {
   const database = db();
   const [dbStatus, cacheStatus] = await Promise.all([
-    check(database.kind, () => database.prisma.$queryRawUnsafe("SELECT 1")),
+    check(database.kind, () => prisma().$queryRawUnsafe("SELECT 1")),
     check(kv().driver, () => kv().ping()),
   ]);
   return { database: dbStatus, cache: cacheStatus };

@@ -1,6 +1,5 @@
-import { prisma } from "../db/client";
 import type { Prisma } from "../db/generated/client";
-import { transaction } from "../db/transaction";
+import { prisma, transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   TOUCHPOINT_DEFAULT_SORT,

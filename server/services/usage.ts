@@ -1,6 +1,6 @@
-import { prisma } from "../db/client";
 import type { Prisma, RateLimitPlan } from "../db/generated/client";
 import { containsInsensitive } from "../db/like";
+import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
 import type { AuditEntry } from "./audit";
 import { PLAN_LIMITS } from "./organisations";

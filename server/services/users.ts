@@ -1,5 +1,5 @@
 import { hashPassword, verifyPassword } from "../auth/passwords";
-import { prisma } from "../db/client";
+import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
 import { findUnstorableText } from "../schemas/storable";
 

@@ -1,10 +1,6 @@
 // What the receiver guide (/docs/webhooks) shows, kept beside the code it describes so the two cannot drift apart; a
 // test runs VERIFY_SNIPPET against real deliveries.
-import {
-  WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES,
-  WEBHOOK_MAX_ATTEMPTS,
-  WEBHOOK_RETRY_DELAYS_MS,
-} from "../services/webhook-deliveries";
+import { WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_DELAYS_MS } from "./deliveries";
 import { RESPONSE_BODY_LIMIT, WEBHOOK_TIMEOUT_MS } from "./transport";
 
 /** Signature verification for receivers (spec §6.4) in Node with `node:crypto` only; an ES module. */

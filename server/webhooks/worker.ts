@@ -1,7 +1,7 @@
 // Whether webhook deliveries are being made (issue #11 B, DESIGN.md §6 "A worker must be visible"): events wait in the
 // outbox until an Inngest worker (the dev server locally, Inngest Cloud in production) runs this app's functions. The
 // sweeper stamps a heartbeat every minute it runs; the start-up output, the settings area and the delivery log read it.
-import { prisma } from "../db/client";
+import { prisma } from "../db/transaction";
 
 /** How the app hands events to Inngest: Inngest Cloud keys, a local dev server (`INNGEST_DEV`), or not at all. */
 export type WorkerMode = "cloud" | "dev" | "none";

@@ -1,7 +1,7 @@
 // The transactional outbox for accounts (spec §3, §6.1, DESIGN.md §6): each change records its event with the
 // resource exactly as GET returns it; nothing is recorded when nothing changed.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, startApi, type TestServer } from "../helpers/api";
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { flushAudit } from "../../server/services/audit";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 

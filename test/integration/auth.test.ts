@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../server/auth/api-keys";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { revokeApiKey } from "../../server/services/api-keys";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 

@@ -1,7 +1,7 @@
 // Contacts (spec §2.4, §4.2, §6.1, issue #3): CRUD, account relationships, list filters/sort/pagination, bulk upsert
 // matched on email case-insensitively, events in the outbox, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

@@ -1,7 +1,7 @@
 // Deals (spec §2.5, §3, §4.3, §6.1): endpoints, validation, stage transitions with their events, lists, bulk create
 // and organisation isolation, over real HTTP against the real database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

@@ -1,7 +1,7 @@
 // Devices (spec §2.6, §3, §4.4, §6.1): CRUD, list filters/sort/pagination, bulk upsert by rmmAgentId, the
 // offline / end-of-life transitions with their events, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

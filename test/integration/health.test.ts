@@ -2,8 +2,8 @@
 // (validation, effect, no event), the 90-day history, the list with its pagination, and isolation.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
 import { newId } from "../../server/db/ids";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

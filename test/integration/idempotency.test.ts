@@ -1,7 +1,7 @@
 // Idempotency-Key on POST, PATCH and DELETE (spec §8, DESIGN.md §5), through real HTTP against the real PostgreSQL.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { purgeExpiredIdempotencyKeys } from "../../server/services/idempotency";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 

@@ -1,7 +1,7 @@
 // MRR summary (spec §2.10, §4.7): figures of a fixed set of deals against values computed by hand, isolation, scope.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
 import type { DealStage } from "../../server/db/generated/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

@@ -1,7 +1,7 @@
 // Notes (spec §2.8, §4.6): notes on Accounts, Deals, Contracts and Leads of the organisation, body rules, get one,
 // list filters/sort/pagination, no events, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

@@ -1,6 +1,6 @@
 // Request body limits (issue #4 item 5): 1 MiB and 32 levels of JSON nesting, answered with 413 in the envelope.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { MAX_BODY_BYTES } from "../../server/http/input";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 

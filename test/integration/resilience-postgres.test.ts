@@ -1,8 +1,9 @@
 // Issue #4 item 6: PostgreSQL stopped and restarted under a running API. Uses a dedicated server (never the shared
 // one): while it is down every endpoint answers a clean envelope promptly, and the API recovers by itself.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeDb, prisma } from "../../server/db/client";
+import { closeDb } from "../../server/db/client";
 import { migrateDatabase } from "../../server/db/migrate";
+import { prisma } from "../../server/db/transaction";
 import { resetEnvCache } from "../../server/env";
 import { flushAudit } from "../../server/services/audit";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";

@@ -1,7 +1,7 @@
 // Issue #3 "Real input": an RMM sync over HTTP — 5,000 devices in 10 bulk requests, then 500 of them going offline —
 // checked through device counts, device.offline events and the affected accounts' health scores.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

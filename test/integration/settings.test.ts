@@ -3,12 +3,13 @@
 import { randomBytes } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import { afterAll, describe, expect, it } from "vitest";
-import { createSession, endSession, hashSessionToken, resolveSession } from "../../server/auth/session";
-import { closeDb, prisma } from "../../server/db/client";
+import { closeDb } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { createSettingsCaller } from "../../server/routers/settings";
 import { KEY_ROTATION_GRACE_MS } from "../../server/services/api-key-rotation";
 import { authenticateApiKey } from "../../server/services/api-keys";
 import { ensureOrganisation } from "../../server/services/organisations";
+import { createSession, endSession, hashSessionToken, resolveSession } from "../../server/services/sessions";
 import { authenticateUser, createUser } from "../../server/services/users";
 
 afterAll(() => closeDb());

@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createTestOrg } from "../helpers/api";
 import { freePort } from "../helpers/ports";
 

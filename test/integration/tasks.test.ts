@@ -1,7 +1,7 @@
 // Tasks (spec §2.7, §3, §4.5): endpoints, validation, links to accounts and deals, the DONE ⇄ completedAt rule,
 // lists, hard delete and organisation isolation, over real HTTP against the real database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

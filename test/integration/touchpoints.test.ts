@@ -2,7 +2,7 @@
 // occurredAt rules, get one, list filters/sort/pagination, and organisation isolation.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;

@@ -4,8 +4,8 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
-import { getWebhookEndpoint, revealWebhookSecret } from "../../server/services/webhook-endpoints";
+import { prisma } from "../../server/db/transaction";
+import { getWebhookEndpoint, revealWebhookSecret } from "../../server/webhooks/endpoints";
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");

@@ -10,11 +10,11 @@ import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { inngest } from "../../inngest/client";
 import { deliverWebhook, deliverWebhookFunction } from "../../inngest/functions/deliver-webhook";
 import { fanOutEventFunction } from "../../inngest/functions/fan-out-event";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { EVENT_NAMES } from "../../server/services/events";
-import { fanOutEvents } from "../../server/services/webhook-deliveries";
-import { createWebhookEndpoint, setWebhookEndpointEnabled } from "../../server/services/webhook-endpoints";
-import { dispatchesSettled } from "../../server/webhooks/dispatch";
+import { fanOutEvents } from "../../server/webhooks/deliveries";
+import { createWebhookEndpoint, setWebhookEndpointEnabled } from "../../server/webhooks/endpoints";
+import { dispatchesSettled } from "../../server/webhooks/hand-over";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import {
   type FakeInngest,

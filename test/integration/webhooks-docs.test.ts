@@ -11,7 +11,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import WebhooksGuidePage from "../../app/docs/webhooks/page";
 import { EVENT_NAMES } from "../../server/services/events";
-import { createWebhookEndpoint, rotateWebhookSecret, sendTestEvent } from "../../server/services/webhook-endpoints";
+import { createWebhookEndpoint, rotateWebhookSecret, sendTestEvent } from "../../server/webhooks/endpoints";
 import { VERIFY_SNIPPET } from "../../server/webhooks/receiver-docs";
 import { createTestOrg } from "../helpers/api";
 import { type Receiver, startReceiver } from "../helpers/receiver";

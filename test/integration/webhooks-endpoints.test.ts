@@ -3,9 +3,9 @@
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { ApiError } from "../../server/errors";
-import { listDeliveryAttempts, redeliver } from "../../server/services/webhook-deliveries";
+import { listDeliveryAttempts, redeliver } from "../../server/webhooks/deliveries";
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -16,7 +16,7 @@ import {
   sendTestEvent,
   setWebhookEndpointEnabled,
   updateWebhookEndpoint,
-} from "../../server/services/webhook-endpoints";
+} from "../../server/webhooks/endpoints";
 import { createTestOrg } from "../helpers/api";
 import { type Receiver, startReceiver, verifyServiceSignature } from "../helpers/receiver";
 

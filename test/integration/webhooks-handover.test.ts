@@ -11,10 +11,10 @@ import { FAN_OUT_BATCH, fanOutEventFunction } from "../../inngest/functions/fan-
 import { purgeIdempotencyKeysFunction } from "../../inngest/functions/purge-idempotency-keys";
 import { sweepOutboxFunction } from "../../inngest/functions/sweep-outbox";
 import { functions } from "../../inngest/index";
-import { prisma } from "../../server/db/client";
-import { fanOutEvents } from "../../server/services/webhook-deliveries";
-import { createWebhookEndpoint } from "../../server/services/webhook-endpoints";
-import { dispatchesSettled } from "../../server/webhooks/dispatch";
+import { prisma } from "../../server/db/transaction";
+import { fanOutEvents } from "../../server/webhooks/deliveries";
+import { createWebhookEndpoint } from "../../server/webhooks/endpoints";
+import { dispatchesSettled } from "../../server/webhooks/hand-over";
 import { workerStatus } from "../../server/webhooks/worker";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { type FakeInngest, type Receiver, type SentEvent, startFakeInngest, startReceiver } from "../helpers/receiver";

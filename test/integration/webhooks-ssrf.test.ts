@@ -4,10 +4,10 @@
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "false";
 
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { prisma } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
 import { resetEnvCache } from "../../server/env";
 import { ApiError } from "../../server/errors";
-import { createWebhookEndpoint, sendTestEvent } from "../../server/services/webhook-endpoints";
+import { createWebhookEndpoint, sendTestEvent } from "../../server/webhooks/endpoints";
 import { blockedReason, guardedLookup } from "../../server/webhooks/ssrf";
 import { postWebhook } from "../../server/webhooks/transport";
 import { createTestOrg } from "../helpers/api";

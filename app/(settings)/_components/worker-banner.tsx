@@ -1,4 +1,4 @@
-import type { WorkerStatus } from "@/server/webhooks/worker";
+import type { WorkerStatus } from "../../../server/webhooks/worker";
 
 /**
  * Says whether webhook deliveries are being made (issue #11 B): a warning while no worker runs this app's functions

@@ -1,7 +1,7 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { endSession } from "@/server/auth/session";
+import { endSession } from "../../../server/services/sessions";
 import { clearSessionCookie, sessionToken } from "./session";
 
 /** Signs out: deletes the session row and the cookie, then shows the sign-in page. */

@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { redirect, unstable_rethrow } from "next/navigation";
-import { settingsErrorMessage } from "@/server/routers/settings/trpc";
+import { settingsErrorMessage } from "../../../server/routers/settings/trpc";
 import type { FormState } from "./form-state";
 
 /**

@@ -1,4 +1,4 @@
-import { DEPRECATED_SCOPES, SCOPES } from "@/server/auth/scopes";
+import { DEPRECATED_SCOPES, SCOPES } from "../../../server/auth/scopes";
 
 /** One row of the scope picker: the scope, what it grants (spec §5 table) and what it implies. */
 export interface ScopeOption {

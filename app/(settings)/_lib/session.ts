@@ -1,9 +1,14 @@
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
-import { resolveSession, SESSION_COOKIE, type SessionPrincipal, sessionCookieOptions } from "@/server/auth/session";
-import { publicOrigin } from "@/server/http/origin";
-import { createSettingsCaller } from "@/server/routers/settings";
+import { publicOrigin } from "../../../server/http/origin";
+import { createSettingsCaller } from "../../../server/routers/settings";
+import {
+  resolveSession,
+  SESSION_COOKIE,
+  type SessionPrincipal,
+  sessionCookieOptions,
+} from "../../../server/services/sessions";
 
 /** The session cookie's token of the current request, or null. */
 export async function sessionToken(): Promise<string | null> {

@@ -1,5 +1,5 @@
 import { serve } from "inngest/next";
-import { functions, inngest } from "@/inngest";
+import { functions, inngest } from "../../../inngest";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

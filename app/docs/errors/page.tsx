@@ -1,4 +1,4 @@
-import { ERROR_CODES } from "@/server/errors";
+import { ERROR_CODES } from "../../../server/errors";
 
 /** The error reference every `docsUrl` points at (`/docs/errors#<code>`, spec §2.1, §7). */
 export default function ErrorsPage() {

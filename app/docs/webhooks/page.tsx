@@ -1,5 +1,10 @@
-import { EVENT_NAMES } from "@/server/services/events";
-import { DELIVERY_FACTS, EXAMPLE_PAYLOAD, RETRY_SCHEDULE, VERIFY_SNIPPET } from "@/server/webhooks/receiver-docs";
+import { EVENT_NAMES } from "../../../server/services/events";
+import {
+  DELIVERY_FACTS,
+  EXAMPLE_PAYLOAD,
+  RETRY_SCHEDULE,
+  VERIFY_SNIPPET,
+} from "../../../server/webhooks/receiver-docs";
 
 export const metadata = { title: "Webhooks guide · MSP CRM API" };
 

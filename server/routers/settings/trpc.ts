@@ -1,9 +1,9 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError } from "zod";
-import { resolveSession, type SessionPrincipal } from "../../auth/session";
 import { ApiError, type ErrorCode } from "../../errors";
 import { findUnstorableText } from "../../schemas/storable";
+import { resolveSession, type SessionPrincipal } from "../../services/sessions";
 
 /**
  * Context of the settings router (DESIGN.md §1, "settings UI" door): the raw session token from the cookie. Built by

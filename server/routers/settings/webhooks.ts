@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listDeliveryAttempts, redeliver } from "../../services/webhook-deliveries";
+import { listDeliveryAttempts, redeliver } from "../../webhooks/deliveries";
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -10,7 +10,7 @@ import {
   sendTestEvent,
   setWebhookEndpointEnabled,
   updateWebhookEndpoint,
-} from "../../services/webhook-endpoints";
+} from "../../webhooks/endpoints";
 import { waitingEvents, workerStatus } from "../../webhooks/worker";
 import { router, sessionProcedure } from "./trpc";
 

@@ -1,5 +1,5 @@
-import { settingsErrorMessage } from "@/server/routers/settings/trpc";
-import { PLAN_LIMITS } from "@/server/services/organisations";
+import { settingsErrorMessage } from "../../../../server/routers/settings/trpc";
+import { PLAN_LIMITS } from "../../../../server/services/organisations";
 import { Time } from "../../_components/time";
 import { formatDuration } from "../../_lib/format";
 import { requireSession, settingsCaller } from "../../_lib/session";

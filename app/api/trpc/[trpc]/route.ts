@@ -1,6 +1,6 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { readCookie, SESSION_COOKIE } from "@/server/auth/session";
-import { settingsRouter } from "@/server/routers/settings";
+import { settingsRouter } from "../../../../server/routers/settings";
+import { readCookie, SESSION_COOKIE } from "../../../../server/services/sessions";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -1,7 +1,7 @@
 import { after } from "next/server";
-import { handleFetchRequest } from "@/server/http/fetch";
-import { auditWritten } from "@/server/services/audit";
-import { dispatchesSettled } from "@/server/webhooks/dispatch";
+import { handleFetchRequest } from "../../../../server/http/fetch";
+import { auditWritten } from "../../../../server/services/audit";
+import { dispatchesSettled } from "../../../../server/webhooks/hand-over";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";

@@ -2,12 +2,12 @@
 import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { db, prisma } from "../db/client";
+import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
-import { blockedReason } from "../webhooks/ssrf";
-import { EVENT_NAMES, newEventId } from "./events";
-import { attemptDelivery, newDeliveryId } from "./webhook-deliveries";
+import { EVENT_NAMES, newEventId } from "../services/events";
+import { attemptDelivery, newDeliveryId } from "./deliveries";
+import { blockedReason } from "./ssrf";
 
 /** The subscription that matches every event of spec §6.1. */
 export const ALL_EVENTS = "*";
@@ -327,19 +327,21 @@ export async function sendTestEvent(
   const eventId = newEventId(now);
   const deliveryId = newDeliveryId();
   // Off any request transaction: the attempt below must see these rows committed and may take seconds.
-  await db().prisma.$transaction([
-    db().prisma.event.create({
-      data: {
-        id: eventId,
-        orgId,
-        name: TEST_EVENT_NAME,
-        data: { message: "Test event sent from the settings area", endpointId },
-        createdAt: now,
-        fannedOutAt: now,
-      },
+  await outsideTransaction(() =>
+    transaction(async (tx) => {
+      await tx.event.create({
+        data: {
+          id: eventId,
+          orgId,
+          name: TEST_EVENT_NAME,
+          data: { message: "Test event sent from the settings area", endpointId },
+          createdAt: now,
+          fannedOutAt: now,
+        },
+      });
+      await tx.webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } });
     }),
-    db().prisma.webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } }),
-  ]);
+  );
   const result = await attemptDelivery(deliveryId, { mode: "single" });
   return { eventId, deliveryId, success: result.success, responseStatus: result.responseStatus };
 }

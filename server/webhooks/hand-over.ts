@@ -1,6 +1,6 @@
 // Hand-over of committed outbox events to Inngest (DESIGN.md §6), off the response path.
 import { eventRecorded, inngest } from "../../inngest/client";
-import { db } from "../db/client";
+import { outsideTransaction, prisma } from "../db/transaction";
 import { warnThrottled } from "../kv/warn";
 import { workerMode } from "./worker";
 
@@ -39,9 +39,11 @@ async function sendEvents(events: ReadonlyArray<{ id: string; orgId: string }>):
     );
   }
   const ids = events.map((event) => event.id);
-  // The root client: this runs after the request's transaction, possibly after the response was sent.
-  await db().prisma.$executeRaw`
-    UPDATE "Event" SET "dispatchedAt" = now() AT TIME ZONE 'UTC' WHERE "id" = ANY(${ids}::text[]) AND "dispatchedAt" IS NULL`;
+  // After the request's transaction, possibly after the response was sent.
+  await outsideTransaction(
+    () => prisma().$executeRaw`
+      UPDATE "Event" SET "dispatchedAt" = now() AT TIME ZONE 'UTC' WHERE "id" = ANY(${ids}::text[]) AND "dispatchedAt" IS NULL`,
+  );
 }
 
 /** Resolves when every hand-over started so far has finished (for shutdown and tests). */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { prisma } from "../db/client";
+import { prisma } from "../db/transaction";
 
 /** Name of the settings-UI session cookie. */
 export const SESSION_COOKIE = "msp_session";

@@ -1,15 +1,14 @@
 // Webhook deliveries (spec §6, DESIGN.md §6): fan-out of outbox events, signed attempts, their history, redelivery,
 // and what the sweeper picks up. The Inngest functions in inngest/functions/ only call these.
 import { randomBytes } from "node:crypto";
-import { db } from "../db/client";
 import type { DeliveryStatus } from "../db/generated/client";
-import { transaction } from "../db/transaction";
+import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, notFound } from "../errors";
-import { serializePayload, signedHeaders } from "../webhooks/signing";
-import { postWebhook } from "../webhooks/transport";
-import { UNDISPATCHED_MAX_AGE_MS } from "../webhooks/worker";
-import { EVENT_NAMES } from "./events";
+import { EVENT_NAMES } from "../services/events";
+import { serializePayload, signedHeaders } from "./signing";
+import { postWebhook } from "./transport";
+import { UNDISPATCHED_MAX_AGE_MS } from "./worker";
 
 /** Attempts per delivery (spec §6.5, §8): the first one and 4 retries. */
 export const WEBHOOK_MAX_ATTEMPTS = 5;
@@ -125,11 +124,15 @@ const skipped = (reason: string): AttemptResult => ({
  * body, error, duration), and updates the delivery and the endpoint: success resets `consecutiveFailures`; 410 Gone
  * disables the endpoint at once; a failed final scheduled attempt closes the delivery FAILED, counts one failed
  * delivery and disables the endpoint at {@link WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES}.
- * Runs outside any request transaction (`db().prisma`); never throws for receiver failures, only for database ones.
+ * Runs outside any request transaction (a request could roll back an attempt that was made); never throws for
+ * receiver failures, only for database ones.
  */
-export async function attemptDelivery(deliveryId: string, how: AttemptMode): Promise<AttemptResult> {
-  const prisma = db().prisma;
-  const delivery = await prisma.webhookDelivery.findUnique({
+export function attemptDelivery(deliveryId: string, how: AttemptMode): Promise<AttemptResult> {
+  return outsideTransaction(() => attempt(deliveryId, how));
+}
+
+async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptResult> {
+  const delivery = await prisma().webhookDelivery.findUnique({
     where: { id: deliveryId },
     select: {
       status: true,
@@ -151,7 +154,7 @@ export async function attemptDelivery(deliveryId: string, how: AttemptMode): Pro
   if (how.mode === "scheduled") {
     if (delivery.status !== "PENDING") return skipped(`already ${delivery.status}`);
     if (!endpoint.enabled) {
-      await prisma.webhookDelivery.updateMany({
+      await prisma().webhookDelivery.updateMany({
         where: { id: deliveryId, status: "PENDING" },
         data: { status: "FAILED", completedAt: new Date() },
       });
@@ -180,7 +183,7 @@ export async function attemptDelivery(deliveryId: string, how: AttemptMode): Pro
   if (outcome.success) status = "SUCCEEDED";
   else if (closesFailed && (how.mode !== "manual" || delivery.status === "PENDING")) status = "FAILED";
 
-  return prisma.$transaction(async (tx) => {
+  return transaction(async (tx) => {
     const updated = await tx.webhookDelivery.update({
       where: { id: deliveryId },
       data: {
@@ -281,10 +284,9 @@ export async function listDeliveryAttempts(
     });
   if (options.cursor && !/^\d{1,19}$/.test(options.cursor))
     throw new ApiError("bad_request", "cursor is not a cursor returned by this list");
-  const prisma = db().prisma;
-  const endpoint = await prisma.webhookEndpoint.findFirst({ where: { orgId, id: endpointId }, select: { id: true } });
+  const endpoint = await prisma().webhookEndpoint.findFirst({ where: { orgId, id: endpointId }, select: { id: true } });
   if (!endpoint) throw notFound("Webhook endpoint", endpointId);
-  const rows = await prisma.deliveryAttempt.findMany({
+  const rows = await prisma().deliveryAttempt.findMany({
     where: {
       delivery: { orgId, endpointId },
       ...(options.cursor ? { id: { lt: BigInt(options.cursor) } } : {}),
@@ -331,7 +333,7 @@ export async function redeliver(
   orgId: string,
   deliveryId: string,
 ): Promise<{ success: boolean; responseStatus: number | null }> {
-  const found = await db().prisma.webhookDelivery.findFirst({ where: { orgId, id: deliveryId }, select: { id: true } });
+  const found = await prisma().webhookDelivery.findFirst({ where: { orgId, id: deliveryId }, select: { id: true } });
   if (!found) throw notFound("Webhook delivery", deliveryId);
   const result = await attemptDelivery(deliveryId, { mode: "manual" });
   return { success: result.success, responseStatus: result.responseStatus };
@@ -347,7 +349,7 @@ export async function claimUndispatchedEvents(
   options: { olderThanMs?: number; maxAgeMs?: number; resendAfterMs?: number; limit?: number } = {},
 ): Promise<Array<{ eventId: string; orgId: string }>> {
   const { olderThanMs = 60_000, maxAgeMs = UNDISPATCHED_MAX_AGE_MS, resendAfterMs = 5 * 60_000, limit = 500 } = options;
-  const rows = await db().prisma.$queryRaw<Array<{ id: string; orgId: string }>>`
+  const rows = await prisma().$queryRaw<Array<{ id: string; orgId: string }>>`
     UPDATE "Event" SET "dispatchedAt" = now() AT TIME ZONE 'UTC'
     WHERE "id" IN (
       SELECT "id" FROM "Event"
@@ -370,7 +372,7 @@ export async function claimStuckDeliveries(
   options: { notStartedAfterMs?: number; stalledAfterMs?: number; limit?: number } = {},
 ): Promise<DeliveryRef[]> {
   const { notStartedAfterMs = 30 * 60_000, stalledAfterMs = 3 * 60 * 60_000, limit = 500 } = options;
-  const rows = await db().prisma.$queryRaw<Array<{ id: string; endpointId: string; orgId: string }>>`
+  const rows = await prisma().$queryRaw<Array<{ id: string; endpointId: string; orgId: string }>>`
     UPDATE "WebhookDelivery" SET "updatedAt" = now() AT TIME ZONE 'UTC'
     WHERE "id" IN (
       SELECT "id" FROM "WebhookDelivery"
