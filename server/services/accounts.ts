@@ -1,4 +1,4 @@
-import { Prisma } from "../db/generated/client";
+import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
 import { equalsInsensitive } from "../db/like";
 import { prisma, transaction } from "../db/transaction";
@@ -13,6 +13,7 @@ import {
   type AccountUpdate,
 } from "../schemas/accounts";
 import { recordEvents, type WriteOrigin } from "./events";
+import { changedFields, isUniqueViolation, lockForUpdate, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
 const accountSelect = {
@@ -40,9 +41,11 @@ function externalIdTaken(externalId: string): ApiError {
   });
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
-}
+const accounts = resourceReader({
+  noun: "Account",
+  findFirst: (where) => prisma().account.findFirst({ where, select: accountSelect }),
+  serialise: toAccount,
+});
 
 /**
  * Lists an organisation's accounts, one keyset page at a time (spec §4.1, §4.9).
@@ -58,7 +61,7 @@ export function listAccounts(orgId: string, query: AccountListQuery) {
     fields: ACCOUNT_SORT_FIELDS,
     defaultSort: ACCOUNT_DEFAULT_SORT,
     filters,
-    findCursor: (id) => prisma().account.findFirst({ where: { orgId, id }, select: accountSelect }),
+    findCursor: (id) => accounts.find(orgId, id),
     findMany: (args) => prisma().account.findMany({ ...(args as Prisma.AccountFindManyArgs), select: accountSelect }),
     map: toAccount,
   });
@@ -68,10 +71,8 @@ export function listAccounts(orgId: string, query: AccountListQuery) {
  * Returns one account of the organisation.
  * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
  */
-export async function getAccount(orgId: string, id: string): Promise<Account> {
-  const row = await prisma().account.findFirst({ where: { orgId, id }, select: accountSelect });
-  if (!row) throw notFound("Account", id);
-  return toAccount(row);
+export function getAccount(orgId: string, id: string): Promise<Account> {
+  return accounts.get(orgId, id);
 }
 
 /**
@@ -93,7 +94,8 @@ export async function createAccount(orgId: string, input: AccountCreate, origin:
 
 /**
  * Applies the given fields to an account (spec §4.1) and records `account.updated` (spec §6.1), or `account.deleted`
- * when `event` says so (soft delete). A request that changes nothing leaves `updatedAt` as it was and records nothing.
+ * when `event` says so (soft delete). The row is locked for the transaction. A request that changes nothing leaves
+ * `updatedAt` as it was and records nothing.
  * @throws ApiError `not_found` (404); `validation_error` (422) when `externalId` is already used.
  */
 export async function updateAccount(
@@ -103,14 +105,12 @@ export async function updateAccount(
   event: "account.updated" | "account.deleted" = "account.updated",
 ): Promise<Account> {
   const { id, ...fields } = input;
-  const current = await prisma().account.findFirst({ where: { orgId, id }, select: accountSelect });
-  if (!current) throw notFound("Account", id);
-  const changes = Object.fromEntries(
-    Object.entries(fields).filter(([key, value]) => value !== undefined && current[key as keyof AccountRow] !== value),
-  );
-  if (Object.keys(changes).length === 0) return toAccount(current);
   try {
     return await transaction(async (tx) => {
+      await lockForUpdate("Account", "Account", orgId, id);
+      const current = await accounts.get(orgId, id);
+      const { changes } = changedFields(current, fields);
+      if (Object.keys(changes).length === 0) return current;
       const account = toAccount(
         await tx.account.update({ where: { id, orgId }, data: changes, select: accountSelect }),
       );
@@ -119,7 +119,6 @@ export async function updateAccount(
     });
   } catch (error) {
     if (isUniqueViolation(error) && fields.externalId) throw externalIdTaken(fields.externalId);
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2025") throw notFound("Account", id);
     throw error;
   }
 }

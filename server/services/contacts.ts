@@ -1,7 +1,7 @@
-import { Prisma } from "../db/generated/client";
+import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
 import { prisma, transaction } from "../db/transaction";
-import { ApiError, type ErrorDetail, notFound } from "../errors";
+import { ApiError, type ErrorDetail } from "../errors";
 import {
   CONTACT_DEFAULT_SORT,
   type Contact,
@@ -11,6 +11,7 @@ import {
   type ContactUpdate,
 } from "../schemas/contacts";
 import { recordEvents, type WriteOrigin } from "./events";
+import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, resourceReader } from "./kit";
 import { listPage, type SortableFields } from "./pagination";
 
 const contactSelect = {
@@ -39,8 +40,6 @@ const SORT_COLUMNS: SortableFields = {
   emailKey: { nullable: false },
   lastName: { nullable: true },
 };
-
-const SCALAR_FIELDS = ["email", "firstName", "lastName", "title", "phone"] as const;
 
 /** The case-insensitive identity of an email within an organisation (stored as `Contact.emailKey`). */
 export function emailKeyOf(email: string): string {
@@ -76,35 +75,11 @@ function emailTaken(email: string, path: string[] = ["email"]): ApiError {
   });
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
-}
-
-/**
- * Checks that every referenced account belongs to the organisation and locks them (`FOR KEY SHARE`) until the
- * transaction ends, so none can be hard-deleted between this check and the relationship insert.
- * @throws ApiError `validation_error` (422) with one detail per reference that names no account of the organisation.
- */
-async function requireAccounts(
-  tx: Prisma.TransactionClient,
-  orgId: string,
-  refs: ReadonlyArray<{ accountId: string; path: string[] }>,
-): Promise<void> {
-  if (refs.length === 0) return;
-  const ids = [...new Set(refs.map((ref) => ref.accountId))];
-  const found = await tx.$queryRawUnsafe<{ id: string }[]>(
-    `SELECT "id" FROM "Account" WHERE "orgId" = $1 AND "id" IN (SELECT jsonb_array_elements_text($2::jsonb)) FOR KEY SHARE`,
-    orgId,
-    JSON.stringify(ids),
-  );
-  const known = new Set(found.map((row) => row.id));
-  const details: ErrorDetail[] = refs
-    .filter((ref) => !known.has(ref.accountId))
-    .map((ref) => ({ path: ref.path, message: "no account with this id in the organisation" }));
-  if (details.length > 0) {
-    throw new ApiError("validation_error", "Request references an account that does not exist", { details });
-  }
-}
+const contacts = resourceReader({
+  noun: "Contact",
+  findFirst: (where) => prisma().contact.findFirst({ where, select: contactSelect }),
+  serialise: toContact,
+});
 
 /** Rewrites the public `sort` (field `email`) to the keyset columns (`emailKey`); a raw `emailKey` is not public. */
 function toColumnSort(sort: string | undefined): string | undefined {
@@ -147,10 +122,8 @@ export function listContacts(orgId: string, query: ContactListQuery) {
  * Returns one contact of the organisation with its account relationships (spec §4.2).
  * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
  */
-export async function getContact(orgId: string, id: string): Promise<Contact> {
-  const row = await prisma().contact.findFirst({ where: { orgId, id }, select: contactSelect });
-  if (!row) throw notFound("Contact", id);
-  return toContact(row);
+export function getContact(orgId: string, id: string): Promise<Contact> {
+  return contacts.get(orgId, id);
 }
 
 /**
@@ -163,7 +136,7 @@ export async function createContact(orgId: string, input: ContactCreate, origin:
   const { accountId, role, isPrimary, ...fields } = input;
   try {
     return await transaction(async (tx) => {
-      if (accountId) await requireAccounts(tx, orgId, [{ accountId, path: ["accountId"] }]);
+      if (accountId) await lockReferences(orgId, [{ table: "Account", id: accountId, path: ["accountId"] }]);
       const row = await tx.contact.create({
         data: {
           ...fields,
@@ -198,28 +171,22 @@ export async function updateContact(orgId: string, input: ContactUpdate, origin:
   const { id, accounts, ...fields } = input;
   try {
     return await transaction(async (tx) => {
-      const locked = await tx.$queryRawUnsafe<{ id: string }[]>(
-        `SELECT "id" FROM "Contact" WHERE "orgId" = $1 AND "id" = $2 FOR UPDATE`,
-        orgId,
-        id,
-      );
-      if (locked.length === 0) throw notFound("Contact", id);
+      await lockForUpdate("Contact", "Contact", orgId, id);
       const current = await tx.contact.findFirstOrThrow({ where: { orgId, id }, select: contactSelect });
-
-      const changes: Prisma.ContactUpdateInput = {};
-      for (const field of SCALAR_FIELDS) {
-        const value = fields[field];
-        if (value !== undefined && value !== current[field]) Object.assign(changes, { [field]: value });
-      }
-      if (fields.email !== undefined && changes.email !== undefined) changes.emailKey = emailKeyOf(fields.email);
+      const scalars: Pick<Contact, "email" | "firstName" | "lastName" | "title" | "phone"> = toContact(current);
+      const { changes } = changedFields(scalars, fields);
+      const data: Prisma.ContactUpdateInput = {
+        ...changes,
+        ...(changes.email !== undefined ? { emailKey: emailKeyOf(changes.email) } : {}),
+      };
 
       let linksChanged = false;
       if (accounts) {
-        await requireAccounts(
-          tx,
+        await lockReferences(
           orgId,
           accounts.map((link, index) => ({
-            accountId: link.accountId,
+            table: "Account" as const,
+            id: link.accountId,
             path: ["accounts", String(index), "accountId"],
           })),
         );
@@ -255,7 +222,7 @@ export async function updateContact(orgId: string, input: ContactUpdate, origin:
       // Relationships are part of the contact's representation, so changing only them still moves updatedAt.
       const row = await tx.contact.update({
         where: { id, orgId },
-        data: { ...changes, updatedAt: new Date() },
+        data: { ...data, updatedAt: new Date() },
         select: contactSelect,
       });
       const contact = toContact(row);
@@ -316,11 +283,12 @@ export async function bulkUpsertContacts(
   const changedIds = new Set<string>();
 
   await transaction(async (tx) => {
-    await requireAccounts(
-      tx,
+    await lockReferences(
       orgId,
       rows.flatMap((row, index) =>
-        row.accountId ? [{ accountId: row.accountId, path: ["contacts", String(index), "accountId"] }] : [],
+        row.accountId
+          ? [{ table: "Account" as const, id: row.accountId, path: ["contacts", String(index), "accountId"] }]
+          : [],
       ),
     );
 

@@ -1,7 +1,6 @@
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
 import { prisma, transaction } from "../db/transaction";
-import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   CLOSED_STAGES,
   DEAL_DEFAULT_SORT,
@@ -15,6 +14,7 @@ import {
   type DealUpdate,
 } from "../schemas/deals";
 import { type EventName, recordEvents, type WriteOrigin } from "./events";
+import { changedFields, lockForUpdate, lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
 const dealSelect = {
@@ -73,34 +73,11 @@ function stageEvent(stage: DealStage): EventName {
   return "deal.stage_changed";
 }
 
-function unknownAccount(path: string[]): ErrorDetail {
-  return { path, message: "no account with this id in the organisation" };
-}
-
-/**
- * Checks that every account id exists in the organisation and holds a key-share lock on those accounts until the
- * transaction ends, so a concurrent hard delete cannot remove an account between the check and the insert.
- * @param refs account ids with the body path to report for each.
- * @throws ApiError `validation_error` (422) listing every reference that names no account of the organisation.
- */
-async function lockAccounts(
-  tx: Prisma.TransactionClient,
-  orgId: string,
-  refs: ReadonlyArray<{ accountId: string; path: string[] }>,
-): Promise<void> {
-  const ids = [...new Set(refs.map((ref) => ref.accountId))];
-  const found = await tx.$queryRaw<Array<{ id: string }>>`
-    SELECT "id" FROM "Account" WHERE "orgId" = ${orgId} AND "id" = ANY(${ids}::text[]) FOR KEY SHARE`;
-  const existing = new Set(found.map((row) => row.id));
-  const details = refs.filter((ref) => !existing.has(ref.accountId)).map((ref) => unknownAccount(ref.path));
-  if (details.length > 0) {
-    throw new ApiError(
-      "validation_error",
-      details.length === 1 ? "accountId names no account of the organisation" : "Some accountIds name no account",
-      { details },
-    );
-  }
-}
+const deals = resourceReader({
+  noun: "Deal",
+  findFirst: (where) => prisma().deal.findFirst({ where, select: dealSelect }),
+  serialise: toDeal,
+});
 
 /**
  * Lists an organisation's deals, one keyset page at a time (spec §4.3, §4.9); filters `stage`, `accountId`,
@@ -119,7 +96,7 @@ export function listDeals(orgId: string, query: DealListQuery) {
     fields: DEAL_SORT_FIELDS,
     defaultSort: DEAL_DEFAULT_SORT,
     filters,
-    findCursor: (id) => prisma().deal.findFirst({ where: { orgId, id }, select: dealSelect }),
+    findCursor: (id) => deals.find(orgId, id),
     findMany: (args) => prisma().deal.findMany({ ...(args as Prisma.DealFindManyArgs), select: dealSelect }),
     map: toDeal,
   });
@@ -129,10 +106,8 @@ export function listDeals(orgId: string, query: DealListQuery) {
  * Returns one deal of the organisation (spec §4.3).
  * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
  */
-export async function getDeal(orgId: string, id: string): Promise<Deal> {
-  const row = await prisma().deal.findFirst({ where: { orgId, id }, select: dealSelect });
-  if (!row) throw notFound("Deal", id);
-  return toDeal(row);
+export function getDeal(orgId: string, id: string): Promise<Deal> {
+  return deals.get(orgId, id);
 }
 
 /** The column values of a new deal, defaults applied; `closedAt` is `now` when it starts in a closed stage. */
@@ -159,7 +134,7 @@ function newDealData(input: DealCreate, now: Date) {
  */
 export async function createDeal(orgId: string, input: DealCreate, origin: WriteOrigin): Promise<Deal> {
   return transaction(async (tx) => {
-    await lockAccounts(tx, orgId, [{ accountId: input.accountId, path: ["accountId"] }]);
+    await lockReferences(orgId, [{ table: "Account", id: input.accountId, path: ["accountId"] }]);
     const now = new Date();
     const deal = toDeal(
       await tx.deal.create({
@@ -184,19 +159,15 @@ export async function createDeal(orgId: string, input: DealCreate, origin: Write
 export async function updateDeal(orgId: string, input: DealUpdate, origin: WriteOrigin): Promise<Deal> {
   const { id, ...fields } = input;
   return transaction(async (tx) => {
-    const locked = await tx.$queryRaw<Array<{ id: string }>>`
-      SELECT "id" FROM "Deal" WHERE "id" = ${id} AND "orgId" = ${orgId} FOR UPDATE`;
-    if (locked.length === 0) throw notFound("Deal", id);
-    const current = toDeal(await tx.deal.findUniqueOrThrow({ where: { id }, select: dealSelect }));
-
+    await lockForUpdate("Deal", "Deal", orgId, id);
+    const current = await deals.get(orgId, id);
     const wanted = { ...fields };
     if (wanted.estimatedMrr !== undefined) wanted.estimatedMrr = roundMoney(wanted.estimatedMrr);
-    const changes = Object.fromEntries(
-      Object.entries(wanted).filter(([key, value]) => value !== undefined && current[key as keyof Deal] !== value),
-    ) as Partial<Omit<DealUpdate, "id">>;
+    const { changes } = changedFields(current, wanted);
     if (Object.keys(changes).length === 0) return current;
 
-    if (changes.accountId) await lockAccounts(tx, orgId, [{ accountId: changes.accountId, path: ["accountId"] }]);
+    if (changes.accountId)
+      await lockReferences(orgId, [{ table: "Account", id: changes.accountId, path: ["accountId"] }]);
     const data: Prisma.DealUncheckedUpdateInput = {
       ...changes,
       estimatedMrr: changes.estimatedMrr?.toFixed(2),
@@ -243,10 +214,13 @@ export async function bulkCreateDeals(
   });
 
   await transaction(async (tx) => {
-    await lockAccounts(
-      tx,
+    await lockReferences(
       orgId,
-      items.map((item, index) => ({ accountId: item.accountId, path: ["deals", String(index), "accountId"] })),
+      items.map((item, index) => ({
+        table: "Account",
+        id: item.accountId,
+        path: ["deals", String(index), "accountId"],
+      })),
     );
     const inserted = await tx.$queryRawUnsafe<Array<{ id: string }>>(
       `INSERT INTO "Deal" ("id", "orgId", "accountId", "name", "estimatedMrr", "probability", "stage", "type",

@@ -1,4 +1,4 @@
-import { Prisma } from "../db/generated/client";
+import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
 import { prisma, transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
@@ -12,6 +12,7 @@ import {
   type DeviceUpdate,
 } from "../schemas/devices";
 import { type EventName, recordEvents, type WriteOrigin } from "./events";
+import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
 const deviceSelect = {
@@ -74,28 +75,11 @@ function rmmAgentIdTaken(rmmAgentId: string): ApiError {
   });
 }
 
-function unknownAccount(path: string[]): ErrorDetail {
-  return { path, message: "no account with this id in the organisation" };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
-}
-
-/**
- * Returns which of `accountIds` are accounts of the organisation, holding a `FOR KEY SHARE` lock on them until the
- * transaction ends so that an account cannot be hard-deleted between this check and the device write.
- */
-async function lockAccounts(tx: Prisma.TransactionClient, orgId: string, accountIds: string[]): Promise<Set<string>> {
-  const rows = await tx.$queryRawUnsafe<Array<{ id: string }>>(
-    `SELECT "id" FROM "Account"
-     WHERE "orgId" = $1 AND "id" IN (SELECT jsonb_array_elements_text($2::jsonb))
-     FOR KEY SHARE`,
-    orgId,
-    JSON.stringify([...new Set(accountIds)]),
-  );
-  return new Set(rows.map((row) => row.id));
-}
+const devices = resourceReader({
+  noun: "Device",
+  findFirst: (where) => prisma().device.findFirst({ where, select: deviceSelect }),
+  serialise: toDevice,
+});
 
 /**
  * Lists an organisation's devices, one keyset page at a time (spec §4.4, §4.9); filters `accountId`, `isOnline`,
@@ -113,7 +97,7 @@ export function listDevices(orgId: string, query: DeviceListQuery) {
     fields: DEVICE_SORT_FIELDS,
     defaultSort: DEVICE_DEFAULT_SORT,
     filters,
-    findCursor: (id) => prisma().device.findFirst({ where: { orgId, id }, select: deviceSelect }),
+    findCursor: (id) => devices.find(orgId, id),
     findMany: (args) => prisma().device.findMany({ ...(args as Prisma.DeviceFindManyArgs), select: deviceSelect }),
     map: toDevice,
   });
@@ -123,10 +107,8 @@ export function listDevices(orgId: string, query: DeviceListQuery) {
  * Returns one device of the organisation (spec §4.4).
  * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
  */
-export async function getDevice(orgId: string, id: string): Promise<Device> {
-  const row = await prisma().device.findFirst({ where: { orgId, id }, select: deviceSelect });
-  if (!row) throw notFound("Device", id);
-  return toDevice(row);
+export function getDevice(orgId: string, id: string): Promise<Device> {
+  return devices.get(orgId, id);
 }
 
 /**
@@ -138,11 +120,7 @@ export async function getDevice(orgId: string, id: string): Promise<Device> {
 export async function createDevice(orgId: string, input: DeviceCreate, origin: WriteOrigin): Promise<Device> {
   try {
     return await transaction(async (tx) => {
-      if (!(await lockAccounts(tx, orgId, [input.accountId])).has(input.accountId)) {
-        throw new ApiError("validation_error", `No account ${input.accountId} in the organisation`, {
-          details: [unknownAccount(["accountId"])],
-        });
-      }
+      await lockReferences(orgId, [{ table: "Account", id: input.accountId, path: ["accountId"] }]);
       const data = { ...input, lastSeenAt: normaliseTimestamp(input.lastSeenAt), orgId };
       const device = toDevice(await tx.device.create({ data, select: deviceSelect }));
       await recordEvents(tx, orgId, origin, [{ name: "device.created", data: device }]);
@@ -166,22 +144,12 @@ export async function updateDevice(orgId: string, input: DeviceUpdate, origin: W
   const { id, ...fields } = input;
   try {
     return await transaction(async (tx) => {
-      const [current] = await tx.$queryRawUnsafe<DeviceRow[]>(
-        `SELECT ${deviceColumns("d")} FROM "Device" AS d WHERE d."orgId" = $1 AND d."id" = $2 FOR UPDATE`,
-        orgId,
-        id,
-      );
-      if (!current) throw notFound("Device", id);
-      const before = toDevice(current);
-      const wanted = { ...fields, lastSeenAt: normaliseTimestamp(fields.lastSeenAt) };
-      const changes = Object.fromEntries(
-        Object.entries(wanted).filter(([key, value]) => value !== undefined && before[key as keyof Device] !== value),
-      ) as Partial<Omit<DeviceUpdate, "id">>;
+      await lockForUpdate("Device", "Device", orgId, id);
+      const before = await devices.get(orgId, id);
+      const { changes } = changedFields(before, { ...fields, lastSeenAt: normaliseTimestamp(fields.lastSeenAt) });
       if (Object.keys(changes).length === 0) return before;
-      if (changes.accountId && !(await lockAccounts(tx, orgId, [changes.accountId])).has(changes.accountId)) {
-        throw new ApiError("validation_error", `No account ${changes.accountId} in the organisation`, {
-          details: [unknownAccount(["accountId"])],
-        });
+      if (changes.accountId) {
+        await lockReferences(orgId, [{ table: "Account", id: changes.accountId, path: ["accountId"] }]);
       }
       const device = toDevice(await tx.device.update({ where: { id }, data: changes, select: deviceSelect }));
       await recordEvents(tx, orgId, origin, changeEvents(before, device));
@@ -242,19 +210,14 @@ export async function bulkUpsertDevices(
   const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
 
   await transaction(async (tx) => {
-    const accounts = await lockAccounts(
-      tx,
+    await lockReferences(
       orgId,
-      items.map((item) => item.accountId),
+      items.map((item, index) => ({
+        table: "Account",
+        id: item.accountId,
+        path: ["devices", String(index), "accountId"],
+      })),
     );
-    const missing = items.flatMap((item, index) =>
-      accounts.has(item.accountId) ? [] : [unknownAccount(["devices", String(index), "accountId"])],
-    );
-    if (missing.length > 0) {
-      throw new ApiError("validation_error", "An accountId is not an account of the organisation", {
-        details: missing,
-      });
-    }
 
     const events: Array<{ name: EventName; data: Device }> = [];
     let pending = rows.map((row, index) => ({ row, index }));

@@ -1,7 +1,7 @@
 import type { Prisma } from "../db/generated/client";
 import { prisma, transaction } from "../db/transaction";
-import { ApiError, notFound } from "../errors";
 import { NOTE_DEFAULT_SORT, NOTE_SORT_FIELDS, type Note, type NoteCreate, type NoteListQuery } from "../schemas/notes";
+import { lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
 const noteSelect = {
@@ -16,18 +16,16 @@ const noteSelect = {
 
 type NoteRow = Prisma.NoteGetPayload<{ select: typeof noteSelect }>;
 
-/** Table and wording of each object type a note can be attached to (spec §2.8). */
-const NOTE_TARGETS = {
-  Account: { table: "Account", thing: "account" },
-  Deal: { table: "Deal", thing: "deal" },
-  Contract: { table: "Contract", thing: "contract" },
-  Lead: { table: "Lead", thing: "lead" },
-} as const satisfies Record<Note["objectType"], { table: string; thing: string }>;
-
 /** Serialises a note row exactly as `GET /notes/{id}` returns it (spec §2.8). */
 export function toNote(row: NoteRow): Note {
   return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
+
+const notes = resourceReader({
+  noun: "Note",
+  findFirst: (where) => prisma().note.findFirst({ where, select: noteSelect }),
+  serialise: toNote,
+});
 
 /**
  * Lists an organisation's notes, one keyset page at a time (spec §4.6, §4.9); filters `objectType`, `objectId`,
@@ -44,7 +42,7 @@ export function listNotes(orgId: string, query: NoteListQuery) {
     fields: NOTE_SORT_FIELDS,
     defaultSort: NOTE_DEFAULT_SORT,
     filters,
-    findCursor: (id) => prisma().note.findFirst({ where: { orgId, id }, select: noteSelect }),
+    findCursor: (id) => notes.find(orgId, id),
     findMany: (args) => prisma().note.findMany({ ...(args as Prisma.NoteFindManyArgs), select: noteSelect }),
     map: toNote,
   });
@@ -54,10 +52,8 @@ export function listNotes(orgId: string, query: NoteListQuery) {
  * Returns one note of the organisation (issue #3: added next to the spec's list and create).
  * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
  */
-export async function getNote(orgId: string, id: string): Promise<Note> {
-  const row = await prisma().note.findFirst({ where: { orgId, id }, select: noteSelect });
-  if (!row) throw notFound("Note", id);
-  return toNote(row);
+export function getNote(orgId: string, id: string): Promise<Note> {
+  return notes.get(orgId, id);
 }
 
 /**
@@ -66,19 +62,9 @@ export async function getNote(orgId: string, id: string): Promise<Note> {
  * @throws ApiError `validation_error` (422) when `objectId` is not a record of `objectType` in the organisation.
  */
 export async function createNote(orgId: string, input: NoteCreate): Promise<Note> {
-  const target = NOTE_TARGETS[input.objectType];
   return transaction(async (tx) => {
-    // The table name comes from the fixed map above, never from the request.
-    const found = await tx.$queryRawUnsafe<unknown[]>(
-      `SELECT 1 FROM "${target.table}" WHERE "orgId" = $1 AND "id" = $2 FOR KEY SHARE`,
-      orgId,
-      input.objectId,
-    );
-    if (found.length === 0) {
-      throw new ApiError("validation_error", `No ${target.thing} ${input.objectId} in the organisation`, {
-        details: [{ path: ["objectId"], message: `no ${target.thing} with this id in the organisation` }],
-      });
-    }
+    // objectType is one of the referenced tables by its schema (spec §2.8).
+    await lockReferences(orgId, [{ table: input.objectType, id: input.objectId, path: ["objectId"] }]);
     return toNote(await tx.note.create({ data: { ...input, orgId }, select: noteSelect }));
   });
 }

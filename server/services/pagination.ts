@@ -39,7 +39,9 @@ export function keyset(
   fields: SortableFields,
   cursorRow?: Record<string, unknown>,
 ): { orderBy: Where[]; where?: Where } {
-  const all: SortTerm[] = [...terms, { field: "id", direction: terms[0]?.direction ?? "asc" }];
+  // The id breaks ties, in the direction of the first term; a sort that already ends on id needs no tie-breaker.
+  const all: SortTerm[] =
+    terms.at(-1)?.field === "id" ? [...terms] : [...terms, { field: "id", direction: terms[0]?.direction ?? "asc" }];
   const nullable = (field: string) => fields[field]?.nullable === true;
   const orderBy = all.map(({ field, direction }) =>
     nullable(field) ? { [field]: { sort: direction, nulls: "last" } } : { [field]: direction },
@@ -73,13 +75,14 @@ export function keyset(
  * Cuts a fetched page of `limit + 1` rows into the list envelope fields (spec §2.1): `hasMore` and `nextCursor`, the id
  * of the last record of the page (null on an empty page). Passing it back as `cursor` continues after that record.
  */
-export function toPage<T extends { id: string }>(
+export function toPage<T extends { id: string | bigint }>(
   rows: T[],
   limit: number,
 ): { rows: T[]; hasMore: boolean; nextCursor: string | null } {
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
-  return { rows: page, hasMore, nextCursor: page.at(-1)?.id ?? null };
+  const last = page.at(-1);
+  return { rows: page, hasMore, nextCursor: last === undefined ? null : String(last.id) };
 }
 
 /** 400 `bad_request` for a cursor that does not name a record of this organisation's list (spec §4.9, §7). */
@@ -108,7 +111,7 @@ export interface ListQuery {
  * @returns `{ data, hasMore, nextCursor }` with rows mapped by `map`.
  * @throws ApiError `bad_request` (400) for an unknown cursor.
  */
-export async function listPage<Row extends { id: string }, Out>(options: {
+export async function listPage<Row extends { id: string | bigint }, Out>(options: {
   query: ListQuery;
   fields: SortableFields;
   defaultSort: readonly SortTerm[];

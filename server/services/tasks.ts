@@ -1,6 +1,6 @@
 import type { Prisma } from "../db/generated/client";
 import { prisma, transaction } from "../db/transaction";
-import { ApiError, type ErrorDetail, notFound } from "../errors";
+import { ApiError, notFound } from "../errors";
 import {
   TASK_DEFAULT_SORT,
   TASK_DEFAULTS,
@@ -10,6 +10,7 @@ import {
   type TaskListQuery,
   type TaskUpdate,
 } from "../schemas/tasks";
+import { changedFields, lockForUpdate, lockReferences, type Reference, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
 const taskSelect = {
@@ -53,35 +54,32 @@ function normaliseTimestamp(value: string | null): string | null {
  *         the deal belongs to another account than `accountId`.
  */
 async function checkLinks(
-  tx: Prisma.TransactionClient,
   orgId: string,
   links: { accountId: string | null; dealId: string | null },
   sent: { accountId: boolean; dealId: boolean },
 ): Promise<void> {
-  const details: ErrorDetail[] = [];
-  if (links.accountId) {
-    const account = await tx.$queryRaw<Array<{ id: string }>>`
-      SELECT "id" FROM "Account" WHERE "orgId" = ${orgId} AND "id" = ${links.accountId} FOR KEY SHARE`;
-    if (account.length === 0) {
-      details.push({ path: ["accountId"], message: "no account with this id in the organisation" });
-    }
+  const refs: Reference[] = [];
+  if (links.accountId) refs.push({ table: "Account", id: links.accountId, path: ["accountId"] });
+  if (links.dealId) refs.push({ table: "Deal", id: links.dealId, path: ["dealId"] });
+  const found = await lockReferences(orgId, refs);
+  const dealAccount = links.dealId ? found.get(`Deal:${links.dealId}`)?.accountId : undefined;
+  if (links.accountId && dealAccount && dealAccount !== links.accountId) {
+    throw new ApiError("validation_error", "The task's deal belongs to another account", {
+      details: [
+        {
+          path: [sent.dealId || !sent.accountId ? "dealId" : "accountId"],
+          message: "the deal belongs to another account than the task's accountId",
+        },
+      ],
+    });
   }
-  if (links.dealId) {
-    const deal = await tx.$queryRaw<Array<{ accountId: string }>>`
-      SELECT "accountId" FROM "Deal" WHERE "orgId" = ${orgId} AND "id" = ${links.dealId} FOR KEY SHARE`;
-    const dealAccount = deal[0]?.accountId;
-    if (dealAccount === undefined) {
-      details.push({ path: ["dealId"], message: "no deal with this id in the organisation" });
-    } else if (links.accountId && details.length === 0 && dealAccount !== links.accountId) {
-      details.push({
-        path: [sent.dealId || !sent.accountId ? "dealId" : "accountId"],
-        message: "the deal belongs to another account than the task's accountId",
-      });
-    }
-  }
-  if (details.length > 0)
-    throw new ApiError("validation_error", "The task's account or deal is not usable", { details });
 }
+
+const tasks = resourceReader({
+  noun: "Task",
+  findFirst: (where) => prisma().task.findFirst({ where, select: taskSelect }),
+  serialise: toTask,
+});
 
 /**
  * Lists an organisation's tasks, one keyset page at a time (spec §4.5, §4.9); filters `status`, `assigneeId`,
@@ -100,7 +98,7 @@ export function listTasks(orgId: string, query: TaskListQuery) {
     fields: TASK_SORT_FIELDS,
     defaultSort: TASK_DEFAULT_SORT,
     filters,
-    findCursor: (id) => prisma().task.findFirst({ where: { orgId, id }, select: taskSelect }),
+    findCursor: (id) => tasks.find(orgId, id),
     findMany: (args) => prisma().task.findMany({ ...(args as Prisma.TaskFindManyArgs), select: taskSelect }),
     map: toTask,
   });
@@ -110,10 +108,8 @@ export function listTasks(orgId: string, query: TaskListQuery) {
  * Returns one task of the organisation (spec §4.5).
  * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
  */
-export async function getTask(orgId: string, id: string): Promise<Task> {
-  const row = await prisma().task.findFirst({ where: { orgId, id }, select: taskSelect });
-  if (!row) throw notFound("Task", id);
-  return toTask(row);
+export function getTask(orgId: string, id: string): Promise<Task> {
+  return tasks.get(orgId, id);
 }
 
 /**
@@ -126,7 +122,7 @@ export async function createTask(orgId: string, input: TaskCreate): Promise<Task
   const status = input.status ?? TASK_DEFAULTS.status;
   const links = { accountId: input.accountId ?? null, dealId: input.dealId ?? null };
   return transaction(async (tx) => {
-    await checkLinks(tx, orgId, links, { accountId: input.accountId != null, dealId: input.dealId != null });
+    await checkLinks(orgId, links, { accountId: input.accountId != null, dealId: input.dealId != null });
     const now = new Date();
     const row = await tx.task.create({
       data: {
@@ -157,21 +153,15 @@ export async function createTask(orgId: string, input: TaskCreate): Promise<Task
 export async function updateTask(orgId: string, input: TaskUpdate): Promise<Task> {
   const { id, ...fields } = input;
   return transaction(async (tx) => {
-    const locked = await tx.$queryRaw<Array<{ id: string }>>`
-      SELECT "id" FROM "Task" WHERE "id" = ${id} AND "orgId" = ${orgId} FOR UPDATE`;
-    if (locked.length === 0) throw notFound("Task", id);
-    const current = toTask(await tx.task.findUniqueOrThrow({ where: { id }, select: taskSelect }));
-
+    await lockForUpdate("Task", "Task", orgId, id);
+    const current = await tasks.get(orgId, id);
     const wanted = { ...fields };
     if (wanted.dueAt !== undefined) wanted.dueAt = normaliseTimestamp(wanted.dueAt);
-    const changes = Object.fromEntries(
-      Object.entries(wanted).filter(([key, value]) => value !== undefined && current[key as keyof Task] !== value),
-    ) as Partial<Omit<TaskUpdate, "id">>;
+    const { changes } = changedFields(current, wanted);
     if (Object.keys(changes).length === 0) return current;
 
     if (changes.accountId !== undefined || changes.dealId !== undefined) {
       await checkLinks(
-        tx,
         orgId,
         {
           accountId: changes.accountId !== undefined ? changes.accountId : current.accountId,

@@ -1,6 +1,5 @@
 import type { Prisma } from "../db/generated/client";
 import { prisma, transaction } from "../db/transaction";
-import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   TOUCHPOINT_DEFAULT_SORT,
   TOUCHPOINT_SORT_FIELDS,
@@ -9,6 +8,7 @@ import {
   type TouchpointListQuery,
 } from "../schemas/touchpoints";
 import { recordEvents, type WriteOrigin } from "./events";
+import { lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
 const touchpointSelect = {
@@ -39,6 +39,12 @@ export function toTouchpoint(row: TouchpointRow): Touchpoint {
   };
 }
 
+const touchpoints = resourceReader({
+  noun: "Touchpoint",
+  findFirst: (where) => prisma().touchpoint.findFirst({ where, select: touchpointSelect }),
+  serialise: toTouchpoint,
+});
+
 /**
  * Lists an organisation's touchpoints, one keyset page at a time (spec §4.7, §4.9); filters `accountId`, `type`,
  * `updatedAfter`; sort allow-list `occurredAt`, `createdAt`, `updatedAt`.
@@ -54,7 +60,7 @@ export function listTouchpoints(orgId: string, query: TouchpointListQuery) {
     fields: TOUCHPOINT_SORT_FIELDS,
     defaultSort: TOUCHPOINT_DEFAULT_SORT,
     filters,
-    findCursor: (id) => prisma().touchpoint.findFirst({ where: { orgId, id }, select: touchpointSelect }),
+    findCursor: (id) => touchpoints.find(orgId, id),
     findMany: (args) =>
       prisma().touchpoint.findMany({ ...(args as Prisma.TouchpointFindManyArgs), select: touchpointSelect }),
     map: toTouchpoint,
@@ -65,10 +71,8 @@ export function listTouchpoints(orgId: string, query: TouchpointListQuery) {
  * Returns one touchpoint of the organisation (issue #3: added so that webhook data equals a GET response).
  * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
  */
-export async function getTouchpoint(orgId: string, id: string): Promise<Touchpoint> {
-  const row = await prisma().touchpoint.findFirst({ where: { orgId, id }, select: touchpointSelect });
-  if (!row) throw notFound("Touchpoint", id);
-  return toTouchpoint(row);
+export function getTouchpoint(orgId: string, id: string): Promise<Touchpoint> {
+  return touchpoints.get(orgId, id);
 }
 
 /**
@@ -84,21 +88,10 @@ export async function createTouchpoint(
   origin: WriteOrigin,
 ): Promise<Touchpoint> {
   return transaction(async (tx) => {
-    const details: ErrorDetail[] = [];
-    const account = await tx.$queryRaw<unknown[]>`
-      SELECT 1 FROM "Account" WHERE "orgId" = ${orgId} AND "id" = ${input.accountId} FOR KEY SHARE`;
-    if (account.length === 0)
-      details.push({ path: ["accountId"], message: "no account with this id in the organisation" });
-    if (input.contactId) {
-      const contact = await tx.$queryRaw<unknown[]>`
-        SELECT 1 FROM "Contact" WHERE "orgId" = ${orgId} AND "id" = ${input.contactId} FOR KEY SHARE`;
-      if (contact.length === 0) {
-        details.push({ path: ["contactId"], message: "no contact with this id in the organisation" });
-      }
-    }
-    if (details.length > 0) {
-      throw new ApiError("validation_error", "A referenced record does not exist in the organisation", { details });
-    }
+    await lockReferences(orgId, [
+      { table: "Account", id: input.accountId, path: ["accountId"] },
+      ...(input.contactId ? [{ table: "Contact" as const, id: input.contactId, path: ["contactId"] }] : []),
+    ]);
     const data = {
       ...input,
       orgId,

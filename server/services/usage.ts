@@ -4,6 +4,7 @@ import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
 import type { AuditEntry } from "./audit";
 import { PLAN_LIMITS } from "./organisations";
+import { listPage } from "./pagination";
 
 /**
  * One audited API call as the usage page shows it (spec §1 "every call is audit-logged"): the stored
@@ -27,20 +28,33 @@ export interface AuditLogQuery {
 }
 
 const STATUS_PATTERN = /^(?:([1-5])xx|([1-5]\d\d))$/;
-// Cursor: `<createdAt ms>.<id>` of the last row of the previous page.
-const CURSOR_PATTERN = /^(\d{1,15})\.(\d{1,19})$/;
+
+const auditSelect = {
+  id: true,
+  method: true,
+  path: true,
+  query: true,
+  status: true,
+  errorCode: true,
+  durationMs: true,
+  requestId: true,
+  apiKeyId: true,
+  isTest: true,
+  createdAt: true,
+} satisfies Prisma.AuditLogSelect;
 
 /**
- * The organisation's audit log, newest first, keyset-paginated over `(createdAt, id)` (the `(orgId, createdAt)`
- * index), so a late page costs what the first one does. Rows are written in batches up to 250 ms after each call.
- * @returns `{ data: AuditLogEntry[], nextCursor }`; `nextCursor` is null on the last page.
+ * The organisation's audit log, newest first, one keyset page at a time over `(createdAt, id)` (the `(orgId,
+ * createdAt)` index) with the list helper every list uses, so a late page costs what the first one does. Rows are
+ * written in batches up to 250 ms after each call.
+ * @returns `{ data: AuditLogEntry[], hasMore, nextCursor }`: pass `nextCursor` as `cursor` while `hasMore`.
  * @throws ApiError `validation_error` (422) for a malformed status filter or limit; `bad_request` (400) for a
- *         malformed cursor.
+ *         cursor that names no row of the organisation's log.
  */
-export async function listAuditLog(
+export function listAuditLog(
   orgId: string,
   query: AuditLogQuery = {},
-): Promise<{ data: AuditLogEntry[]; nextCursor: string | null }> {
+): Promise<{ data: AuditLogEntry[]; hasMore: boolean; nextCursor: string | null }> {
   const limit = query.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
     throw new ApiError("validation_error", "limit must be an integer from 1 to 100");
@@ -59,38 +73,18 @@ export async function listAuditLog(
       where.status = Number(match[2]);
     }
   }
-  const and: Prisma.AuditLogWhereInput[] = [];
-  if (query.cursor) {
-    const match = CURSOR_PATTERN.exec(query.cursor);
-    if (!match) throw new ApiError("bad_request", "cursor is not a cursor of this list");
-    const createdAt = new Date(Number(match[1]));
-    const id = BigInt(match[2] as string);
-    and.push({ OR: [{ createdAt: { lt: createdAt } }, { createdAt, id: { lt: id } }] });
-  }
-  const rows = await prisma().auditLog.findMany({
-    where: and.length ? { ...where, AND: and } : where,
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: limit + 1,
-    select: {
-      id: true,
-      method: true,
-      path: true,
-      query: true,
-      status: true,
-      errorCode: true,
-      durationMs: true,
-      requestId: true,
-      apiKeyId: true,
-      isTest: true,
-      createdAt: true,
-    },
+  return listPage({
+    query: { limit, cursor: query.cursor },
+    fields: { createdAt: { nullable: false } },
+    defaultSort: [{ field: "createdAt", direction: "desc" }],
+    filters: [where],
+    findCursor: async (cursor) =>
+      /^\d{1,19}$/.test(cursor)
+        ? prisma().auditLog.findFirst({ where: { orgId, id: BigInt(cursor) }, select: auditSelect })
+        : null,
+    findMany: (args) => prisma().auditLog.findMany({ ...(args as Prisma.AuditLogFindManyArgs), select: auditSelect }),
+    map: (row) => ({ ...row, id: row.id.toString() }),
   });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    data: page.map((row) => ({ ...row, id: row.id.toString() })),
-    nextCursor: rows.length > limit && last ? `${last.createdAt.getTime()}.${last.id}` : null,
-  };
 }
 
 /** The organisation's rate-limit plan and the limits in force (spec §8), requests per minute. */

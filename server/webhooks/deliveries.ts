@@ -1,11 +1,12 @@
 // Webhook deliveries (spec §6, DESIGN.md §6): fan-out of outbox events, signed attempts, their history, redelivery,
 // and what the sweeper picks up. The Inngest functions in inngest/functions/ only call these.
 import { randomBytes } from "node:crypto";
-import type { DeliveryStatus } from "../db/generated/client";
+import type { DeliveryStatus, Prisma } from "../db/generated/client";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, notFound } from "../errors";
 import { EVENT_NAMES } from "../services/events";
+import { listPage } from "../services/pagination";
 import { serializePayload, signedHeaders } from "./signing";
 import { postWebhook } from "./transport";
 import { UNDISPATCHED_MAX_AGE_MS } from "./worker";
@@ -266,8 +267,8 @@ export interface DeliveryAttemptView {
 }
 
 /**
- * The attempts made to one endpoint, newest first, keyset-paged: pass the previous page's `nextCursor` as `cursor`;
- * `nextCursor` is null on the last page.
+ * The attempts made to one endpoint, newest first, keyset-paged like every list: pass the previous page's
+ * `nextCursor` as `cursor` while `hasMore`.
  * @param options.limit 1 to 100, default 50 (spec §8 page size).
  * @throws ApiError `not_found` (404) for an endpoint missing or of another organisation; `bad_request` (400) for a
  *         malformed cursor; `validation_error` (422) for a limit out of range.
@@ -276,38 +277,40 @@ export async function listDeliveryAttempts(
   orgId: string,
   endpointId: string,
   options: { cursor?: string | null; limit?: number } = {},
-): Promise<{ data: DeliveryAttemptView[]; nextCursor: string | null }> {
+): Promise<{ data: DeliveryAttemptView[]; hasMore: boolean; nextCursor: string | null }> {
   const limit = options.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
     throw new ApiError("validation_error", "limit must be an integer from 1 to 100", {
       details: [{ path: ["limit"], message: "must be an integer from 1 to 100" }],
     });
-  if (options.cursor && !/^\d{1,19}$/.test(options.cursor))
-    throw new ApiError("bad_request", "cursor is not a cursor returned by this list");
   const endpoint = await prisma().webhookEndpoint.findFirst({ where: { orgId, id: endpointId }, select: { id: true } });
   if (!endpoint) throw notFound("Webhook endpoint", endpointId);
-  const rows = await prisma().deliveryAttempt.findMany({
-    where: {
-      delivery: { orgId, endpointId },
-      ...(options.cursor ? { id: { lt: BigInt(options.cursor) } } : {}),
-    },
-    orderBy: { id: "desc" },
-    take: limit + 1,
-    select: {
-      id: true,
-      deliveryId: true,
-      attempt: true,
-      responseStatus: true,
-      success: true,
-      durationMs: true,
-      error: true,
-      startedAt: true,
-      delivery: { select: { eventId: true, event: { select: { name: true } } } },
-    },
-  });
-  const page = rows.slice(0, limit);
-  return {
-    data: page.map((row) => ({
+  const scope = { delivery: { orgId, endpointId } };
+  return listPage({
+    query: { limit, cursor: options.cursor ?? undefined },
+    fields: { id: { nullable: false } },
+    defaultSort: [{ field: "id", direction: "desc" }],
+    filters: [scope],
+    findCursor: async (cursor) =>
+      /^\d{1,19}$/.test(cursor)
+        ? prisma().deliveryAttempt.findFirst({ where: { ...scope, id: BigInt(cursor) }, select: { id: true } })
+        : null,
+    findMany: (args) =>
+      prisma().deliveryAttempt.findMany({
+        ...(args as Prisma.DeliveryAttemptFindManyArgs),
+        select: {
+          id: true,
+          deliveryId: true,
+          attempt: true,
+          responseStatus: true,
+          success: true,
+          durationMs: true,
+          error: true,
+          startedAt: true,
+          delivery: { select: { eventId: true, event: { select: { name: true } } } },
+        },
+      }),
+    map: (row) => ({
       attemptId: row.id.toString(),
       deliveryId: row.deliveryId,
       eventId: row.delivery.eventId,
@@ -318,9 +321,8 @@ export async function listDeliveryAttempts(
       durationMs: row.durationMs,
       error: row.error,
       startedAt: row.startedAt,
-    })),
-    nextCursor: rows.length > limit ? (page.at(-1)?.id.toString() ?? null) : null,
-  };
+    }),
+  });
 }
 
 /**

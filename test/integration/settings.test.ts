@@ -176,7 +176,8 @@ describe("usage", () => {
     do {
       const page = await caller.usage.auditLog({ cursor, limit: 50 });
       seen.push(...page.data.map((row) => row.requestId));
-      cursor = page.nextCursor ?? undefined;
+      // The one list style (issue #12): nextCursor is also on the last page; hasMore says whether to go on.
+      cursor = page.hasMore ? (page.nextCursor ?? undefined) : undefined;
       pages += 1;
     } while (cursor);
     expect(pages).toBe(3);

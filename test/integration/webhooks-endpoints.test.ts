@@ -251,7 +251,7 @@ it("lists attempts newest first with keyset paging, and redelivers with the same
     expect((await apiError(redeliver(other.orgId, failed.deliveryId))).code).toBe("not_found");
 
     const all = await listDeliveryAttempts(orgId, endpoint.id);
-    expect(all.nextCursor).toBeNull();
+    expect(all.hasMore).toBe(false);
     expect(all.data.map((row) => [row.deliveryId, row.attempt, row.success, row.responseStatus])).toEqual([
       [third.deliveryId, 1, true, 204],
       [failed.deliveryId, 2, true, 204],
@@ -272,9 +272,9 @@ it("lists attempts newest first with keyset paging, and redelivers with the same
 
     const page1 = await listDeliveryAttempts(orgId, endpoint.id, { limit: 2 });
     expect(page1.data.map((row) => row.attemptId)).toEqual(all.data.slice(0, 2).map((row) => row.attemptId));
-    expect(page1.nextCursor).toBe(page1.data[1]?.attemptId);
+    expect(page1).toMatchObject({ hasMore: true, nextCursor: page1.data[1]?.attemptId });
     const page2 = await listDeliveryAttempts(orgId, endpoint.id, { limit: 2, cursor: page1.nextCursor });
-    expect(page2).toEqual({ data: [all.data[2]], nextCursor: null });
+    expect(page2).toEqual({ data: [all.data[2]], hasMore: false, nextCursor: all.data[2]?.attemptId });
 
     expect((await apiError(listDeliveryAttempts(orgId, endpoint.id, { cursor: "abc" }))).code).toBe("bad_request");
     expect((await apiError(listDeliveryAttempts(orgId, endpoint.id, { limit: 101 }))).code).toBe("validation_error");

@@ -6,7 +6,7 @@ import { router, sessionProcedure } from "./trpc";
 export const usageRouter = router({
   /**
    * The audit log, newest first, filtered by key, status (`404` or `4xx`) and path text, keyset-paginated.
-   * @returns `{ data, nextCursor }`.
+   * @returns `{ data, hasMore, nextCursor }`.
    * @throws 422 for a malformed status filter; 400 for a malformed cursor.
    */
   auditLog: sessionProcedure

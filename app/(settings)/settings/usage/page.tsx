@@ -44,7 +44,7 @@ export default async function UsagePage({
     caller.usage.lastDay(),
   ]);
   const keyNames = new Map(keys.map((key) => [key.id, key]));
-  let log: Awaited<ReturnType<typeof caller.usage.auditLog>> = { data: [], nextCursor: null };
+  let log: Awaited<ReturnType<typeof caller.usage.auditLog>> = { data: [], hasMore: false, nextCursor: null };
   let error: string | null = null;
   try {
     log = await caller.usage.auditLog({
@@ -204,7 +204,7 @@ export default async function UsagePage({
         )}
         <nav className="pager" aria-label="Audit log pages">
           {cursor ? <a href={`/settings/usage${query(filters)}`}>Newest calls</a> : null}
-          {log.nextCursor ? (
+          {log.hasMore && log.nextCursor ? (
             <a href={`/settings/usage${query({ ...filters, cursor: log.nextCursor })}`}>Older calls →</a>
           ) : null}
         </nav>

@@ -44,7 +44,9 @@ export default async function EndpointPage({
     throw error;
   }
   const [log, worker, waiting] = await Promise.all([
-    caller.webhooks.deliveries({ endpointId: id, cursor, limit: 25 }).catch(() => ({ data: [], nextCursor: null })),
+    caller.webhooks
+      .deliveries({ endpointId: id, cursor, limit: 25 })
+      .catch(() => ({ data: [], hasMore: false, nextCursor: null })),
     caller.webhooks.worker(),
     caller.webhooks.waiting({ id }),
   ]);
@@ -220,7 +222,7 @@ export default async function EndpointPage({
         )}
         <nav className="pager" aria-label="Delivery log pages">
           {cursor ? <a href={`/settings/webhooks/${endpoint.id}`}>Newest attempts</a> : null}
-          {log.nextCursor ? (
+          {log.hasMore && log.nextCursor ? (
             <a href={`/settings/webhooks/${endpoint.id}?cursor=${encodeURIComponent(log.nextCursor)}`}>
               Older attempts →
             </a>
