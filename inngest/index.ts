@@ -1,6 +1,7 @@
 import { deliverWebhookFunction } from "./functions/deliver-webhook";
 import { fanOutEventFunction } from "./functions/fan-out-event";
 import { purgeIdempotencyKeysFunction } from "./functions/purge-idempotency-keys";
+import { refreshHealthScoresFunction } from "./functions/refresh-health-scores";
 import { sweepOutboxFunction } from "./functions/sweep-outbox";
 
 export { inngest } from "./client";
@@ -11,4 +12,5 @@ export const functions = [
   deliverWebhookFunction,
   sweepOutboxFunction,
   purgeIdempotencyKeysFunction,
+  refreshHealthScoresFunction,
 ];

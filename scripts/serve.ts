@@ -69,6 +69,8 @@ async function main(): Promise<void> {
     else void pages(req, res);
   });
   server.on("clientError", answerClientError);
+  // Ready before listening, so it is printed before the first request can be answered.
+  const banner = await startupBanner({ database: db(), applied, demo, dev });
   try {
     await listen(server, config.PORT);
   } catch (error) {
@@ -78,7 +80,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
-  console.log(await startupBanner({ database: db(), applied, demo, dev }));
+  console.log(banner);
+  // Scores missing or more than an hour old (accounts from before the health table, a stopped worker) are computed
+  // once now, in the background; while a worker runs, the health refresh keeps them current.
+  const { refreshChangedHealthScores } = await import("../server/services/health");
+  refreshChangedHealthScores().catch((error: unknown) => console.error(`Health refresh: ${String(error)}`));
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   ACCOUNT_BULK_EXAMPLE,
   ACCOUNT_BULK_RESULT_EXAMPLE,
@@ -29,7 +29,10 @@ export const ACCOUNT_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] a
 
 const name = z.string().trim().min(1).max(255).describe("Account name, 1 to 255 characters.");
 const industry = z.string().trim().min(1).max(100).nullable().describe("Industry, free text up to 100 characters.");
-const employeeCount = jsonNumber(z.int().min(0).max(10_000_000))
+const employeeCount = z
+  .int()
+  .min(0)
+  .max(10_000_000)
   .nullable()
   .describe("Number of employees, integer 0 to 10,000,000.");
 const domain = z

@@ -68,16 +68,3 @@ export function listOf<T extends z.ZodType>(item: T) {
       .describe("Id of the last record of this page, to pass as cursor for the next page; null on an empty page."),
   });
 }
-
-/**
- * A JSON number body field. trpc-to-openapi coerces plain number fields of a body (`"12"` or `true` would pass); the
- * pipe stops that, so only JSON numbers are accepted, and the OpenAPI schema stays a plain number.
- */
-export function jsonNumber(schema: z.ZodNumber) {
-  return schema.pipe(z.number());
-}
-
-/** A JSON boolean body field, protected from coercion like {@link jsonNumber} (`"false"` would otherwise be true). */
-export function jsonBoolean() {
-  return z.boolean().pipe(z.boolean());
-}

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BULK_MAX } from "./accounts";
-import { IdSchema, jsonBoolean, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   CONTACT_BULK_EXAMPLE,
   CONTACT_BULK_RESULT_EXAMPLE,
@@ -49,9 +49,11 @@ const role = z
   .max(100)
   .nullable()
   .describe('The contact\'s role at the account, free text 1 to 100 characters, e.g. "Billing", "Decision maker".');
-const isPrimary = jsonBoolean().describe(
-  "Whether this account is the contact's primary account. A contact has at most one: setting it on one relationship clears it on the others.",
-);
+const isPrimary = z
+  .boolean()
+  .describe(
+    "Whether this account is the contact's primary account. A contact has at most one: setting it on one relationship clears it on the others.",
+  );
 
 /** One account relationship of a contact as responses show it (spec §2.4, issue #3). */
 export const ContactAccountLinkSchema = z

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BULK_MAX } from "./accounts";
-import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   DEAL_BULK_EXAMPLE,
   DEAL_BULK_RESULT_EXAMPLE,
@@ -51,12 +51,19 @@ const name = z.string().trim().min(1).max(255).describe("Deal name, 1 to 255 cha
 const accountId = IdSchema.describe(
   "Id of the account the deal belongs to; must be an account of the organisation (otherwise 422).",
 );
-const estimatedMrr = jsonNumber(z.number().min(0).max(MRR_MAX).multipleOf(0.01)).describe(
-  `Estimated monthly recurring revenue in currency units per month, 0 to ${MRR_MAX}, at most 2 decimals. Default ${DEAL_DEFAULTS.estimatedMrr}.`,
-);
-const probability = jsonNumber(z.int().min(0).max(100)).describe(
-  `Chance of winning, integer percent 0 to 100. Default ${DEAL_DEFAULTS.probability}.`,
-);
+const estimatedMrr = z
+  .number()
+  .min(0)
+  .max(MRR_MAX)
+  .multipleOf(0.01)
+  .describe(
+    `Estimated monthly recurring revenue in currency units per month, 0 to ${MRR_MAX}, at most 2 decimals. Default ${DEAL_DEFAULTS.estimatedMrr}.`,
+  );
+const probability = z
+  .int()
+  .min(0)
+  .max(100)
+  .describe(`Chance of winning, integer percent 0 to 100. Default ${DEAL_DEFAULTS.probability}.`);
 const serviceCategory = z
   .string()
   .trim()

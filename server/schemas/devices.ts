@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BULK_MAX } from "./accounts";
-import { BooleanQuerySchema, IdSchema, jsonBoolean, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { BooleanQuerySchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   DEVICE_BULK_EXAMPLE,
   DEVICE_BULK_RESULT_EXAMPLE,
@@ -43,13 +43,15 @@ const os = z
   .max(255)
   .nullable()
   .describe("Operating system and version, free text up to 255 characters.");
-const isOnline = jsonBoolean().describe(
-  "Whether the agent currently reports in. A change from true to false records device.offline.",
-);
-const isEndOfLife = jsonBoolean().describe(
-  "Whether the device is past its vendor's end of life. A change from false to true records device.end_of_life.",
-);
-const patchCompliant = jsonBoolean().describe("Whether the device has every required patch installed.");
+const isOnline = z
+  .boolean()
+  .describe("Whether the agent currently reports in. A change from true to false records device.offline.");
+const isEndOfLife = z
+  .boolean()
+  .describe(
+    "Whether the device is past its vendor's end of life. A change from false to true records device.end_of_life.",
+  );
+const patchCompliant = z.boolean().describe("Whether the device has every required patch installed.");
 const lastSeenAt = z.iso
   .datetime({ offset: true })
   .nullable()

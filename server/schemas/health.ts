@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { LifecycleStatusSchema } from "./accounts";
-import { IdSchema, jsonNumber, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   HEALTH_SCORE_EXAMPLE,
   HEALTH_SCORE_SUMMARY_EXAMPLE,
@@ -26,9 +26,6 @@ export const SignalSeveritySchema = z
 
 /** Keys of the five scored signals, in the order the breakdown lists them. */
 export const HEALTH_SIGNAL_KEYS = ["devices", "engagement", "pipeline", "service", "external"] as const;
-
-/** One key of {@link HEALTH_SIGNAL_KEYS}. */
-export type HealthSignalKey = (typeof HEALTH_SIGNAL_KEYS)[number];
 
 /**
  * One line of the score breakdown (spec §2.10): a signal's risk `value` (0–100), its `weight` (percent of the score)
@@ -95,7 +92,9 @@ const computedFields = {
   lifecycleStatus: LifecycleStatusSchema.describe("The account's lifecycle status (not an input of the score)."),
   score: z.int().describe("Churn risk, 0 (healthy) to 100 (about to churn): the rounded sum of the contributions."),
   riskLevel: RiskLevelSchema,
-  computedAt: TimestampSchema.describe("When the score was computed (it is computed on every request)."),
+  computedAt: TimestampSchema.describe(
+    "When the score was computed: now for GET /health-scores/{accountId}; when it was stored for the list (see its staleness).",
+  ),
   signals: z
     .array(HealthScoreSignalSchema)
     .describe("The five scored signals in the order devices, engagement, pipeline, service, external."),
@@ -125,7 +124,7 @@ export const HealthScoreSummarySchema = z
 /** A list item of health scores. */
 export type HealthScoreSummary = z.infer<typeof HealthScoreSummarySchema>;
 
-/** Sortable fields of `GET /health-scores` (computed, sorted in memory). */
+/** Sortable fields of `GET /health-scores`: the stored score, and the account's name. */
 export const HEALTH_SORT_FIELDS = {
   score: { nullable: false },
   accountName: { nullable: false },
@@ -165,7 +164,7 @@ export const SignalCreateSchema = z
     source: z.string().trim().min(1).max(100).describe("System that sends the signal, 1 to 100 characters."),
     type: z.string().trim().min(1).max(100).describe("Kind of signal, 1 to 100 characters, e.g. low_nps."),
     severity: SignalSeveritySchema,
-    score: jsonNumber(z.int().min(0).max(100)).describe("Churn risk the signal stands for, integer 0 to 100."),
+    score: z.int().min(0).max(100).describe("Churn risk the signal stands for, integer 0 to 100."),
     message: z.string().max(2000).nullable().optional().describe("Free-text explanation, up to 2,000 characters."),
     occurredAt: z.iso
       .datetime({ offset: true })

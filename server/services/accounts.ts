@@ -13,6 +13,7 @@ import {
   type AccountUpdate,
 } from "../schemas/accounts";
 import { recordEvents, type WriteOrigin } from "./events";
+import { recordNewAccountScores } from "./health";
 import { changedFields, isUniqueViolation, lockForUpdate, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -82,7 +83,9 @@ export function getAccount(orgId: string, id: string): Promise<Account> {
 export async function createAccount(orgId: string, input: AccountCreate, origin: WriteOrigin): Promise<Account> {
   try {
     return await transaction(async (tx) => {
-      const account = toAccount(await tx.account.create({ data: { ...input, orgId }, select: accountSelect }));
+      const row = await tx.account.create({ data: { ...input, orgId }, select: accountSelect });
+      const account = toAccount(row);
+      await recordNewAccountScores(orgId, [account.id], row.createdAt);
       await recordEvents(tx, orgId, origin, [{ name: "account.created", data: account }]);
       return account;
     });
@@ -254,6 +257,7 @@ export async function bulkUpsertAccounts(
     if (pending.length > 0) throw new Error("bulk upsert did not settle after 3 passes");
 
     const createdIds = [...outcome.values()].filter((o) => o.action === "created").map((o) => o.id);
+    await recordNewAccountScores(orgId, createdIds, new Date(now));
     const touched = await tx.account.findMany({
       where: { orgId, id: { in: [...createdIds, ...changedIds] } },
       select: accountSelect,

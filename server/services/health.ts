@@ -1,3 +1,4 @@
+import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
 import { prisma } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
@@ -12,7 +13,7 @@ import type {
   SignalCreated,
 } from "../schemas/health";
 import { HEALTH_DEFAULT_SORT, HEALTH_SORT_FIELDS } from "../schemas/health";
-import { parseSort, type SortTerm, unknownCursor } from "./pagination";
+import { listPage } from "./pagination";
 
 // ---------------------------------------------------------------------------------------------------------------------
 // The model: a pure function of counted facts (spec §2.10). Every constant is documented in the README.
@@ -199,39 +200,39 @@ const NOW = `($3::timestamptz AT TIME ZONE 'UTC')`;
 
 /**
  * Counts, in one statement of grouped aggregates (one scan per table through its (orgId, accountId…) index, never one
- * query per account), the score inputs of every account of the organisation, or of `accountId` only.
+ * query per account), the score inputs of every account of the organisation, or of the accounts listed in $2.
  */
 const INPUTS_SQL = `
 WITH acc AS (
   SELECT "id", "name", "lifecycleStatus"::text AS "lifecycleStatus", "createdAt" FROM "Account"
-  WHERE "orgId" = $1 AND ($2::text IS NULL OR "id" = $2)
+  WHERE "orgId" = $1 AND ($2::text[] IS NULL OR "id" = ANY($2::text[]))
 ), dev AS (
   SELECT "accountId", count(*)::int AS "devices",
          count(*) FILTER (WHERE NOT "isOnline")::int AS "offline",
          count(*) FILTER (WHERE "isEndOfLife")::int AS "endOfLife",
          count(*) FILTER (WHERE NOT "patchCompliant")::int AS "notPatchCompliant"
-  FROM "Device" WHERE "orgId" = $1 AND ($2::text IS NULL OR "accountId" = $2)
+  FROM "Device" WHERE "orgId" = $1 AND ($2::text[] IS NULL OR "accountId" = ANY($2::text[]))
   GROUP BY "accountId"
 ), tp AS (
   SELECT "accountId", max("occurredAt") AS "lastTouchpointAt"
-  FROM "Touchpoint" WHERE "orgId" = $1 AND ($2::text IS NULL OR "accountId" = $2) AND "occurredAt" <= ${NOW}
+  FROM "Touchpoint" WHERE "orgId" = $1 AND ($2::text[] IS NULL OR "accountId" = ANY($2::text[])) AND "occurredAt" <= ${NOW}
   GROUP BY "accountId"
 ), dl AS (
   SELECT "accountId",
          count(*) FILTER (WHERE "type" = 'RENEWAL' AND "stage" NOT IN ('CLOSED_WON', 'CLOSED_LOST'))::int AS "openRenewals",
          count(*) FILTER (WHERE "stage" = 'CLOSED_LOST'
                             AND COALESCE("closedAt", "updatedAt") > ${NOW} - interval '${PIPELINE.lostWindowDays} days')::int AS "lostDeals"
-  FROM "Deal" WHERE "orgId" = $1 AND ($2::text IS NULL OR "accountId" = $2) AND ("type" = 'RENEWAL' OR "stage" = 'CLOSED_LOST')
+  FROM "Deal" WHERE "orgId" = $1 AND ($2::text[] IS NULL OR "accountId" = ANY($2::text[])) AND ("type" = 'RENEWAL' OR "stage" = 'CLOSED_LOST')
   GROUP BY "accountId"
 ), tk AS (
   SELECT COALESCE(t."accountId", d."accountId") AS "accountId", count(*)::int AS "overdueTasks"
   FROM "Task" t LEFT JOIN "Deal" d ON d."id" = t."dealId" AND d."orgId" = t."orgId"
   WHERE t."orgId" = $1 AND t."dueAt" < ${NOW} AND t."status" NOT IN ('DONE', 'CANCELLED')
-    AND ($2::text IS NULL OR COALESCE(t."accountId", d."accountId") = $2)
+    AND ($2::text[] IS NULL OR COALESCE(t."accountId", d."accountId") = ANY($2::text[]))
   GROUP BY 1
 ), sg AS (
   SELECT "accountId", array_agg("score" ORDER BY "score" DESC, "id") AS "signalScores"
-  FROM "HealthSignal" WHERE "orgId" = $1 AND ($2::text IS NULL OR "accountId" = $2) AND "expiresAt" > ${NOW}
+  FROM "HealthSignal" WHERE "orgId" = $1 AND ($2::text[] IS NULL OR "accountId" = ANY($2::text[])) AND "expiresAt" > ${NOW}
   GROUP BY "accountId"
 )
 SELECT acc."id", acc."name", acc."lifecycleStatus", acc."createdAt",
@@ -248,8 +249,8 @@ LEFT JOIN dl ON dl."accountId" = acc."id"
 LEFT JOIN tk ON tk."accountId" = acc."id"
 LEFT JOIN sg ON sg."accountId" = acc."id"`;
 
-async function loadInputs(orgId: string, accountId: string | null, now: Date): Promise<InputRow[]> {
-  return prisma().$queryRawUnsafe<InputRow[]>(INPUTS_SQL, orgId, accountId, now.toISOString());
+async function loadInputs(orgId: string, accountIds: readonly string[] | null, now: Date): Promise<InputRow[]> {
+  return prisma().$queryRawUnsafe<InputRow[]>(INPUTS_SQL, orgId, accountIds, now.toISOString());
 }
 
 function toInputs(row: InputRow): HealthInputs {
@@ -292,39 +293,161 @@ export function utcDay(time: Date): string {
 }
 
 /**
- * Records today's (UTC) score of each account in `HealthSnapshot`, one row per account and day. Today's stored scores
- * are read first and only missing or changed rows are written (one upsert on (accountId, day), in accountId order so
- * that concurrent calls lock rows in the same order): a repeated read writes nothing. The write is a by-product of a
- * read: a failure (e.g. an account hard-deleted meanwhile) is logged and does not fail the request.
+ * Stores the score of accounts created now, in the transaction that creates them, so a new account is listed by
+ * `GET /health-scores` at once: with no devices, touchpoints, deals, tasks or signals yet, every new account scores
+ * the same (0, LOW), so one statement stores them all whatever their number.
  */
-async function recordSnapshots(orgId: string, scores: ReadonlyArray<{ accountId: string; score: number }>, now: Date) {
+export async function recordNewAccountScores(orgId: string, accountIds: readonly string[], now: Date): Promise<void> {
+  if (accountIds.length === 0) return;
+  const empty = computeHealthScore(
+    {
+      devices: { total: 0, offline: 0, endOfLife: 0, notPatchCompliant: 0 },
+      lastTouchpointAt: null,
+      accountCreatedAt: now,
+      openRenewals: 0,
+      lostDealsLast90Days: 0,
+      overdueTasks: 0,
+      externalSignalScores: [],
+    },
+    now,
+  );
+  await prisma().$executeRawUnsafe(
+    `INSERT INTO "HealthScore" ("accountId", "orgId", "score", "riskLevel", "signals", "computedAt")
+     SELECT id, $1, $3, $4::"RiskLevel", $5::jsonb, $6::timestamptz AT TIME ZONE 'UTC' FROM unnest($2::text[]) AS id
+     ON CONFLICT ("accountId") DO NOTHING`,
+    orgId,
+    accountIds,
+    empty.score,
+    empty.riskLevel,
+    JSON.stringify(empty.signals),
+    now.toISOString(),
+  );
+}
+
+/** Accounts a refresh scores with one aggregate statement. */
+const REFRESH_CHUNK = 1_000;
+
+/**
+ * Stores scores (issue #12: computing is separate from storing; never done by a read): each account's current
+ * `HealthScore` row and today's (UTC) `HealthSnapshot`, one upsert statement each, rows in accountId order so that
+ * concurrent refreshes lock in the same order. A snapshot is rewritten only when the day's score changed.
+ */
+async function storeScores(orgId: string, scores: readonly HealthScoreSummary[], now: Date): Promise<void> {
   if (scores.length === 0) return;
-  const day = new Date(`${utcDay(now)}T00:00:00.000Z`);
-  try {
-    const stored = await prisma().healthSnapshot.findMany({
-      where: { orgId, day, ...(scores.length === 1 ? { accountId: scores[0]?.accountId } : {}) },
-      select: { accountId: true, score: true },
-    });
-    const known = new Map(stored.map((row) => [row.accountId, row.score]));
-    const rows = scores
-      .filter((s) => known.get(s.accountId) !== s.score)
-      .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
-      .map((s) => ({ id: newId(), accountId: s.accountId, score: s.score }));
-    if (rows.length === 0) return;
-    await prisma().$executeRawUnsafe(
-      `INSERT INTO "HealthSnapshot" ("id", "orgId", "accountId", "day", "score", "updatedAt")
-       SELECT e->>'id', $1, e->>'accountId', $2::date, (e->>'score')::int, ${NOW}
-       FROM jsonb_array_elements($4::jsonb) AS e
-       ON CONFLICT ("accountId", "day") DO UPDATE SET "score" = EXCLUDED."score", "updatedAt" = EXCLUDED."updatedAt"
-       WHERE "HealthSnapshot"."score" IS DISTINCT FROM EXCLUDED."score"`,
-      orgId,
-      utcDay(now),
-      now.toISOString(),
-      JSON.stringify(rows),
-    );
-  } catch (error) {
-    console.warn(JSON.stringify({ level: "warn", msg: "health snapshot not recorded", orgId, error: String(error) }));
+  const rows = [...scores]
+    .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
+    .map((summary) => ({
+      id: newId(),
+      accountId: summary.accountId,
+      score: summary.score,
+      riskLevel: summary.riskLevel,
+      signals: summary.signals,
+    }));
+  const json = JSON.stringify(rows);
+  await prisma().$executeRawUnsafe(
+    `INSERT INTO "HealthScore" ("accountId", "orgId", "score", "riskLevel", "signals", "computedAt")
+     SELECT e->>'accountId', $1, (e->>'score')::int, (e->>'riskLevel')::"RiskLevel", e->'signals',
+            $2::timestamptz AT TIME ZONE 'UTC'
+     FROM jsonb_array_elements($3::jsonb) AS e
+     JOIN "Account" AS a ON a."id" = e->>'accountId' AND a."orgId" = $1
+     ON CONFLICT ("accountId") DO UPDATE SET "score" = EXCLUDED."score", "riskLevel" = EXCLUDED."riskLevel",
+       "signals" = EXCLUDED."signals", "computedAt" = EXCLUDED."computedAt"`,
+    orgId,
+    now.toISOString(),
+    json,
+  );
+  await prisma().$executeRawUnsafe(
+    `INSERT INTO "HealthSnapshot" ("id", "orgId", "accountId", "day", "score", "updatedAt")
+     SELECT e->>'id', $1, e->>'accountId', $2::date, (e->>'score')::int, ${NOW}
+     FROM jsonb_array_elements($4::jsonb) AS e
+     JOIN "Account" AS a ON a."id" = e->>'accountId' AND a."orgId" = $1
+     ON CONFLICT ("accountId", "day") DO UPDATE SET "score" = EXCLUDED."score", "updatedAt" = EXCLUDED."updatedAt"
+     WHERE "HealthSnapshot"."score" IS DISTINCT FROM EXCLUDED."score"`,
+    orgId,
+    utcDay(now),
+    now.toISOString(),
+    json,
+  );
+}
+
+/** How old a stored score may get before the scheduled refresh computes it again (ms): 1 hour. */
+export const HEALTH_SCORE_MAX_AGE_MS = 60 * 60_000;
+/** Most accounts the scheduled refresh scores in one run (each minute). */
+const REFRESH_MAX_ACCOUNTS = 20_000;
+/** Events whose inputs changed a score: the score of the account they name is recomputed (through the outbox). */
+const INPUT_EVENTS = [
+  "account.created",
+  "account.updated",
+  "device.created",
+  "device.updated",
+  "deal.created",
+  "deal.stage_changed",
+  "deal.closed_won",
+  "deal.closed_lost",
+  "touchpoint.created",
+];
+
+/**
+ * The scheduled health refresh (issue #12; an Inngest function runs it every minute while a worker runs): scores
+ * again (1) every account named by an outbox event of the last hour that changed one of its inputs (a device, deal or
+ * touchpoint, the account itself) after its score was computed, and (2) every account whose score is more than an
+ * hour old or missing, so time alone (days since the last touchpoint, tasks falling overdue, signals expiring) is
+ * reflected within the hour. At most 20,000 accounts a run, the oldest first.
+ * @returns how many accounts were scored, by reason.
+ */
+export async function refreshChangedHealthScores(): Promise<{ changed: number; stale: number }> {
+  const changed = await prisma().$queryRawUnsafe<Array<{ orgId: string; accountId: string }>>(
+    `SELECT DISTINCT e."orgId",
+            CASE WHEN e."name" LIKE 'account.%' THEN e."data"->>'id' ELSE e."data"->>'accountId' END AS "accountId"
+     FROM "Event" AS e
+     LEFT JOIN "HealthScore" AS h
+       ON h."accountId" = CASE WHEN e."name" LIKE 'account.%' THEN e."data"->>'id' ELSE e."data"->>'accountId' END
+     WHERE e."createdAt" > (now() AT TIME ZONE 'UTC') - interval '1 hour' AND e."name" = ANY($1::text[])
+       AND (h."computedAt" IS NULL OR h."computedAt" < e."createdAt")
+     LIMIT ${REFRESH_MAX_ACCOUNTS}`,
+    INPUT_EVENTS,
+  );
+  const stale = await prisma().$queryRawUnsafe<Array<{ orgId: string; accountId: string }>>(
+    `SELECT a."orgId", a."id" AS "accountId"
+     FROM "Account" AS a LEFT JOIN "HealthScore" AS h ON h."accountId" = a."id"
+     WHERE h."accountId" IS NULL OR h."computedAt" < (now() AT TIME ZONE 'UTC') - $1::float8 * interval '1 millisecond'
+     ORDER BY h."computedAt" NULLS FIRST
+     LIMIT ${REFRESH_MAX_ACCOUNTS}`,
+    HEALTH_SCORE_MAX_AGE_MS,
+  );
+  const byOrg = new Map<string, Set<string>>();
+  for (const row of [...changed, ...stale]) {
+    if (!row.accountId) continue;
+    const ids = byOrg.get(row.orgId) ?? new Set<string>();
+    ids.add(row.accountId);
+    byOrg.set(row.orgId, ids);
   }
+  for (const [orgId, ids] of byOrg) await refreshHealthScores(orgId, [...ids]);
+  return { changed: changed.length, stale: stale.length };
+}
+
+/**
+ * Computes and stores the current score of accounts of the organisation (all of them when `accountIds` is null),
+ * 1,000 accounts per aggregate statement. Called on writes that change a score (account creation, signal push), by
+ * the scheduled health refresh and by the demo seed; never by a GET.
+ * @returns how many accounts were scored.
+ */
+export async function refreshHealthScores(orgId: string, accountIds: readonly string[] | null = null): Promise<number> {
+  const now = new Date();
+  if (accountIds === null) {
+    const all = await prisma().account.findMany({ where: { orgId }, select: { id: true }, orderBy: { id: "asc" } });
+    accountIds = all.map((account) => account.id);
+  }
+  for (let start = 0; start < accountIds.length; start += REFRESH_CHUNK) {
+    const chunk = accountIds.slice(start, start + REFRESH_CHUNK);
+    const rows = await loadInputs(orgId, chunk, now);
+    await storeScores(
+      orgId,
+      rows.map((row) => summarise(row, now)),
+      now,
+    );
+  }
+  return accountIds.length;
 }
 
 /** Number of days of `history` (spec §2.10). */
@@ -414,16 +537,16 @@ export function toExternalSignal(row: SignalRow, now: Date): ExternalSignal {
 
 /**
  * Churn-risk score of one account with breakdown, active external signals and 90-day history (spec §2.10, §4.7).
- * Computes the score now and records it as today's snapshot.
+ * The score is computed now, from the account's data as it is, and written nowhere (a read writes no row); today's
+ * point of the history is that score.
  * @throws ApiError `not_found` (404) when the account is missing or belongs to another organisation (spec §1).
  */
 export async function getHealthScore(orgId: string, accountId: string): Promise<HealthScore> {
   const now = new Date();
-  const [row] = await loadInputs(orgId, accountId, now);
+  const [row] = await loadInputs(orgId, [accountId], now);
   if (!row) throw notFound("Account", accountId);
   const summary = summarise(row, now);
-  await recordSnapshots(orgId, [summary], now);
-  const [signals, history] = await Promise.all([
+  const [signals, stored] = await Promise.all([
     prisma().healthSignal.findMany({
       where: { orgId, accountId, expiresAt: { gt: now } },
       orderBy: [{ occurredAt: "desc" }, { id: "asc" }],
@@ -431,62 +554,92 @@ export async function getHealthScore(orgId: string, accountId: string): Promise<
     }),
     loadHistory(orgId, accountId, now),
   ]);
+  const history = stored.map((point, index) =>
+    index === stored.length - 1 ? { ...point, score: summary.score } : point,
+  );
   return { ...summary, externalSignals: signals.map((s) => toExternalSignal(s, now)), history };
 }
 
-function compareBy(terms: readonly SortTerm[]) {
-  const all = [...terms, { field: "id", direction: terms[0]?.direction ?? "desc" } as const];
-  return (a: HealthScoreSummary, b: HealthScoreSummary): number => {
-    for (const { field, direction } of all) {
-      const key = (item: HealthScoreSummary) =>
-        field === "score" ? item.score : field === "accountName" ? item.accountName : item.accountId;
-      const x = key(a);
-      const y = key(b);
-      if (x !== y) return (x < y ? -1 : 1) * (direction === "asc" ? 1 : -1);
-    }
-    return 0;
+const scoreSelect = {
+  accountId: true,
+  score: true,
+  riskLevel: true,
+  signals: true,
+  computedAt: true,
+  account: { select: { name: true, lifecycleStatus: true } },
+} satisfies Prisma.HealthScoreSelect;
+
+type ScoreRow = Prisma.HealthScoreGetPayload<{ select: typeof scoreSelect }>;
+
+function toSummary(row: ScoreRow & { id: string }): HealthScoreSummary {
+  return {
+    accountId: row.accountId,
+    accountName: row.account.name,
+    lifecycleStatus: row.account.lifecycleStatus,
+    score: row.score,
+    riskLevel: row.riskLevel,
+    computedAt: row.computedAt.toISOString(),
+    signals: row.signals as HealthScoreSignal[],
   };
 }
 
 /**
- * Lists the organisation's accounts with their current churn risk (spec §4.7), default riskiest first
- * (`score:desc`, ties by accountId in the same direction), filters `riskLevel` and `lifecycle`, `limit`/`cursor`
- * pagination with the semantics of every list (spec §4.9): `nextCursor` is the accountId of the page's last item.
- * Scores are computed for every account of the organisation with one aggregate statement, then sorted, filtered and
- * cut in memory; the cursor is located by its account's current score, so the next page starts right after it in the
- * current order. Records today's snapshot of every account.
- * @throws ApiError `bad_request` (400) when `cursor` names no account of the organisation.
+ * Lists the organisation's accounts with their stored churn risk (spec §4.7), default riskiest first (`score:desc`,
+ * ties by accountId in the same direction), filters `riskLevel` and `lifecycle`, keyset pages like every list (spec
+ * §4.9): `nextCursor` is the accountId of the page's last item. One indexed query a page, so a page costs what a page
+ * costs whatever the organisation's size; nothing is computed or written. Each item's `computedAt` says when its
+ * score was computed (README: staleness).
+ * @throws ApiError `bad_request` (400) when `cursor` names no scored account of the organisation.
  */
-export async function listHealthScores(
+export function listHealthScores(
   orgId: string,
   query: HealthListQuery,
 ): Promise<{ data: HealthScoreSummary[]; hasMore: boolean; nextCursor: string | null }> {
-  const now = new Date();
-  const all = (await loadInputs(orgId, null, now)).map((row) => summarise(row, now));
-  await recordSnapshots(orgId, all, now);
+  const filters: Prisma.HealthScoreWhereInput[] = [{ orgId }];
+  if (query.riskLevel) filters.push({ riskLevel: query.riskLevel });
+  if (query.lifecycle) filters.push({ account: { lifecycleStatus: query.lifecycle } });
+  return listPage({
+    query: { limit: query.limit, cursor: query.cursor, sort: query.sort },
+    // Keyset columns of the stored rows: the score, the account's name through its relation, the accountId as the id.
+    fields: HEALTH_SORT_FIELDS,
+    defaultSort: HEALTH_DEFAULT_SORT,
+    filters,
+    findCursor: async (accountId) => {
+      const row = await prisma().healthScore.findFirst({ where: { orgId, accountId }, select: scoreSelect });
+      return row && { score: row.score, accountName: row.account.name, id: row.accountId };
+    },
+    findMany: async (args) =>
+      (
+        await prisma().healthScore.findMany({
+          where: renameKeys(args.where),
+          orderBy: renameKeys(args.orderBy) as Prisma.HealthScoreOrderByWithRelationInput[],
+          take: args.take,
+          select: scoreSelect,
+        })
+      ).map((row) => ({ ...row, id: row.accountId })),
+    map: toSummary,
+  });
+}
 
-  const compare = compareBy(parseSort(query.sort, HEALTH_SORT_FIELDS, HEALTH_DEFAULT_SORT));
-  let after: HealthScoreSummary | undefined;
-  if (query.cursor) {
-    after = all.find((item) => item.accountId === query.cursor);
-    if (!after) throw unknownCursor(query.cursor);
-  }
-  const cursor = after;
-  const matching = all
-    .filter((item) => !query.riskLevel || item.riskLevel === query.riskLevel)
-    .filter((item) => !query.lifecycle || item.lifecycleStatus === query.lifecycle)
-    .filter((item) => !cursor || compare(item, cursor) > 0)
-    .sort(compare);
-  const data = matching.slice(0, query.limit);
-  return { data, hasMore: matching.length > query.limit, nextCursor: data.at(-1)?.accountId ?? null };
+// The list helper speaks of `id` and `accountName`; the stored rows have `accountId` and the account's `name`.
+function renameKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(renameKeys) as T;
+  if (value === null || typeof value !== "object" || value instanceof Date) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => {
+      if (key === "id") return ["accountId", renameKeys(inner)];
+      if (key === "accountName") return ["account", { name: renameKeys(inner) }];
+      return [key, renameKeys(inner)];
+    }),
+  ) as T;
 }
 
 /** Accepted clock skew for `occurredAt` of a pushed signal. */
 const FUTURE_SKEW_MS = 5 * 60_000;
 
 /**
- * Stores an external churn-risk signal for an account (spec §4.7) and returns it with the account's new score (also
- * recorded as today's snapshot). `occurredAt` defaults to now, `expiresAt` to occurredAt + 30 days. No webhook event
+ * Stores an external churn-risk signal for an account (spec §4.7) and returns it with the account's new score, which
+ * it stores too (the account's current score and today's snapshot: a write may). `occurredAt` defaults to now, `expiresAt` to occurredAt + 30 days. No webhook event
  * exists for health scores (spec §6.1).
  * @throws ApiError `not_found` (404) when the account is missing or belongs to another organisation;
  *         `validation_error` (422) when occurredAt is more than 5 minutes ahead or expiresAt is not after occurredAt.
@@ -521,10 +674,10 @@ export async function createHealthSignal(orgId: string, input: SignalCreate): Pr
     },
     select: signalSelect,
   });
-  const [row] = await loadInputs(orgId, account.id, now);
+  const [row] = await loadInputs(orgId, [account.id], now);
   if (!row) throw notFound("Account", account.id);
   const summary = summarise(row, now);
-  await recordSnapshots(orgId, [summary], now);
+  await storeScores(orgId, [summary], now);
   return {
     signal: toExternalSignal(signal, now),
     accountId: account.id,

@@ -4,7 +4,7 @@ import { bulkUpsertContacts } from "./contacts";
 import { bulkCreateDeals } from "./deals";
 import { bulkUpsertDevices } from "./devices";
 import { SEED_ORIGIN } from "./events";
-import { createHealthSignal, getHealthScore } from "./health";
+import { createHealthSignal, refreshHealthScores } from "./health";
 import { createNote } from "./notes";
 import { createTask } from "./tasks";
 import { createTouchpoint } from "./touchpoints";
@@ -365,12 +365,16 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
   };
 }
 
-// Past days cannot be recomputed from today's data, so the demo history is a drift that ends at today's real score.
+// Past days cannot be recomputed from today's data, so the demo history is a drift that ends at today's real score,
+// stored first (with today's snapshot) as every score is: by a write, here the seed's.
 async function seedHealthHistory(orgId: string, accountIds: string[], next: () => number): Promise<number> {
+  await refreshHealthScores(orgId);
+  const stored = await prisma().healthScore.findMany({ where: { orgId }, select: { accountId: true, score: true } });
+  const current = new Map(stored.map((row) => [row.accountId, row.score]));
   const today = new Date(new Date().toISOString().slice(0, 10));
   const rows = [];
   for (const accountId of accountIds) {
-    let score = (await getHealthScore(orgId, accountId)).score;
+    let score = current.get(accountId) ?? 0;
     for (let back = 1; back < 90; back++) {
       score = Math.max(0, Math.min(100, Math.round(score + (next() - 0.5) * 6)));
       rows.push({ orgId, accountId, day: new Date(today.getTime() - back * DAY_MS), score });

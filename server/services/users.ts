@@ -75,11 +75,6 @@ export async function setUserPassword(orgId: string, userId: string, password: s
   if (count === 0) throw new ApiError("not_found", `User ${userId} not found`);
 }
 
-/** The user with this email in the organisation, or null. */
-export async function findUserByEmail(orgId: string, email: string): Promise<UserView | null> {
-  return prisma().user.findFirst({ where: { orgId, email: email.trim().toLowerCase() }, select: userSelect });
-}
-
 /**
  * Checks an email and password for sign-in. Unknown email and wrong password take the same time and give the same
  * answer (null), so the form does not reveal which addresses have accounts.

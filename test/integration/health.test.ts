@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../server/db/ids";
 import { prisma } from "../../server/db/transaction";
+import { refreshHealthScores } from "../../server/services/health";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;
@@ -161,10 +162,21 @@ describe("GET /health-scores/{accountId}", () => {
       expect(signal).toMatchObject({ accountId: account.id, source: "psa", type: "escalation", active: true });
       expect(signal.occurredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
-    // Today's snapshot was recorded.
+    // Computed for the answer, stored nowhere: a read writes no row (issue #12).
+    expect(await prisma().healthSnapshot.count({ where: { accountId: account.id } })).toBe(0);
+    expect(await prisma().healthScore.count({ where: { accountId: account.id } })).toBe(0);
+    expect(data.history.at(-1)).toEqual({ date: dayOf(data.computedAt), score: 46 });
+
+    // The health refresh (an Inngest function while a worker runs) stores the same score and today's snapshot.
+    await refreshHealthScores(org.orgId, [account.id]);
     const snapshot = await prisma().healthSnapshot.findFirstOrThrow({ where: { accountId: account.id } });
     expect(snapshot).toMatchObject({ orgId: org.orgId, score: 46 });
     expect(dayOf(snapshot.day)).toBe(dayOf(data.computedAt));
+    expect(await prisma().healthScore.findUniqueOrThrow({ where: { accountId: account.id } })).toMatchObject({
+      score: 46,
+      riskLevel: "MEDIUM",
+      signals: data.signals,
+    });
   });
 
   it("scores an account with no data 0 (LOW), and 25 (MEDIUM) when created long ago", async () => {
@@ -413,13 +425,15 @@ describe("GET /health-scores", () => {
         expiresAt: ago(-10),
       },
     });
+    // What the health refresh does while a worker runs (the rows were written behind the services' back).
+    await refreshHealthScores(orgId);
   });
 
   const names = (data: { accountId: string }[]) =>
     data.map((item) => Object.entries(ids).find(([, id]) => id === item.accountId)?.[0]);
   const byIdDesc = (a: string, b: string) => ((ids[a] as string) < (ids[b] as string) ? 1 : -1);
 
-  it("lists every account riskiest first with the list envelope, and records today's snapshots", async () => {
+  it("lists every account riskiest first from the stored scores, with the list envelope; a read writes nothing", async () => {
     const res = await api("GET", "/health-scores");
     expect(res.status).toBe(200);
     const zeros = ["zero", "zero2", "churned"].sort(byIdDesc);
@@ -433,7 +447,7 @@ describe("GET /health-scores", () => {
     const snapshots = await prisma().healthSnapshot.findMany({ where: { orgId } });
     expect(snapshots).toHaveLength(7);
     expect(snapshots.find((s) => s.accountId === ids.high)?.score).toBe(50);
-    // A repeated read with unchanged scores rewrites nothing.
+    // Reads write nothing: the snapshots are the refresh's, untouched.
     await api("GET", "/health-scores");
     const again = await prisma().healthSnapshot.findMany({ where: { orgId } });
     expect(again.map((s) => [s.id, s.updatedAt.getTime()]).sort()).toEqual(
@@ -548,6 +562,7 @@ describe("GET /health-scores", () => {
     });
     expect((await apiOther("GET", `/health-scores?cursor=${ids.high}`)).status).toBe(400);
     const mine = await createAccount(other.orgId, "Mine");
+    await refreshHealthScores(other.orgId);
     expect(names((await apiOther("GET", "/health-scores")).body.data)).toEqual([undefined]);
     expect((await apiOther("GET", "/health-scores")).body.data[0].accountId).toBe(mine.id);
   });

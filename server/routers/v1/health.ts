@@ -16,8 +16,8 @@ const MODEL = `Churn risk 0 (healthy) to 100 (about to churn) = the rounded sum 
 /** Health-score endpoints (spec §2.10, §4.7). Errors: 401, 403, 404, 400, 422 as documented per operation. */
 export const healthRouter = router({
   /**
-   * `GET /health-scores` (health:read): every account of the organisation with its current score and breakdown,
-   * default `score:desc`; filters `riskLevel`, `lifecycle`; `limit`/`cursor` pages (cursor = accountId).
+   * `GET /health-scores` (health:read): the organisation's accounts with their stored score and breakdown, default
+   * `score:desc`; filters `riskLevel`, `lifecycle`; `limit`/`cursor` pages (cursor = accountId); writes nothing.
    */
   list: apiProcedure("health:read")
     .meta({
@@ -26,7 +26,7 @@ export const healthRouter = router({
         path: "/health-scores",
         tags,
         summary: "List accounts with their churn risk",
-        description: `${MODEL} Scores are computed on each request for all accounts of the organisation with one aggregate query per table (grouped by account), sorted in memory (default score:desc, riskiest first; sort fields score, accountName; ties by accountId in the direction of the first field) and paged with limit/cursor like every list: nextCursor is the accountId of the last item, and the next page starts after that account's current position. updatedAfter does not apply. Each call records today's score of every account in the daily history.`,
+        description: `${MODEL} Lists the stored scores (one indexed query a page; nothing is computed or written by this read), default score:desc (riskiest first; sort fields score, accountName; ties by accountId in the direction of the first field), paged with limit/cursor like every list: nextCursor is the accountId of the last item. updatedAfter does not apply. Staleness: a score is stored when its account is created, when a signal is pushed for it, within about a minute of a change to its inputs (devices, deals, touchpoints, the account) while a webhook worker (Inngest) runs, and at least hourly while one runs; each item's computedAt says when. Without a worker, scores change only on account creation and signal pushes. GET /health-scores/{accountId} always computes the score at request time.`,
       },
       envelope: "list",
     })
@@ -42,7 +42,7 @@ export const healthRouter = router({
         path: "/health-scores/{accountId}",
         tags,
         summary: "Get an account's churn risk",
-        description: `${MODEL} The score is computed at request time and recorded as the account's snapshot for today (UTC). history has exactly 90 points, one per UTC day ending today: the day's snapshot, else the last earlier one carried forward, else null (before the first recorded score). 404 for an account of another organisation.`,
+        description: `${MODEL} The score is computed at request time from the account's data as it is, and not stored (a read writes nothing). history has exactly 90 points, one per UTC day ending today (whose point is the score just computed): the day's stored snapshot, else the last earlier one carried forward, else null (before the first stored score). Snapshots are stored with each stored score (see GET /health-scores). 404 for an account of another organisation.`,
       },
     })
     .input(HealthGetSchema)
