@@ -6,6 +6,7 @@ import { closeDb } from "../server/db/client";
 import type { RateLimitPlan } from "../server/db/generated/client";
 import { migrateProcessDatabase } from "../server/db/ready";
 import { ApiError } from "../server/errors";
+import { closeKv } from "../server/kv";
 import { createApiKey } from "../server/services/api-keys";
 import { ensureOrganisation } from "../server/services/organisations";
 import { seedDemoBook } from "../server/services/seed";
@@ -198,7 +199,9 @@ async function main(): Promise<void> {
       throw error;
     }
   } finally {
+    // Both connections end, or the process would stay up on an open Redis socket (a key change publishes through it).
     await closeDb();
+    await closeKv();
   }
 }
 

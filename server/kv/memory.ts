@@ -64,13 +64,21 @@ export function memoryStore(options: { now?: () => number } = {}): KeyValueStore
     };
   }
 
+  const counters = new Map<string, number>();
   return {
     driver: "memory",
     ping: async () => undefined,
     slidingWindow: async (windows, windowMs) => slidingWindowSync(windows, windowMs),
+    counter: async (key) => counters.get(key) ?? 0,
+    async increment(key) {
+      const value = (counters.get(key) ?? 0) + 1;
+      counters.set(key, value);
+      return value;
+    },
     async close() {
       clearInterval(sweep);
       logs.clear();
+      counters.clear();
     },
   };
 }

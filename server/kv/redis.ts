@@ -70,6 +70,14 @@ export function redisStore(url: string, timeoutMs: number): KeyValueStore {
       const reply = await client.crmSlidingWindow(windows.length, ...windows.map((window) => window.key), ...args);
       return parseSlidingWindowReply(reply, windows);
     },
+    async counter(key) {
+      await ready(timeoutMs);
+      return Number((await client.get(key)) ?? 0);
+    },
+    async increment(key) {
+      await ready(timeoutMs);
+      return client.incr(key);
+    },
     async close() {
       client.disconnect();
     },

@@ -19,5 +19,17 @@ export interface KeyValueStore {
    * @throws the driver's error when the store is unreachable or slower than `KV_TIMEOUT_MS` (never for memory).
    */
   slidingWindow(windows: readonly WindowSpec[], windowMs: number): Promise<SlidingWindowResult>;
+  /**
+   * The value of a counter shared by every instance (0 when never incremented), e.g. the API-key revocation
+   * generation every instance polls.
+   * @throws the driver's error when the store is unreachable (never for memory).
+   */
+  counter(key: string): Promise<number>;
+  /**
+   * Adds one to a shared counter, atomically.
+   * @returns the new value.
+   * @throws the driver's error when the store is unreachable (never for memory).
+   */
+  increment(key: string): Promise<number>;
   close(): Promise<void>;
 }

@@ -40,6 +40,10 @@ export function vercelKvStore(url: string, token: string, timeoutMs: number): Ke
       });
       return parseSlidingWindowReply(reply, windows);
     },
+    async counter(key) {
+      return Number((await client.get<string | number>(key)) ?? 0);
+    },
+    increment: (key) => client.incr(key),
     close: async () => undefined,
   };
 }

@@ -1,6 +1,7 @@
 import { transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { type ApiKeySummary, createApiKey } from "./api-keys";
+import { forgetCachedKeys } from "./key-cache";
 
 /** How long the old key of a rotation keeps working: 24 hours (86,400,000 ms), time to roll the new key out. */
 export const KEY_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -17,7 +18,7 @@ export async function rotateApiKey(
   orgId: string,
   apiKeyId: string,
 ): Promise<{ key: ApiKeySummary; raw: string; previous: { id: string; expiresAt: Date } }> {
-  return transaction(async (tx) => {
+  const rotated = await transaction(async (tx) => {
     // Locks the old key so two concurrent rotations cannot both create a successor.
     const rows = await tx.$queryRaw<Array<{ id: string }>>`
       SELECT id FROM "ApiKey" WHERE id = ${apiKeyId} AND "orgId" = ${orgId} FOR UPDATE`;
@@ -41,4 +42,7 @@ export async function rotateApiKey(
     await tx.apiKey.update({ where: { id: old.id }, data: { expiresAt } });
     return { ...created, previous: { id: old.id, expiresAt } };
   });
+  // The old key's end must reach the instances that keep it in memory.
+  await forgetCachedKeys();
+  return rotated;
 }

@@ -1,6 +1,7 @@
 import type { RateLimitPlan } from "../db/generated/client";
 import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
+import { forgetCachedKeys } from "./key-cache";
 
 /** Rate-limit plans and their default windows in requests per minute (spec §8). */
 export const PLAN_LIMITS: Record<RateLimitPlan, { perKey: number; perOrg: number }> = {
@@ -68,10 +69,13 @@ export async function ensureOrganisation(
       });
     }
   }
-  return prisma().organisation.upsert({
+  const organisation = await prisma().organisation.upsert({
     where: { slug },
     create: { slug, name: options.name ?? slug, ...settings },
     update: settings,
     select: { id: true, slug: true, name: true, plan: true, rateLimitPerKey: true, rateLimitPerOrg: true },
   });
+  // Keys remembered by the instances carry the organisation's limits.
+  if (Object.keys(settings).length > 0) await forgetCachedKeys();
+  return organisation;
 }

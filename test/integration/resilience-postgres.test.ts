@@ -54,7 +54,7 @@ describe("PostgreSQL stopped and restarted", () => {
       timed(() => api("POST", "/accounts", { name: "During the outage" })),
       timed(() => api("PATCH", `/accounts/${accountId}`, { name: "Renamed" })),
       timed(() => api("POST", "/accounts", { name: "Idempotent" }, { "Idempotency-Key": "outage-1" })),
-      timed(() => api("POST", "/devices/bulk", { devices: [{ rmmAgentId: "a-1", hostname: "pc-1" }] })),
+      timed(() => api("POST", "/devices/bulk", { devices: [{ rmmAgentId: "a-1", hostname: "pc-1", accountId }] })),
       timed(() => api("GET", "/contacts?limit=5")),
     ]);
     for (const { result, ms } of calls) {
