@@ -1,5 +1,6 @@
 import { deliverWebhookFunction } from "./functions/deliver-webhook";
 import { fanOutEventFunction } from "./functions/fan-out-event";
+import { purgeExpiredEventsFunction } from "./functions/purge-expired-events";
 import { purgeIdempotencyKeysFunction } from "./functions/purge-idempotency-keys";
 import { refreshHealthScoresFunction } from "./functions/refresh-health-scores";
 import { sweepOutboxFunction } from "./functions/sweep-outbox";
@@ -12,5 +13,6 @@ export const functions = [
   deliverWebhookFunction,
   sweepOutboxFunction,
   purgeIdempotencyKeysFunction,
+  purgeExpiredEventsFunction,
   refreshHealthScoresFunction,
 ];

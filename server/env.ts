@@ -47,6 +47,8 @@ export const EnvSchema = z.object({
       return value === "false" ? 0 : Number(value);
     }),
   DATA_DIR: z.string().min(1).default(".data"),
+  /** Days the events feed keeps events (issue #13); an older cursor is answered 410 cursor_expired. */
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
   KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),
   WEBHOOKS_ALLOW_LOOPBACK: z

@@ -67,6 +67,12 @@ export const ERROR_CODES = {
     description:
       "The request line and headers together exceed 16 KB (a very long URL, usually a query). Shorten the query or send fewer headers. Not in spec §7: our extension.",
   },
+  cursor_expired: {
+    status: 410,
+    title: "Cursor expired",
+    description:
+      "The events feed cursor points before the retention period (30 days by default), so events after it may have been removed. Resynchronise: list the resources again, then follow the feed from its start. Not in spec §7: our extension (issue #13).",
+  },
   rate_limited: {
     status: 429,
     title: "Rate limited",

@@ -22,6 +22,7 @@ export const SCOPES = {
   "leads:read": "read leads and ICP scores",
   "leads:write": "create and update leads",
   "compliance:read": "read compliance items and framework status",
+  "events:read": "read the events feed: every change of every resource, deletions included (issue #13)",
   "admin:read": "all read scopes",
 } as const;
 

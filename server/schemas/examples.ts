@@ -410,3 +410,23 @@ export const STATUS_EXAMPLE = {
   database: { status: "up", latencyMs: 1, driver: "postgres" },
   cache: { status: "up", latencyMs: 1, driver: "redis" },
 };
+
+/** An event of the feed and of webhook payloads (issue #13): an account update by an API key. */
+export const EVENT_EXAMPLE = {
+  id: "evt_1763984100_Qm9vS2VlcGVyMDE",
+  event: "account.updated",
+  timestamp: "2026-11-24T10:15:00.000Z",
+  orgId: "cm7k2x0a80000acmeorg0000",
+  resource: "account",
+  actor: { type: "api_key", id: "cm7k2x0a80009apikey00000" },
+  data: { ...ACCOUNT_EXAMPLE, employeeCount: 92, updatedAt: "2026-11-24T10:15:00.000Z" },
+  changedFields: ["employeeCount"],
+  previous: { employeeCount: 85 },
+};
+
+/** A page of the events feed (issue #13). */
+export const EVENT_PAGE_EXAMPLE = {
+  data: [EVENT_EXAMPLE],
+  hasMore: false,
+  nextCursor: "djEuMTAyMzQuNTY3ODkuMTc2Mzk4NDEwMA",
+};

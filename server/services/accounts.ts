@@ -12,10 +12,12 @@ import {
   type AccountListQuery,
   type AccountUpdate,
 } from "../schemas/accounts";
-import { recordEvents, type WriteOrigin } from "./events";
+import { getContact } from "./contacts";
+import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
 import { recordNewAccountScores } from "./health";
-import { changedFields, isUniqueViolation, lockForUpdate, resourceReader } from "./kit";
+import { changedFields, isUniqueViolation, lockForUpdate, lockRowsBy, resourceReader } from "./kit";
 import { listPage } from "./pagination";
+import { getTask } from "./tasks";
 
 const accountSelect = {
   id: true,
@@ -117,7 +119,7 @@ export async function updateAccount(
       const account = toAccount(
         await tx.account.update({ where: { id, orgId }, data: changes, select: accountSelect }),
       );
-      await recordEvents(tx, orgId, origin, [{ name: event, data: account }]);
+      await recordEvents(tx, orgId, origin, [{ name: event, data: account, before: current }]);
       return account;
     });
   } catch (error) {
@@ -128,8 +130,11 @@ export async function updateAccount(
 
 /**
  * Deletes an account (spec §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record stays readable,
- * `account.deleted` is recorded); `force` removes the row with its deals, devices, contact links, touchpoints and
- * signals, and the notes on it, its deals and its contracts (tasks keep existing, unlinked) and records `account.deleted` carrying the account as it last was.
+ * `account.deleted` is recorded with the churned account); `force` removes the row with its deals, devices, contact
+ * links, touchpoints and signals, and the notes on it, its deals and its contracts (tasks keep existing, unlinked).
+ * A hard delete records an event for every record it removes or changes (issue #13), dependents first: `note.deleted`,
+ * `touchpoint.deleted`, `device.deleted`, `deal.deleted` (tombstones), `task.updated` for unlinked tasks,
+ * `contact.updated` for contacts that lose the link, then `account.deleted` with the account's tombstone.
  * @returns the churned account, or `{ id, deleted: true }` after a hard delete.
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
@@ -145,23 +150,61 @@ export async function deleteAccount(
     return updateAccount(orgId, { id, lifecycleStatus: "CHURNED" }, origin, "account.deleted");
   }
   return transaction(async (tx) => {
+    await lockForUpdate("Account", "Account", orgId, id);
     const row = await tx.account.findFirst({ where: { orgId, id }, select: accountSelect });
     if (!row) throw notFound("Account", id);
     const owned = { where: { orgId, accountId: id }, select: { id: true } } as const;
     const dealIds = (await tx.deal.findMany(owned)).map((deal) => deal.id);
     const contractIds = (await tx.contract.findMany(owned)).map((contract) => contract.id);
-    await tx.note.deleteMany({
-      where: {
-        orgId,
-        OR: [
-          { objectType: "Account", objectId: id },
-          { objectType: "Deal", objectId: { in: dealIds } },
-          { objectType: "Contract", objectId: { in: contractIds } },
-        ],
-      },
-    });
+    const devices = await tx.device.findMany({ ...owned, select: { id: true, rmmAgentId: true } });
+    const touchpointIds = (await tx.touchpoint.findMany(owned)).map((touchpoint) => touchpoint.id);
+    const taskIds = (
+      await tx.task.findMany({
+        where: { orgId, OR: [{ accountId: id }, { dealId: { in: dealIds } }] },
+        select: { id: true },
+      })
+    ).map((task) => task.id);
+    const contactIds = (
+      await tx.contactAccount.findMany({ where: { orgId, accountId: id }, select: { contactId: true } })
+    ).map((link) => link.contactId);
+    const tasksBefore = await Promise.all(taskIds.map((taskId) => getTask(orgId, taskId)));
+    const contactsBefore = await Promise.all(contactIds.map((contactId) => getContact(orgId, contactId)));
+    const notes = {
+      orgId,
+      OR: [
+        { objectType: "Account" as const, objectId: id },
+        { objectType: "Deal" as const, objectId: { in: dealIds } },
+        { objectType: "Contract" as const, objectId: { in: contractIds } },
+      ],
+    };
+    const noteIds = (await tx.note.findMany({ where: notes, select: { id: true } })).map((note) => note.id);
+    await tx.note.deleteMany({ where: notes });
     await tx.account.delete({ where: { id } });
-    await recordEvents(tx, orgId, origin, [{ name: "account.deleted", data: toAccount(row) }]);
+    // Unlinking changed these records' representations: their updatedAt moves, as for any change (updatedAfter).
+    const now = new Date();
+    await tx.task.updateMany({ where: { orgId, id: { in: taskIds } }, data: { updatedAt: now } });
+    await tx.contact.updateMany({ where: { orgId, id: { in: contactIds } }, data: { updatedAt: now } });
+
+    const events: EventInput[] = [
+      ...noteIds.map((noteId) => ({ name: "note.deleted" as const, data: tombstone("note", noteId) })),
+      ...touchpointIds.map((touchpointId) => ({
+        name: "touchpoint.deleted" as const,
+        data: tombstone("touchpoint", touchpointId),
+      })),
+      ...devices.map((device) => ({
+        name: "device.deleted" as const,
+        data: tombstone("device", device.id, { rmmAgentId: device.rmmAgentId }),
+      })),
+      ...dealIds.map((dealId) => ({ name: "deal.deleted" as const, data: tombstone("deal", dealId) })),
+    ];
+    for (const before of tasksBefore) {
+      events.push({ name: "task.updated", data: await getTask(orgId, before.id), before });
+    }
+    for (const before of contactsBefore) {
+      events.push({ name: "contact.updated", data: await getContact(orgId, before.id), before });
+    }
+    events.push({ name: "account.deleted", data: tombstone("account", id, { externalId: row.externalId }) });
+    await recordEvents(tx, orgId, origin, events);
     return { id, deleted: true as const };
   });
 }
@@ -203,6 +246,13 @@ export async function bulkUpsertAccounts(
 
   const changedIds: string[] = [];
   await transaction(async (tx) => {
+    const externalIds = rows.flatMap((row) => (row.externalId ? [row.externalId] : []));
+    await lockRowsBy("Account", orgId, "externalId", externalIds);
+    const before = new Map(
+      (await tx.account.findMany({ where: { orgId, externalId: { in: externalIds } }, select: accountSelect })).map(
+        (row) => [row.id, toAccount(row)],
+      ),
+    );
     let pending = rows.map((row, index) => ({ row, index }));
     // A matched account deleted between the two statements is created on the next pass; two passes always suffice.
     for (let pass = 0; pass < 3 && pending.length > 0; pass++) {
@@ -270,6 +320,7 @@ export async function bulkUpsertAccounts(
       touched.map((row) => ({
         name: created.has(row.id) ? "account.created" : "account.updated",
         data: toAccount(row),
+        before: created.has(row.id) ? undefined : before.get(row.id),
       })),
     );
   });

@@ -11,7 +11,7 @@ import {
   type ContactUpdate,
 } from "../schemas/contacts";
 import { recordEvents, type WriteOrigin } from "./events";
-import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, resourceReader } from "./kit";
+import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, lockRowsBy, resourceReader } from "./kit";
 import { listPage, type SortableFields } from "./pagination";
 
 const contactSelect = {
@@ -226,7 +226,7 @@ export async function updateContact(orgId: string, input: ContactUpdate, origin:
         select: contactSelect,
       });
       const contact = toContact(row);
-      await recordEvents(tx, orgId, origin, [{ name: "contact.updated", data: contact }]);
+      await recordEvents(tx, orgId, origin, [{ name: "contact.updated", data: contact, before: toContact(current) }]);
       return contact;
     });
   } catch (error) {
@@ -289,6 +289,14 @@ export async function bulkUpsertContacts(
         row.accountId
           ? [{ table: "Account" as const, id: row.accountId, path: ["contacts", String(index), "accountId"] }]
           : [],
+      ),
+    );
+
+    const emailKeys = rows.map((row) => row.emailKey);
+    await lockRowsBy("Contact", orgId, "emailKey", emailKeys);
+    const before = new Map(
+      (await tx.contact.findMany({ where: { orgId, emailKey: { in: emailKeys } }, select: contactSelect })).map(
+        (row) => [row.id, toContact(row)],
       ),
     );
 
@@ -380,6 +388,7 @@ export async function bulkUpsertContacts(
           {
             name: action === "created" ? ("contact.created" as const) : ("contact.updated" as const),
             data: toContact(row),
+            before: action === "created" ? undefined : before.get(id),
           },
         ];
       });

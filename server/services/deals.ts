@@ -13,7 +13,8 @@ import {
   type DealStage,
   type DealUpdate,
 } from "../schemas/deals";
-import { type EventName, recordEvents, type WriteOrigin } from "./events";
+import type { EventName } from "../schemas/events";
+import { recordEvents, type WriteOrigin } from "./events";
 import { changedFields, lockForUpdate, lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -151,8 +152,8 @@ export async function createDeal(orgId: string, input: DealCreate, origin: Write
  * Applies the given fields to a deal (spec §4.3, §3). A stage change records one event carrying the deal after the
  * change: `deal.closed_won` / `deal.closed_lost` when the new stage is CLOSED_WON / CLOSED_LOST (`closedAt` stamped
  * now, also when moving from one outcome to the other), `deal.stage_changed` for any other stage (reopening a closed
- * deal is allowed and clears `closedAt`). Changes to other fields alone record nothing (spec §6.1 has no
- * deal.updated). A request that changes nothing leaves `updatedAt` as it was. The row is locked for the duration, so
+ * deal is allowed and clears `closedAt`). Changes to other fields alone record `deal.updated` (issue #13). Every event
+ * carries `changedFields` and `previous` of the whole change. A request that changes nothing leaves `updatedAt` as it was. The row is locked for the duration, so
  * two concurrent moves to the same stage record one event.
  * @throws ApiError `not_found` (404); `validation_error` (422) when `accountId` names no account of the organisation.
  */
@@ -184,7 +185,8 @@ export async function updateDeal(orgId: string, input: DealUpdate, origin: Write
     }
 
     const deal = toDeal(await tx.deal.update({ where: { id, orgId }, data, select: dealSelect }));
-    if (changes.stage) await recordEvents(tx, orgId, origin, [{ name: stageEvent(changes.stage), data: deal }]);
+    const name = changes.stage ? stageEvent(changes.stage) : "deal.updated";
+    await recordEvents(tx, orgId, origin, [{ name, data: deal, before: current }]);
     return deal;
   });
 }

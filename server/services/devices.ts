@@ -11,8 +11,8 @@ import {
   type DeviceListQuery,
   type DeviceUpdate,
 } from "../schemas/devices";
-import { type EventName, recordEvents, type WriteOrigin } from "./events";
-import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, resourceReader } from "./kit";
+import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
+import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, lockRowsBy, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
 const deviceSelect = {
@@ -54,13 +54,10 @@ export function toDevice(row: DeviceRow): Device {
  * when `isOnline` went true → false and `device.end_of_life` when `isEndOfLife` went false → true. Each carries the
  * device as it is after the change.
  */
-function changeEvents(
-  before: { isOnline: boolean; isEndOfLife: boolean },
-  after: Device,
-): Array<{ name: EventName; data: Device }> {
-  const events: Array<{ name: EventName; data: Device }> = [{ name: "device.updated", data: after }];
-  if (before.isOnline && !after.isOnline) events.push({ name: "device.offline", data: after });
-  if (!before.isEndOfLife && after.isEndOfLife) events.push({ name: "device.end_of_life", data: after });
+function changeEvents(before: Device, after: Device): EventInput[] {
+  const events: EventInput[] = [{ name: "device.updated", data: after, before }];
+  if (before.isOnline && !after.isOnline) events.push({ name: "device.offline", data: after, before });
+  if (!before.isEndOfLife && after.isEndOfLife) events.push({ name: "device.end_of_life", data: after, before });
   return events;
 }
 
@@ -162,14 +159,23 @@ export async function updateDevice(orgId: string, input: DeviceUpdate, origin: W
 }
 
 /**
- * Removes a device for good (spec §4.4: hard delete). Spec §6.1 has no device deletion event, so none is recorded.
+ * Removes a device for good (spec §4.4: hard delete) and records `device.deleted` with its tombstone (issue #13).
  * @returns `{ id, deleted: true }`
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
-export async function deleteDevice(orgId: string, id: string): Promise<{ id: string; deleted: true }> {
-  const { count } = await prisma().device.deleteMany({ where: { orgId, id } });
-  if (count === 0) throw notFound("Device", id);
-  return { id, deleted: true };
+export async function deleteDevice(
+  orgId: string,
+  id: string,
+  origin: WriteOrigin,
+): Promise<{ id: string; deleted: true }> {
+  return transaction(async (tx) => {
+    const [device] = await tx.$queryRaw<Array<{ rmmAgentId: string }>>`
+      DELETE FROM "Device" WHERE "id" = ${id} AND "orgId" = ${orgId} RETURNING "rmmAgentId"`;
+    if (!device) throw notFound("Device", id);
+    const data = tombstone("device", id, { rmmAgentId: device.rmmAgentId });
+    await recordEvents(tx, orgId, origin, [{ name: "device.deleted", data }]);
+    return { id, deleted: true as const };
+  });
 }
 
 type UpdatedRow = DeviceRow & { wasOnline: boolean; wasEndOfLife: boolean; changed: boolean };
@@ -219,7 +225,21 @@ export async function bulkUpsertDevices(
       })),
     );
 
-    const events: Array<{ name: EventName; data: Device }> = [];
+    const events: EventInput[] = [];
+    await lockRowsBy(
+      "Device",
+      orgId,
+      "rmmAgentId",
+      rows.map((row) => row.rmmAgentId),
+    );
+    const before = new Map(
+      (
+        await tx.device.findMany({
+          where: { orgId, rmmAgentId: { in: rows.map((row) => row.rmmAgentId) } },
+          select: deviceSelect,
+        })
+      ).map((row) => [row.id, toDevice(row)]),
+    );
     let pending = rows.map((row, index) => ({ row, index }));
     // A matched device deleted between the INSERT and the UPDATE is created on the next pass; two passes suffice.
     for (let pass = 0; pass < 3 && pending.length > 0; pass++) {
@@ -282,7 +302,9 @@ export async function bulkUpsertDevices(
       const byRmmAgentId = new Map<string, string>();
       for (const { wasOnline, wasEndOfLife, changed, ...row } of updated) {
         byRmmAgentId.set(row.rmmAgentId, row.id);
-        if (changed) events.push(...changeEvents({ isOnline: wasOnline, isEndOfLife: wasEndOfLife }, toDevice(row)));
+        const device = toDevice(row);
+        const previous = before.get(row.id) ?? { ...device, isOnline: wasOnline, isEndOfLife: wasEndOfLife };
+        if (changed) events.push(...changeEvents(previous, device));
       }
       for (const p of conflicting) {
         const id = byRmmAgentId.get(p.row.rmmAgentId);

@@ -1,36 +1,74 @@
 import { randomBytes } from "node:crypto";
 import type { Prisma } from "../db/generated/client";
 import { afterCommit, transactionLocal } from "../db/transaction";
+import type { Actor, EventName } from "../schemas/events";
 import { dispatchEvents } from "../webhooks/hand-over";
-
-/** Webhook event names (spec §6.1). */
-export const EVENT_NAMES = [
-  "account.created",
-  "account.updated",
-  "account.deleted",
-  "contact.created",
-  "contact.updated",
-  "deal.created",
-  "deal.stage_changed",
-  "deal.closed_won",
-  "deal.closed_lost",
-  "device.created",
-  "device.updated",
-  "device.offline",
-  "device.end_of_life",
-  "touchpoint.created",
-] as const;
-
-/** One of the event names of spec §6.1. */
-export type EventName = (typeof EVENT_NAMES)[number];
 
 /**
  * Who caused a write: test keys' events are stored but never delivered (spec §5.6, §6); `deliver: false` records
- * events that are never handed to webhooks either (the demo seed: issue #11 B).
+ * events that are never handed to webhooks either (the demo seed: issue #11 B). `apiKeyId` or `userId` name the
+ * actor the events carry (issue #13); with neither, the actor is the system.
  */
 export interface WriteOrigin {
   isTest: boolean;
   deliver?: boolean;
+  apiKeyId?: string;
+  userId?: string;
+}
+
+/** The {@link Actor} of a write's origin. */
+export function actorOf(origin: WriteOrigin): Actor {
+  if (origin.apiKeyId) return { type: "api_key", id: origin.apiKeyId };
+  if (origin.userId) return { type: "user", id: origin.userId };
+  return { type: "system" };
+}
+
+/**
+ * The `data` of a hard deletion's event (issue #13): a tombstone naming the record that is gone, in the manner of
+ * Stripe's deleted objects. `externalKey` is the resource's own external key where it has one (`externalId` of an
+ * account, `rmmAgentId` of a device).
+ * @returns `{ id, resource, deleted: true, ...externalKey }`
+ */
+export function tombstone(
+  resource: string,
+  id: string,
+  externalKey: Record<string, string | null> = {},
+): { id: string; resource: string; deleted: true } {
+  return { id, resource, deleted: true, ...externalKey };
+}
+
+/**
+ * One event to record: its name, `data` (the resource exactly as its GET returns it after the change, or a
+ * {@link tombstone}), and for a change of an existing record `before`, the resource as its GET returned it before, from
+ * which the event's `changedFields` and `previous` are derived.
+ */
+export interface EventInput {
+  name: EventName;
+  data: unknown;
+  before?: unknown;
+}
+
+/** Fields never listed as changed: they move with every change. */
+const UNTRACKED_FIELDS = new Set(["updatedAt"]);
+
+/**
+ * What a change did to a record (issue #13): the fields whose values differ between `before` and `after` (compared as
+ * JSON, `updatedAt` left out) in the order of `after`, and the values they had.
+ */
+export function describeChange(before: unknown, after: unknown): { changedFields: string[]; previous: object } {
+  if (!before || !after || typeof before !== "object" || typeof after !== "object") {
+    return { changedFields: [], previous: {} };
+  }
+  const old = before as Record<string, unknown>;
+  const now = after as Record<string, unknown>;
+  const changedFields: string[] = [];
+  const previous: Record<string, unknown> = {};
+  for (const key of Object.keys(now)) {
+    if (UNTRACKED_FIELDS.has(key) || JSON.stringify(old[key]) === JSON.stringify(now[key])) continue;
+    changedFields.push(key);
+    previous[key] = old[key] ?? null;
+  }
+  return { changedFields, previous };
 }
 
 /** Origin of the demo seed: its events are recorded but never delivered, so no seed record reaches an endpoint. */
@@ -49,7 +87,9 @@ const HAND_OVER = Symbol("events to hand over after commit");
 
 /**
  * Records events in the transactional outbox (DESIGN.md §6) inside the caller's transaction `tx`, so an event exists
- * exactly when its change committed. `data` must be the resource exactly as its GET returns it (spec §6.2).
+ * exactly when its change committed, with what the events feed and webhook payloads carry (issue #13): the resource
+ * (from the event name) and record id, the {@link Actor}, and for changes `changedFields` and `previous`. The row's
+ * `txid` and `seq` (database defaults) order the feed.
  *
  * Live events are handed to Inngest after the outermost commit (`afterCommit`, server/db/transaction.ts): every event
  * of the transaction in one `inngest.send`, fire-and-forget (see `dispatchEvents`), so the request never waits for
@@ -61,23 +101,37 @@ export async function recordEvents(
   tx: Prisma.TransactionClient,
   orgId: string,
   origin: WriteOrigin,
-  events: ReadonlyArray<{ name: EventName; data: unknown }>,
+  events: readonly EventInput[],
 ): Promise<void> {
   if (events.length === 0) return;
   // One statement over a JSON array: Prisma's createMany costs ~70 ms for a 500-event bulk request, this ~5 ms.
   const at = new Date();
-  const rows = events.map((event) => ({ id: newEventId(at), name: event.name, data: event.data }));
+  const rows = events.map((event) => {
+    const change = event.before === undefined ? undefined : describeChange(event.before, event.data);
+    return {
+      id: newEventId(at),
+      name: event.name,
+      resource: event.name.split(".")[0],
+      resourceId: (event.data as { id?: unknown }).id,
+      data: event.data,
+      changedFields: change?.changedFields ?? [],
+      previous: change?.previous ?? null,
+    };
+  });
   const handled = origin.isTest || origin.deliver === false;
   await tx.$executeRawUnsafe(
-    `INSERT INTO "Event" ("id", "orgId", "name", "data", "isTest", "createdAt", "fannedOutAt")
-     SELECT e->>'id', $1, e->>'name', e->'data', $2, $4::timestamptz AT TIME ZONE 'UTC',
-            CASE WHEN $3 THEN $4::timestamptz AT TIME ZONE 'UTC' END
+    `INSERT INTO "Event" ("id", "orgId", "name", "resource", "resourceId", "data", "actor", "changedFields", "previous",
+                          "isTest", "createdAt", "fannedOutAt")
+     SELECT e->>'id', $1, e->>'name', e->>'resource', e->>'resourceId', e->'data', $6::jsonb,
+            ARRAY(SELECT jsonb_array_elements_text(e->'changedFields')), NULLIF(e->'previous', 'null'::jsonb),
+            $2, $4::timestamptz AT TIME ZONE 'UTC', CASE WHEN $3 THEN $4::timestamptz AT TIME ZONE 'UTC' END
      FROM jsonb_array_elements($5::jsonb) AS e`,
     orgId,
     origin.isTest,
     handled,
     at.toISOString(),
     JSON.stringify(rows),
+    JSON.stringify(actorOf(origin)),
   );
   if (handled) return;
   let first = false;

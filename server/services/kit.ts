@@ -62,6 +62,26 @@ export async function lockForUpdate(table: string, noun: string, orgId: string, 
   if (rows.length === 0) throw notFound(noun, id);
 }
 
+/**
+ * Locks for the caller's transaction (`FOR UPDATE`, in id order against deadlocks) the rows of an organisation whose
+ * `column` holds one of `values`, so that a bulk write can read them as they are before it changes them: the
+ * `previous` values its events carry (issue #13) are then exact under concurrent writes.
+ */
+export async function lockRowsBy(
+  table: string,
+  orgId: string,
+  column: string,
+  values: readonly string[],
+): Promise<void> {
+  if (values.length === 0) return;
+  // Table and column names come from the calling service, never from a request.
+  await prisma().$queryRawUnsafe(
+    `SELECT 1 FROM "${table}" WHERE "orgId" = $1 AND "${column}" = ANY($2::text[]) ORDER BY "id" FOR UPDATE`,
+    orgId,
+    values,
+  );
+}
+
 /** Whether a write failed on a unique constraint (Prisma P2002), to answer 422 naming the field that clashed. */
 export function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";

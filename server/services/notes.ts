@@ -1,6 +1,7 @@
 import type { Prisma } from "../db/generated/client";
 import { prisma, transaction } from "../db/transaction";
 import { NOTE_DEFAULT_SORT, NOTE_SORT_FIELDS, type Note, type NoteCreate, type NoteListQuery } from "../schemas/notes";
+import { recordEvents, type WriteOrigin } from "./events";
 import { lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -58,13 +59,15 @@ export function getNote(orgId: string, id: string): Promise<Note> {
 
 /**
  * Creates a note on an Account, Deal, Contract or Lead of the organisation (spec §4.6). The target is key-share
- * locked while the note is written, so it cannot be deleted in between. Spec §6.1 has no note events: none is recorded.
+ * locked while the note is written, so it cannot be deleted in between. Records `note.created` (issue #13).
  * @throws ApiError `validation_error` (422) when `objectId` is not a record of `objectType` in the organisation.
  */
-export async function createNote(orgId: string, input: NoteCreate): Promise<Note> {
+export async function createNote(orgId: string, input: NoteCreate, origin: WriteOrigin): Promise<Note> {
   return transaction(async (tx) => {
     // objectType is one of the referenced tables by its schema (spec §2.8).
     await lockReferences(orgId, [{ table: input.objectType, id: input.objectId, path: ["objectId"] }]);
-    return toNote(await tx.note.create({ data: { ...input, orgId }, select: noteSelect }));
+    const note = toNote(await tx.note.create({ data: { ...input, orgId }, select: noteSelect }));
+    await recordEvents(tx, orgId, origin, [{ name: "note.created", data: note }]);
+    return note;
   });
 }

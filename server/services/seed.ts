@@ -255,21 +255,25 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
   for (let i = 0; i < DEMO_BOOK.tasks; i++) {
     const account = rng.int(0, DEMO_BOOK.accounts - 1);
     const status = rng.pick(["TODO", "TODO", "IN_PROGRESS", "WAITING", "DONE", "CANCELLED"] as const);
-    await createTask(orgId, {
-      title: rng.pick([
-        "Quarterly business review prep",
-        "Replace end-of-life firewall",
-        "Renewal call",
-        "Patch exceptions review",
-        "Onboard new hire",
-        "Backup restore test",
-      ]),
-      status,
-      priority: rng.pick(["LOW", "MEDIUM", "MEDIUM", "HIGH", "URGENT"] as const),
-      dueAt: new Date(now + rng.int(-30, 45) * DAY_MS).toISOString(),
-      assigneeId: `user-${rng.int(1, 6)}`,
-      accountId: accountIds[account],
-    });
+    await createTask(
+      orgId,
+      {
+        title: rng.pick([
+          "Quarterly business review prep",
+          "Replace end-of-life firewall",
+          "Renewal call",
+          "Patch exceptions review",
+          "Onboard new hire",
+          "Backup restore test",
+        ]),
+        status,
+        priority: rng.pick(["LOW", "MEDIUM", "MEDIUM", "HIGH", "URGENT"] as const),
+        dueAt: new Date(now + rng.int(-30, 45) * DAY_MS).toISOString(),
+        assigneeId: `user-${rng.int(1, 6)}`,
+        accountId: accountIds[account],
+      },
+      SEED_ORIGIN,
+    );
   }
 
   const contracts = accountIds.slice(0, 150).map((accountId, i) => ({
@@ -299,18 +303,22 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
   ] as const;
   for (let i = 0; i < DEMO_BOOK.notes; i++) {
     const [objectType, ids] = noteTargets[i % noteTargets.length] as (typeof noteTargets)[number];
-    await createNote(orgId, {
-      objectType,
-      objectId: rng.pick(ids),
-      body: rng.pick([
-        "Discussed renewal timeline; wants a security review first.",
-        "Asked for a quote on additional seats.",
-        "Escalated slow VPN; resolved by ISP.",
-        "Prefers email over calls.",
-        "Budget approved for next quarter.",
-      ]),
-      authorId: `user-${rng.int(1, 6)}`,
-    });
+    await createNote(
+      orgId,
+      {
+        objectType,
+        objectId: rng.pick(ids),
+        body: rng.pick([
+          "Discussed renewal timeline; wants a security review first.",
+          "Asked for a quote on additional seats.",
+          "Escalated slow VPN; resolved by ISP.",
+          "Prefers email over calls.",
+          "Budget approved for next quarter.",
+        ]),
+        authorId: `user-${rng.int(1, 6)}`,
+      },
+      SEED_ORIGIN,
+    );
   }
 
   // Most accounts hear from us often; a tail goes quiet, which the engagement signal should show.

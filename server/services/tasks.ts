@@ -10,6 +10,7 @@ import {
   type TaskListQuery,
   type TaskUpdate,
 } from "../schemas/tasks";
+import { recordEvents, tombstone, type WriteOrigin } from "./events";
 import { changedFields, lockForUpdate, lockReferences, type Reference, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -114,11 +115,11 @@ export function getTask(orgId: string, id: string): Promise<Task> {
 
 /**
  * Creates a task (spec §4.5); status defaults to TODO, priority to MEDIUM; a task created as DONE gets `completedAt`
- * = now. Records no event (spec §6.1 has no task events).
+ * = now. Records `task.created` (issue #13: the events feed carries tasks).
  * @throws ApiError `validation_error` (422) when `accountId`/`dealId` names no record of the organisation or the deal
  *         belongs to another account than `accountId`.
  */
-export async function createTask(orgId: string, input: TaskCreate): Promise<Task> {
+export async function createTask(orgId: string, input: TaskCreate, origin: WriteOrigin): Promise<Task> {
   const status = input.status ?? TASK_DEFAULTS.status;
   const links = { accountId: input.accountId ?? null, dealId: input.dealId ?? null };
   return transaction(async (tx) => {
@@ -140,17 +141,20 @@ export async function createTask(orgId: string, input: TaskCreate): Promise<Task
       },
       select: taskSelect,
     });
-    return toTask(row);
+    const task = toTask(row);
+    await recordEvents(tx, orgId, origin, [{ name: "task.created", data: task }]);
+    return task;
   });
 }
 
 /**
  * Applies the given fields to a task (spec §4.5, §3): a status change to DONE stamps `completedAt` with the current
  * time, a change away from DONE clears it. When `accountId` or `dealId` changes, the links are checked as on create
- * against the values the task will have. A request that changes nothing leaves `updatedAt` as it was. No event.
+ * against the values the task will have. A request that changes nothing leaves `updatedAt` as it was and records nothing; a change records `task.updated`
+ * (issue #13).
  * @throws ApiError `not_found` (404); `validation_error` (422) for unusable `accountId`/`dealId`.
  */
-export async function updateTask(orgId: string, input: TaskUpdate): Promise<Task> {
+export async function updateTask(orgId: string, input: TaskUpdate, origin: WriteOrigin): Promise<Task> {
   const { id, ...fields } = input;
   return transaction(async (tx) => {
     await lockForUpdate("Task", "Task", orgId, id);
@@ -180,17 +184,26 @@ export async function updateTask(orgId: string, input: TaskUpdate): Promise<Task
       data.completedAt = changes.status === "DONE" ? now : null;
       data.updatedAt = now;
     }
-    return toTask(await tx.task.update({ where: { id, orgId }, data, select: taskSelect }));
+    const task = toTask(await tx.task.update({ where: { id, orgId }, data, select: taskSelect }));
+    await recordEvents(tx, orgId, origin, [{ name: "task.updated", data: task, before: current }]);
+    return task;
   });
 }
 
 /**
- * Deletes a task for good (spec §4.5: hard delete; no event, spec §6.1 has none for tasks).
+ * Deletes a task for good (spec §4.5: hard delete) and records `task.deleted` with its tombstone (issue #13).
  * @returns `{ id, deleted: true }`
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
-export async function deleteTask(orgId: string, id: string): Promise<{ id: string; deleted: true }> {
-  const { count } = await prisma().task.deleteMany({ where: { orgId, id } });
-  if (count === 0) throw notFound("Task", id);
-  return { id, deleted: true };
+export async function deleteTask(
+  orgId: string,
+  id: string,
+  origin: WriteOrigin,
+): Promise<{ id: string; deleted: true }> {
+  return transaction(async (tx) => {
+    const { count } = await tx.task.deleteMany({ where: { orgId, id } });
+    if (count === 0) throw notFound("Task", id);
+    await recordEvents(tx, orgId, origin, [{ name: "task.deleted", data: tombstone("task", id) }]);
+    return { id, deleted: true as const };
+  });
 }

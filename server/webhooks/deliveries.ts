@@ -5,7 +5,8 @@ import type { DeliveryStatus, Prisma } from "../db/generated/client";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, notFound } from "../errors";
-import { EVENT_NAMES } from "../services/events";
+import { EVENT_NAMES } from "../schemas/events";
+import { eventPayload, storedEventSelect } from "../services/event-feed";
 import { listPage } from "../services/pagination";
 import { serializePayload, signedHeaders } from "./signing";
 import { postWebhook } from "./transport";
@@ -147,7 +148,7 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
           previousSecretExpiresAt: true,
         },
       },
-      event: { select: { id: true, name: true, orgId: true, createdAt: true, data: true } },
+      event: { select: storedEventSelect },
     },
   });
   if (!delivery) return skipped("not found");
@@ -167,7 +168,7 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
   const secrets = [endpoint.secret];
   if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now)
     secrets.push(endpoint.previousSecret);
-  const body = serializePayload(event);
+  const body = serializePayload(eventPayload(event));
   const headers = signedHeaders({
     body,
     eventId: event.id,

@@ -5,17 +5,13 @@ import { isIP } from "node:net";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
-import { EVENT_NAMES, newEventId } from "../services/events";
+import { EVENT_NAMES, TEST_EVENT_NAME } from "../schemas/events";
+import { newEventId } from "../services/events";
 import { attemptDelivery, newDeliveryId } from "./deliveries";
 import { blockedReason } from "./ssrf";
 
 /** The subscription that matches every event of spec §6.1. */
 export const ALL_EVENTS = "*";
-/**
- * Name of the event sent by "Send test event" ({@link sendTestEvent}). Not one of spec §6.1: receivers should accept
- * and ignore names they do not know. Its data is `{message, endpointId}`.
- */
-export const TEST_EVENT_NAME = "webhook.test";
 /** How long the previous secret still signs (a second `v1=`) after {@link rotateWebhookSecret} (ms): 24 hours. */
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** Reason recorded when a user disables an endpoint. */

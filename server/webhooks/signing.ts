@@ -1,40 +1,15 @@
 import { createHmac } from "node:crypto";
+import type { EventPayload } from "../schemas/events";
 
 /** `User-Agent` of every delivery (spec §6.3, §9). */
 export const WEBHOOK_USER_AGENT = "Service-Webhooks/1.1";
 
-/** The JSON body of a delivery (spec §6.2). */
-export interface WebhookPayload {
-  /** Event id `evt_<unix_seconds>_<token>`; the same on every attempt and redelivery, so receivers can deduplicate. */
-  id: string;
-  /** Event name of spec §6.1 (or `webhook.test` for the settings area's test event). */
-  event: string;
-  /** ISO 8601 UTC time the event was recorded (not the time of the attempt). */
-  timestamp: string;
-  /** Owning organisation id. */
-  orgId: string;
-  /** The resource exactly as its GET returns it. */
-  data: unknown;
-}
-
 /**
- * Serialises the payload of spec §6.2 once, in the key order `id, event, timestamp, orgId, data`. The returned text is
- * both what is signed and what is sent (DESIGN.md §6: the bytes signed are the bytes sent).
+ * Serialises a delivery's body once: the event's payload (spec §6.2 with issue #13's additions, built by
+ * `eventPayload` in server/services/event-feed.ts, the same as the events feed serves). The returned text is both what
+ * is signed and what is sent (DESIGN.md §6: the bytes signed are the bytes sent).
  */
-export function serializePayload(event: {
-  id: string;
-  name: string;
-  orgId: string;
-  createdAt: Date;
-  data: unknown;
-}): string {
-  const payload: WebhookPayload = {
-    id: event.id,
-    event: event.name,
-    timestamp: event.createdAt.toISOString(),
-    orgId: event.orgId,
-    data: event.data,
-  };
+export function serializePayload(payload: EventPayload): string {
   return JSON.stringify(payload);
 }
 

@@ -35,7 +35,9 @@ it("records account.created, account.updated and account.deleted with the GET re
   expect(events[0]?.data).toEqual(created);
   expect(events[1]?.data).toMatchObject({ id: created.id, industry: "Legal" });
   expect(events[2]?.data).toEqual(churned);
-  expect(events[3]?.data).toEqual(gone);
+  expect(gone.id).toBe(created.id);
+  // A hard deletion carries the account's tombstone (issue #13).
+  expect(events[3]?.data).toEqual({ id: created.id, resource: "account", deleted: true, externalId: null });
   for (const event of events) {
     expect(event.id).toMatch(/^evt_\d{10}_[A-Za-z0-9_-]+$/);
     // The id's seconds and the payload's timestamp come from one clock (issue #11 B).

@@ -167,7 +167,7 @@ describe("GET /contacts/{id}", () => {
     expect(malformed.body.error.code).toBe("bad_request");
   });
 
-  it("drops the relationship of a hard-deleted account (no contact event)", async () => {
+  it("drops the relationship of a hard-deleted account and records contact.updated (issue #13)", async () => {
     const { api, orgId } = await newOrg();
     const gone = await account(api, "Gone");
     const kept = await account(api, "Kept");
@@ -179,7 +179,7 @@ describe("GET /contacts/{id}", () => {
     expect((await api("DELETE", `/accounts/${gone}?force=true`)).status).toBe(200);
     const got = await api("GET", `/contacts/${contact.id}`);
     expect(got.body.data.accounts).toEqual([{ accountId: kept, accountName: "Kept", role: null, isPrimary: false }]);
-    expect((await contactEvents(orgId)).length).toBe(before);
+    expect((await contactEvents(orgId)).length).toBe(before + 1);
   });
 });
 

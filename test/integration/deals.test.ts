@@ -254,7 +254,7 @@ describe("PATCH /deals/{id}: stage transitions (spec §3) and their events (spec
     expect(events.map((event) => event.data)).toEqual([deal, won, lost, reopened, wonAgain]);
   });
 
-  it("updates other fields without an event, and changes nothing (no updatedAt, no event) on a no-op", async () => {
+  it("records deal.updated for other fields, and changes nothing (no updatedAt, no event) on a no-op", async () => {
     const deal = await newDeal({ estimatedMrr: 100, serviceCategory: "Backup", expectedCloseDate: "2027-01-15" });
     await tick();
     const edited = await patch(deal.id, {
@@ -285,12 +285,16 @@ describe("PATCH /deals/{id}: stage transitions (spec §3) and their events (spec
     expect(noop).toEqual(edited);
     const empty = await patch(deal.id, {});
     expect(empty).toEqual(edited);
-    expect((await eventsOf(orgId, deal.id)).map((event) => event.name)).toEqual(["deal.created"]);
+    expect((await eventsOf(orgId, deal.id)).map((event) => event.name)).toEqual(["deal.created", "deal.updated"]);
 
     const won = await patch(deal.id, { stage: "CLOSED_WON" });
     const again = await patch(deal.id, { stage: "CLOSED_WON" });
     expect(again).toEqual(won);
-    expect((await eventsOf(orgId, deal.id)).map((event) => event.name)).toEqual(["deal.created", "deal.closed_won"]);
+    expect((await eventsOf(orgId, deal.id)).map((event) => event.name)).toEqual([
+      "deal.created",
+      "deal.updated",
+      "deal.closed_won",
+    ]);
   });
 
   it("records one event when the same move arrives several times at once", async () => {
@@ -318,7 +322,7 @@ describe("PATCH /deals/{id}: stage transitions (spec §3) and their events (spec
       expect.arrayContaining(["closedAt", "probability"]),
     );
     expect((await api("GET", `/deals/${deal.id}`)).body.data).toEqual(moved);
-    expect((await eventsOf(orgId, deal.id)).map((event) => event.name)).toEqual(["deal.created"]);
+    expect((await eventsOf(orgId, deal.id)).map((event) => event.name)).toEqual(["deal.created", "deal.updated"]);
   });
 });
 

@@ -264,13 +264,13 @@ describe("GET/PATCH/DELETE /devices/{id}", () => {
     expect(await eventNames(orgId, device.id)).toEqual(["device.created"]);
   });
 
-  it("hard-deletes with { id, deleted: true } and records no event", async () => {
+  it("hard-deletes with { id, deleted: true } and records device.deleted with a tombstone (issue #13)", async () => {
     const device = (await api("POST", "/devices", { rmmAgentId: agent(), accountId, hostname: "bye" })).body.data;
     const res = await api("DELETE", `/devices/${device.id}`);
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ id: device.id, deleted: true });
     expect(await prisma().device.count({ where: { id: device.id } })).toBe(0);
-    expect(await eventNames(orgId, device.id)).toEqual(["device.created"]);
+    expect(await eventNames(orgId, device.id)).toEqual(["device.created", "device.deleted"]);
     expect((await api("GET", `/devices/${device.id}`)).status).toBe(404);
     expect((await api("DELETE", `/devices/${device.id}`)).status).toBe(404);
     expect((await api("PATCH", `/devices/${device.id}`, { hostname: "x" })).status).toBe(404);

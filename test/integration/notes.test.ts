@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("POST /notes", () => {
-  it("creates a note on each object type with 201, the row, the GET shape and no event", async () => {
+  it("creates a note on each object type with 201, the row, the GET shape and note.created (issue #13)", async () => {
     for (const [objectType, objectId] of Object.entries(targets)) {
       const res = await api("POST", "/notes", { objectType, objectId, body: `About this ${objectType}` });
       expect(res.status).toBe(201);
@@ -50,7 +50,9 @@ describe("POST /notes", () => {
       expect(got.status).toBe(200);
       expect(got.body.data).toEqual(res.body.data);
     }
-    expect(await prisma().event.count({ where: { orgId } })).toBe(0);
+    expect(await prisma().event.count({ where: { orgId, name: "note.created" } })).toBe(
+      await prisma().note.count({ where: { orgId } }),
+    );
   });
 
   it("stores the body as sent (up to 10,000 characters) and an optional authorId", async () => {
@@ -129,7 +131,9 @@ describe("POST /notes", () => {
     expect((await testKey("POST", "/notes", { objectType: "Lead", objectId: targets.Lead, body: "t" })).status).toBe(
       201,
     );
-    expect(await prisma().event.count({ where: { orgId } })).toBe(0);
+    expect(await prisma().event.count({ where: { orgId, name: "note.created" } })).toBe(
+      await prisma().note.count({ where: { orgId } }),
+    );
   });
 });
 

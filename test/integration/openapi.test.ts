@@ -176,7 +176,7 @@ describe("a document tools can use as served (issue #11 D)", () => {
         }
       }
     }
-    expect(missing).toEqual([]);
+    expect(missing, missing.join("\n")).toEqual([]);
   });
 
   it("describes every field and parameter", () => {
@@ -197,7 +197,7 @@ describe("a document tools can use as served (issue #11 D)", () => {
         if (isField(where) && !node.description && !node.$ref) missing.push(where);
       }
     }
-    expect(missing).toEqual([]);
+    expect(missing, missing.join("\n")).toEqual([]);
   });
 
   it("keeps every integer within ±(2^53 − 1), so every client can hold it", () => {

@@ -243,13 +243,15 @@ describe("PATCH /tasks/{id}", () => {
     expect(await patch(task.id, { accountId: null, dealId })).toMatchObject({ accountId: null, dealId });
   });
 
-  it("records no event: spec §6.1 has none for tasks", async () => {
+  it("records task.created, task.updated and task.deleted for the events feed (issue #13)", async () => {
     const org = await createTestOrg();
     const own = client(server.url, org.key);
     const task = (await own("POST", "/tasks", { title: "Quiet" })).body.data;
     await own("PATCH", `/tasks/${task.id}`, { status: "DONE" });
     await own("DELETE", `/tasks/${task.id}`);
-    expect(await prisma().event.count({ where: { orgId: org.orgId } })).toBe(0);
+    const events = await prisma().event.findMany({ where: { orgId: org.orgId }, orderBy: { seq: "asc" } });
+    expect(events.map((event) => event.name)).toEqual(["task.created", "task.updated", "task.deleted"]);
+    expect(events[2]?.data).toEqual({ id: task.id, resource: "task", deleted: true });
   });
 });
 

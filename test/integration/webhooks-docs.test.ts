@@ -10,7 +10,7 @@ import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import WebhooksGuidePage from "../../app/docs/webhooks/page";
-import { EVENT_NAMES } from "../../server/services/events";
+import { EVENT_NAMES } from "../../server/schemas/events";
 import { createWebhookEndpoint, rotateWebhookSecret, sendTestEvent } from "../../server/webhooks/endpoints";
 import { VERIFY_SNIPPET } from "../../server/webhooks/receiver-docs";
 import { createTestOrg } from "../helpers/api";

@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from "../../../server/services/events";
+import { EVENT_NAMES } from "../../../server/schemas/events";
 import {
   DELIVERY_FACTS,
   EXAMPLE_PAYLOAD,

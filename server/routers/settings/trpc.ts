@@ -26,6 +26,8 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   idempotency_in_progress: "CONFLICT",
   payload_too_large: "PAYLOAD_TOO_LARGE",
   headers_too_large: "BAD_REQUEST",
+  // tRPC has no 410; the settings door never reads the events feed.
+  cursor_expired: "BAD_REQUEST",
   rate_limited: "TOO_MANY_REQUESTS",
   internal_error: "INTERNAL_SERVER_ERROR",
 };

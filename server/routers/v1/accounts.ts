@@ -84,7 +84,7 @@ export const accountsRouter = router({
         tags,
         summary: "Delete an account",
         description:
-          "Without force the account is soft-deleted: lifecycleStatus becomes CHURNED and the churned account is returned. With force=true the record is removed and { id, deleted: true } is returned.",
+          "Without force the account is soft-deleted: lifecycleStatus becomes CHURNED, the churned account is returned and account.deleted carries it. With force=true the record is removed with its deals, devices, touchpoints, contact links and notes, and { id, deleted: true } is returned; the events feed then records a tombstone for every removed record (note, touchpoint, device, deal), task.updated for tasks that lose the link, contact.updated for contacts that lose the relationship, and finally account.deleted with the account's tombstone {id, resource, deleted: true, externalId} (issue #13).",
       },
     })
     .input(AccountDeleteSchema)

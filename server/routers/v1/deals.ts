@@ -83,7 +83,7 @@ export const dealsRouter = router({
         path: "/deals/{id}",
         tags,
         summary: "Update a deal",
-        description: `Partial update; null clears an optional field. Stage rules (spec §3): any stage may be set from any stage. Moving to CLOSED_WON records deal.closed_won and moving to CLOSED_LOST records deal.closed_lost, both stamping closedAt with the current time (also when switching from one outcome to the other). Moving to an open stage records deal.stage_changed; reopening a closed deal this way is allowed and clears closedAt. Each event carries the deal as GET returns it after the change. Changes to other fields update the deal (and updatedAt) but record no event, since spec §6.1 defines no deal.updated. A PATCH that changes nothing changes nothing: updatedAt stays, no event. ${ACCOUNT_RULE}`,
+        description: `Partial update; null clears an optional field. Stage rules (spec §3): any stage may be set from any stage. Moving to CLOSED_WON records deal.closed_won and moving to CLOSED_LOST records deal.closed_lost, both stamping closedAt with the current time (also when switching from one outcome to the other). Moving to an open stage records deal.stage_changed; reopening a closed deal this way is allowed and clears closedAt. Each event carries the deal as GET returns it after the change. Changes to other fields alone record deal.updated (issue #13); every event carries changedFields and previous for the whole change. A PATCH that changes nothing changes nothing: updatedAt stays, no event. ${ACCOUNT_RULE}`,
       },
     })
     .input(DealUpdateSchema)

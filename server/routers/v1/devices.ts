@@ -110,10 +110,10 @@ export const devicesRouter = router({
         tags,
         summary: "Delete a device",
         description:
-          "Removes the device for good (hard delete) and returns { id, deleted: true }. No event is recorded: spec §6.1 defines none for device deletion.",
+          "Removes the device for good (hard delete) and returns { id, deleted: true }. Records device.deleted with the device's tombstone {id, resource, deleted: true, rmmAgentId} (issue #13).",
       },
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(DeletedSchema)
-    .mutation(({ ctx, input }) => deleteDevice(ctx.principal.orgId, input.id)),
+    .mutation(({ ctx, input }) => deleteDevice(ctx.principal.orgId, input.id, ctx.principal)),
 });

@@ -3,6 +3,7 @@ import { accountsRouter } from "./accounts";
 import { contactsRouter } from "./contacts";
 import { dealsRouter } from "./deals";
 import { devicesRouter } from "./devices";
+import { eventsRouter } from "./events";
 import { healthRouter } from "./health";
 import { mrrRouter } from "./mrr";
 import { notesRouter } from "./notes";
@@ -22,6 +23,7 @@ export const v1Router = router({
   notes: notesRouter,
   health: healthRouter,
   mrr: mrrRouter,
+  events: eventsRouter,
 });
 
 /** Type of the v1 router. */

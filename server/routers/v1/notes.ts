@@ -7,7 +7,7 @@ import { apiProcedure, router } from "../../trpc";
 const tags = ["Notes"];
 
 /**
- * Notes endpoints (spec §4.6). Notes are append-only here: the spec defines no update or delete, and no note events.
+ * Notes endpoints (spec §4.6). Notes are append-only here: the spec defines no update or delete.
  * Errors: 400 `bad_request`/`invalid_json`, 401 `unauthorized`, 403 `insufficient_scope`, 404 `not_found`,
  * 422 `validation_error`, as documented per operation in OpenAPI.
  */
@@ -38,13 +38,13 @@ export const notesRouter = router({
         tags,
         summary: "Create a note",
         description:
-          "Attaches a note to an Account, Deal, Contract or Lead. objectId must be a record of that objectType in the organisation, otherwise 422 on objectId and nothing is created. body is 1 to 10,000 characters, not only white space, stored as sent. authorId is an optional free identifier of the author in the caller's system. No event is recorded (spec §6.1 defines none for notes).",
+          "Attaches a note to an Account, Deal, Contract or Lead. objectId must be a record of that objectType in the organisation, otherwise 422 on objectId and nothing is created. body is 1 to 10,000 characters, not only white space, stored as sent. authorId is an optional free identifier of the author in the caller's system. Records note.created in the events feed (issue #13).",
       },
       successStatus: 201,
     })
     .input(NoteCreateSchema)
     .output(NoteSchema)
-    .mutation(({ ctx, input }) => createNote(ctx.principal.orgId, input)),
+    .mutation(({ ctx, input }) => createNote(ctx.principal.orgId, input, ctx.principal)),
 
   /** `GET /notes/{id}` (notes:read). */
   get: apiProcedure("notes:read")

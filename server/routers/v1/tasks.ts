@@ -49,7 +49,7 @@ export const tasksRouter = router({
     })
     .input(TaskCreateSchema)
     .output(TaskSchema)
-    .mutation(({ ctx, input }) => createTask(ctx.principal.orgId, input)),
+    .mutation(({ ctx, input }) => createTask(ctx.principal.orgId, input, ctx.principal)),
 
   /** `GET /tasks/{id}` (tasks:read). */
   get: apiProcedure("tasks:read")
@@ -71,7 +71,7 @@ export const tasksRouter = router({
     })
     .input(TaskUpdateSchema)
     .output(TaskSchema)
-    .mutation(({ ctx, input }) => updateTask(ctx.principal.orgId, input)),
+    .mutation(({ ctx, input }) => updateTask(ctx.principal.orgId, input, ctx.principal)),
 
   /** `DELETE /tasks/{id}` (tasks:write): hard delete. */
   delete: apiProcedure("tasks:write")
@@ -82,10 +82,10 @@ export const tasksRouter = router({
         tags,
         summary: "Delete a task",
         description:
-          "Removes the task for good (there is no soft delete for tasks) and returns { id, deleted: true }. A second delete answers 404. No event is recorded.",
+          "Removes the task for good (there is no soft delete for tasks) and returns { id, deleted: true }. A second delete answers 404. Records task.deleted with the task's tombstone (issue #13).",
       },
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(DeletedSchema)
-    .mutation(({ ctx, input }) => deleteTask(ctx.principal.orgId, input.id)),
+    .mutation(({ ctx, input }) => deleteTask(ctx.principal.orgId, input.id, ctx.principal)),
 });

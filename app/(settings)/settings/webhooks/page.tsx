@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from "../../../../server/services/events";
+import { EVENT_NAMES } from "../../../../server/schemas/events";
 import { Time } from "../../_components/time";
 import { WorkerBanner } from "../../_components/worker-banner";
 import { requireSession, settingsCaller } from "../../_lib/session";

@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { notFound } from "next/navigation";
-import { EVENT_NAMES } from "../../../../../server/services/events";
+import { EVENT_NAMES } from "../../../../../server/schemas/events";
 import { ActionForm } from "../../../_components/action-form";
 import { ConfirmAction } from "../../../_components/confirm-action";
 import { Time } from "../../../_components/time";

@@ -1,0 +1,157 @@
+// The events feed and the payload shared with webhooks (spec §6.2, issue #13).
+import { z } from "zod";
+import { PAGE_SIZE } from "./common";
+import { EVENT_EXAMPLE, EVENT_PAGE_EXAMPLE } from "./examples";
+
+/**
+ * Event names: those of spec §6.1, then the ones issue #13 adds so that the events feed carries every change of every
+ * resource (updates of deals outside a stage change, tasks, notes, and hard deletions). Webhook endpoints subscribe to
+ * any of them, or `*` for all.
+ */
+export const EVENT_NAMES = [
+  "account.created",
+  "account.updated",
+  "account.deleted",
+  "contact.created",
+  "contact.updated",
+  "deal.created",
+  "deal.stage_changed",
+  "deal.closed_won",
+  "deal.closed_lost",
+  "device.created",
+  "device.updated",
+  "device.offline",
+  "device.end_of_life",
+  "touchpoint.created",
+  "deal.updated",
+  "deal.deleted",
+  "device.deleted",
+  "task.created",
+  "task.updated",
+  "task.deleted",
+  "note.created",
+  "note.deleted",
+  "touchpoint.deleted",
+] as const;
+
+/** One of {@link EVENT_NAMES}. */
+export type EventName = (typeof EVENT_NAMES)[number];
+
+/**
+ * Name of the event sent by "Send test event" (settings) and `POST /webhook-endpoints/{id}/test`: not part of the feed
+ * nor of {@link EVENT_NAMES}; receivers should accept and ignore names they do not know. Its data is
+ * `{message, endpointId}`.
+ */
+export const TEST_EVENT_NAME = "webhook.test";
+
+/** Resources the events feed reports on (issue #13): the first part of every event name. */
+export const EVENT_RESOURCES = ["account", "contact", "deal", "device", "task", "note", "touchpoint"] as const;
+
+/** Who caused an event (issue #13): an API key, a settings user, or the system (demo seed, scheduled jobs). */
+export const ActorSchema = z
+  .discriminatedUnion("type", [
+    z.object({
+      type: z.literal("api_key").describe("An API key made the request."),
+      id: z.string().describe("Id of the API key that made the request."),
+    }),
+    z.object({
+      type: z.literal("user").describe("A person in the settings area."),
+      id: z.string().describe("Id of the settings user."),
+    }),
+    z.object({ type: z.literal("system").describe("The service itself: the demo seed or a scheduled job.") }),
+  ])
+  .describe(
+    "Who caused the change: {type: api_key, id} for a request with an API key (compare id with your own key's to drop the echoes of your own writes), {type: user, id} for a person in the settings area, {type: system} for the demo seed and scheduled jobs.",
+  )
+  .meta({ id: "Actor" });
+
+/** The Actor type. */
+export type Actor = z.infer<typeof ActorSchema>;
+
+/**
+ * One event: the webhook payload of spec §6.2 (`id`, `event`, `timestamp`, `orgId`, `data`) with what issue #13 adds
+ * (`resource`, `actor`, and for changes of an existing record `changedFields` and `previous`).
+ */
+export const EventSchema = z
+  .object({
+    id: z
+      .string()
+      .describe("Event id, evt_<unix_seconds>_<token>: the same in the feed, on every delivery and redelivery."),
+    event: z.string().describe("Event name, e.g. account.updated (see the webhook documentation for the list)."),
+    timestamp: z.iso.datetime().describe("When the change was recorded: ISO 8601 UTC with milliseconds."),
+    orgId: z.string().describe("Owning organisation."),
+    resource: z
+      .enum(EVENT_RESOURCES)
+      .nullable()
+      .describe("The resource the event is about; null only for webhook test events."),
+    actor: ActorSchema,
+    data: z
+      .record(z.string(), z.unknown())
+      .describe(
+        "The record after the change, exactly as its GET returns it; for a hard deletion a tombstone {id, resource, deleted: true} with the record's external key where it has one (externalId of an account, rmmAgentId of a device).",
+      ),
+    changedFields: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "Present when an existing record changed (updates, soft deletion, stage changes, offline and end-of-life): the fields whose values changed, updatedAt left out.",
+      ),
+    previous: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("Present with changedFields: the values those fields had before the change."),
+  })
+  .meta({ id: "Event", example: EVENT_EXAMPLE });
+
+/** An event as the feed and webhook deliveries carry it. */
+export type EventPayload = z.infer<typeof EventSchema>;
+
+/**
+ * Query of `GET /events` (issue #13): `limit` (1–100, default 50), `cursor` (the opaque `nextCursor` of an earlier
+ * page), `types` (comma-separated event names), `resource`.
+ */
+export const EventListQuerySchema = z.strictObject({
+  limit: z
+    .int()
+    .min(1)
+    .max(PAGE_SIZE.max)
+    .default(PAGE_SIZE.default)
+    .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${PAGE_SIZE.default}.`),
+  cursor: z
+    .string()
+    .max(200)
+    .regex(/^[A-Za-z0-9_-]+$/, "must be a nextCursor of this feed")
+    .describe(
+      "The nextCursor of an earlier page (opaque). Continues right after the last event that page returned; a cursor older than the retention period gives 410 cursor_expired.",
+    )
+    .optional(),
+  types: z
+    .string()
+    .max(2_000)
+    .regex(/^[a-z_]+\.[a-z_]+(,[a-z_]+\.[a-z_]+)*$/, "must be comma-separated event names")
+    .refine(
+      (value) => value.split(",").every((name) => (EVENT_NAMES as readonly string[]).includes(name)),
+      "names an unknown event",
+    )
+    .describe("Only these events: comma-separated event names, e.g. account.updated,deal.closed_won.")
+    .meta({ example: "account.created,account.updated,account.deleted" })
+    .optional(),
+  resource: z.enum(EVENT_RESOURCES).describe("Only events about this resource.").optional(),
+});
+
+/** Parsed query of `GET /events`. */
+export type EventListQuery = z.infer<typeof EventListQuerySchema>;
+
+/** A page of the events feed: `nextCursor` is present on the last page too, to continue from later. */
+export const EventListSchema = z
+  .object({
+    data: z.array(EventSchema),
+    hasMore: z.boolean().describe("true when more events are visible now; false on the last page."),
+    nextCursor: z
+      .string()
+      .nullable()
+      .describe(
+        "Pass as cursor to continue after this page. Present on the last page too (poll it later for newer events); null only when the feed is empty and no cursor was given.",
+      ),
+  })
+  .meta({ example: EVENT_PAGE_EXAMPLE });
