@@ -34,6 +34,9 @@ export default function RootLayout({ children }: { children: ReactNode }) {
                   <a href="/docs/webhooks">Webhooks guide</a>
                 </li>
                 <li>
+                  <a href="/docs/sync">Sync guide</a>
+                </li>
+                <li>
                   <a href="/settings">Settings</a>
                 </li>
               </ul>

@@ -29,6 +29,9 @@ export default function Home() {
             <li>
               <a href="/docs/webhooks">Verifying webhook signatures</a>
             </li>
+            <li>
+              <a href="/docs/sync">Keeping a copy in sync</a> (the events feed)
+            </li>
           </ul>
         </div>
         <div className="card">

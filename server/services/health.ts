@@ -384,13 +384,16 @@ const INPUT_EVENTS = [
   "deal.stage_changed",
   "deal.closed_won",
   "deal.closed_lost",
+  "deal.updated",
   "touchpoint.created",
+  "task.created",
+  "task.updated",
 ];
 
 /**
  * The scheduled health refresh (issue #12; an Inngest function runs it every minute while a worker runs): scores
  * again (1) every account named by an outbox event of the last hour that changed one of its inputs (a device, deal or
- * touchpoint, the account itself) after its score was computed, and (2) every account whose score is more than an
+ * touchpoint, a task, the account itself) after its score was computed, and (2) every account whose score is more than an
  * hour old or missing, so time alone (days since the last touchpoint, tasks falling overdue, signals expiring) is
  * reflected within the hour. At most 20,000 accounts a run, the oldest first.
  * @returns how many accounts were scored, by reason.

@@ -80,12 +80,13 @@ describe("error envelope (spec §2.1, §7)", () => {
     expect(await head.text()).toBe("");
   });
 
-  it("every spec §7 code, plus our three documented extensions, has a reference entry", () => {
+  it("every spec §7 code, plus our four documented extensions, has a reference entry", () => {
     expect(Object.keys(ERROR_CODES).sort()).toEqual(
       [
         "idempotency_in_progress",
         "payload_too_large",
         "headers_too_large",
+        "cursor_expired",
         "bad_request",
         "invalid_json",
         "unauthorized",
@@ -110,6 +111,7 @@ describe("error envelope (spec §2.1, §7)", () => {
       idempotency_in_progress: 409,
       payload_too_large: 413,
       headers_too_large: 431,
+      cursor_expired: 410,
       rate_limited: 429,
       internal_error: 500,
     });

@@ -42,7 +42,7 @@ it("every GET of the route table, health scores included, writes no row", async 
   const org = await createTestOrg();
   const api = client(server.url, org.key);
   const account = (await api("POST", "/accounts", { name: "Read Only Co" })).body.data;
-  const ids: Record<string, string> = {
+  const resourceIds: Record<string, string> = {
     accounts: account.id,
     "health-scores": account.id,
     contacts: (await api("POST", "/contacts", { email: "ro@example.com", accountId: account.id })).body.data.id,
@@ -68,6 +68,7 @@ it("every GET of the route table, health scores included, writes no row", async 
     ).status,
   ).toBe(201);
   await refreshHealthScores(org.orgId);
+  const ids: Record<string, string> = { ...resourceIds, events: (await api("GET", "/events")).body.data[0].id };
 
   const before = await tableStates(org.orgId);
   const reads = ROUTES.filter((route) => route.method === "GET" && route.procedure);

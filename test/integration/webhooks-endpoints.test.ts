@@ -173,6 +173,8 @@ it("sends a signed test event at once and records the attempt; rotation signs wi
     event: "webhook.test",
     timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     orgId,
+    resource: null,
+    actor: { type: "system" },
     data: { message: expect.any(String), endpointId: endpoint.id },
   });
   expect(await prisma().webhookDelivery.findUnique({ where: { id: sent.deliveryId } })).toMatchObject({
