@@ -67,6 +67,12 @@ export const ERROR_CODES = {
     description:
       "The request line and headers together exceed 16 KB (a very long URL, usually a query). Shorten the query or send fewer headers. Not in spec §7: our extension.",
   },
+  precondition_failed: {
+    status: 412,
+    title: "Precondition failed",
+    description:
+      "The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14).",
+  },
   cursor_expired: {
     status: 410,
     title: "Cursor expired",

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { type ApiError, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../errors";
 import type { Reply } from "./exchange";
 
@@ -22,8 +22,17 @@ function jsonHeaders(requestId: string, extra?: Record<string, string>): Record<
 }
 
 /**
+ * The entity tag of an answer's `data` (issue #14): a strong validator, the quoted first 27 base64url characters of
+ * the SHA-256 of its JSON text, so equal representations have equal tags on every instance.
+ */
+export function entityTag(dataText: string): string {
+  return `"${createHash("sha256").update(dataText).digest("base64url").slice(0, 27)}"`;
+}
+
+/**
  * A success envelope (spec §2.1), serialised once: `{ success: true, data, hasMore?, nextCursor?, requestId,
- * timestamp }` with `X-Request-Id`. `page` is given for paginated lists only.
+ * timestamp }` with `X-Request-Id`. `page` is given for paginated lists only; every other answer carries `ETag`, the
+ * {@link entityTag} of its `data` (issue #14: conditional requests).
  */
 export function successReply(
   requestId: string,
@@ -31,8 +40,15 @@ export function successReply(
   status = 200,
   page?: { hasMore: boolean; nextCursor: string | null },
 ): Reply {
-  const body = { success: true, data, ...page, requestId, timestamp: new Date().toISOString() };
-  return { status, headers: jsonHeaders(requestId), body: JSON.stringify(body) };
+  // The data is serialised once, for the body and for its tag; the envelope around it is assembled as text.
+  const dataText = JSON.stringify(data) ?? "null";
+  const pageText = page ? `,"hasMore":${page.hasMore},"nextCursor":${JSON.stringify(page.nextCursor)}` : "";
+  const body = `{"success":true,"data":${dataText}${pageText},"requestId":${JSON.stringify(requestId)},"timestamp":"${new Date().toISOString()}"}`;
+  return {
+    status,
+    headers: jsonHeaders(requestId, page ? undefined : { ETag: entityTag(dataText) }),
+    body,
+  };
 }
 
 /**

@@ -72,6 +72,8 @@ const COMMON_HEADERS = [
   "X-RateLimit-Remaining",
   "X-RateLimit-Reset",
   "X-RateLimit-Policy",
+  "RateLimit-Policy",
+  "RateLimit",
 ] as const;
 const REQUEST_ID_HEADER = Object.fromEntries(
   COMMON_HEADERS.map((name) => [name, { $ref: `#/components/headers/${name}` }]),
@@ -91,7 +93,22 @@ const HEADER_DEFINITIONS: Record<string, Json> = {
     schema: { type: "integer" },
   },
   "X-RateLimit-Policy": { description: "Always sliding-window.", schema: { const: "sliding-window" } },
+  "RateLimit-Policy": {
+    description:
+      'IETF draft-ietf-httpapi-ratelimit-headers: the policies that apply, as a list of "name";q=<requests>;w=<window seconds>: "key" and "org" for a request with an API key, "ip" without one. Example: "key";q=60;w=60, "org";q=120;w=60.',
+    schema: { type: "string" },
+  },
+  RateLimit: {
+    description:
+      'IETF draft-ietf-httpapi-ratelimit-headers: the tighter policy now, "name";r=<requests remaining>;t=<seconds until it frees one>. Example: "key";r=59;t=60.',
+    schema: { type: "string" },
+  },
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
+  ETag: {
+    description:
+      "Entity tag of the answer's data (a strong validator): send it back in If-None-Match on a GET (304 when unchanged) or in If-Match on a PATCH or DELETE (412 precondition_failed when the record changed). Issue #14.",
+    schema: { type: "string" },
+  },
   "X-Idempotent-Replay": {
     description: "true when this is the stored response of an earlier request with the same Idempotency-Key.",
     schema: { const: "true" },
@@ -108,6 +125,23 @@ const IDEMPOTENCY_PARAMETER = {
   description:
     "Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8).",
   schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,255}$" },
+};
+
+const IF_NONE_MATCH_PARAMETER = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description:
+    "An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14).",
+  schema: { type: "string" },
+};
+const IF_MATCH_PARAMETER = {
+  name: "If-Match",
+  in: "header",
+  required: false,
+  description:
+    "The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14).",
+  schema: { type: "string" },
 };
 
 function errorResponseFor(codes: ErrorCode[]): Json {
@@ -246,6 +280,21 @@ function build(baseUrl: string): Json {
         },
       },
     };
+    if (route.meta.envelope !== "list") {
+      const success = result[status] as Json & { headers: Json };
+      success.headers = { ...success.headers, ETag: { $ref: "#/components/headers/ETag" } };
+    }
+    const conditionalWrite = route.pathParams.length > 0 && (route.method === "PATCH" || route.method === "DELETE");
+    if (route.method === "GET" && route.meta.envelope !== "list") {
+      operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), IF_NONE_MATCH_PARAMETER];
+      result["304"] = {
+        description: "Not Modified: the If-None-Match header names the current ETag; no body.",
+        headers: { ...REQUEST_ID_HEADER, ETag: { $ref: "#/components/headers/ETag" } },
+      };
+    }
+    if (conditionalWrite) {
+      operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), IF_MATCH_PARAMETER];
+    }
     const isIdempotent = isProtected && IDEMPOTENT_METHODS.has(route.method);
     if (isIdempotent) {
       operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), IDEMPOTENCY_PARAMETER];
@@ -264,6 +313,12 @@ function build(baseUrl: string): Json {
       isIdempotent,
     )) {
       result[String(code)] = errorResponseFor(codes);
+    }
+    if (conditionalWrite) {
+      result["412"] = {
+        ...errorResponseFor(["precondition_failed"]),
+        headers: { ...REQUEST_ID_HEADER, ETag: { $ref: "#/components/headers/ETag" } },
+      };
     }
     for (const [code, description] of Object.entries(route.meta.openapi?.errorResponses ?? {})) {
       if (!result[code]) result[code] = { ...errorResponseFor(["internal_error"]), description };

@@ -6,6 +6,7 @@ import { v1Router } from "../routers/v1";
 import { recordAudit } from "../services/audit";
 import type { Meta } from "../trpc";
 import { identify, refuse } from "./authenticate";
+import { conditionalRequests } from "./conditional";
 import { apiErrorReply, errorReply, newRequestId } from "./envelope";
 import type { ApiRequest, Exchange, Reply, Step } from "./exchange";
 import { idempotency } from "./idempotency";
@@ -91,6 +92,7 @@ export const PIPELINE: readonly Step[] = [
   serveDocument,
   readInput,
   idempotency,
+  conditionalRequests(ROUTES),
   callProcedure,
 ];
 

@@ -5,6 +5,7 @@ import { v1Router } from "../routers/v1";
 import { createCallerFactory } from "../trpc";
 import { successReply } from "./envelope";
 import type { Exchange, Step } from "./exchange";
+import type { RouteEntry } from "./routes";
 
 type Procedure = (input: unknown) => Promise<unknown>;
 type CallerTree = { [key: string]: CallerTree | Procedure };
@@ -51,14 +52,12 @@ function toApiError(error: unknown, exchange: Exchange): ApiError {
 }
 
 /**
- * Procedure: calls the route's tRPC procedure through tRPC's caller with the exchange's input and principal, and
- * serialises the spec §2.1 success envelope once (lists lift `hasMore` and `nextCursor` to the top level; creating
- * POSTs answer 201).
+ * Calls a route's tRPC procedure through tRPC's caller with `input` and the exchange's principal.
+ * @returns what the procedure returned.
  * @throws ApiError from the procedure, or as mapped by {@link toApiError}.
  */
-export const callProcedure: Step = async (exchange) => {
-  const route = exchange.route;
-  if (!route?.procedure) throw new Error("callProcedure needs a procedure route");
+export async function invokeProcedure(exchange: Exchange, route: RouteEntry, input: unknown): Promise<unknown> {
+  if (!route.procedure) throw new Error("invokeProcedure needs a procedure route");
   const caller = createCaller({
     requestId: exchange.requestId,
     principal: exchange.principal,
@@ -66,12 +65,22 @@ export const callProcedure: Step = async (exchange) => {
   const procedure = route.procedure
     .split(".")
     .reduce<CallerTree | Procedure>((node, key) => (node as CallerTree)[key] as CallerTree, caller) as Procedure;
-  let data: unknown;
   try {
-    data = await procedure(exchange.input);
+    return await procedure(input);
   } catch (error) {
     throw toApiError(error, exchange);
   }
+}
+
+/**
+ * Procedure: calls the route's procedure ({@link invokeProcedure}) with the exchange's input and serialises the spec
+ * §2.1 success envelope once (lists lift `hasMore` and `nextCursor` to the top level; creating POSTs answer 201).
+ * @throws ApiError from the procedure, or as mapped by {@link toApiError}.
+ */
+export const callProcedure: Step = async (exchange) => {
+  const route = exchange.route;
+  if (!route?.procedure) throw new Error("callProcedure needs a procedure route");
+  const data = await invokeProcedure(exchange, route, exchange.input);
   if (route.meta.envelope === "list") {
     const page = data as { data: unknown[]; hasMore: boolean; nextCursor: string | null };
     return successReply(exchange.requestId, page.data, 200, { hasMore: page.hasMore, nextCursor: page.nextCursor });

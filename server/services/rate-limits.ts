@@ -16,7 +16,8 @@ export type RateLimitSubject =
 
 /**
  * The outcome of counting one request (spec §8): whether it may run, the headers every response carries
- * (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in Unix seconds, `-Policy: sliding-window`) and, when refused, the
+ * (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in Unix seconds, `-Policy: sliding-window`; and the IETF draft's
+ * `RateLimit-Policy` and `RateLimit`, issue #14) and, when refused, the
  * seconds to wait (`Retry-After`, ≥ 1).
  */
 export interface RateLimitDecision {
@@ -35,6 +36,11 @@ function windowsOf(subject: RateLimitSubject): WindowSpec[] {
   }
   // The address comes from a header: bound the key length.
   return [{ key: `rl:{ip:${subject.ip.slice(0, 64)}}`, limit: env().RATE_LIMIT_ANONYMOUS_PER_MIN }];
+}
+
+/** Policy names of the IETF `RateLimit-Policy` header, in the order of {@link windowsOf}'s windows. */
+function policyNames(subject: RateLimitSubject): string[] {
+  return subject.kind === "key" ? ["key", "org"] : ["ip"];
 }
 
 const state: { fallback?: KeyValueStore; retryAt: number; degraded: boolean } = { retryAt: 0, degraded: false };
@@ -74,8 +80,9 @@ async function count(windows: WindowSpec[], windowMs: number): Promise<SlidingWi
  * the moment its oldest counted request ages out, i.e. when `Remaining` next goes up (on a 429: when a retry can pass
  * that window). `Retry-After`: seconds until every full window has a free slot, rounded up, at least 1.
  */
-function decide(result: SlidingWindowResult): RateLimitDecision {
-  const views = result.windows.map((window) => ({
+function decide(result: SlidingWindowResult, names: readonly string[], windowMs: number): RateLimitDecision {
+  const views = result.windows.map((window, index) => ({
+    name: names[index] ?? `w${index}`,
     limit: window.limit,
     remaining: Math.max(0, window.limit - window.count),
     freeAtMs: window.freeAtMs,
@@ -90,6 +97,10 @@ function decide(result: SlidingWindowResult): RateLimitDecision {
     "X-RateLimit-Remaining": String(reported.remaining),
     "X-RateLimit-Reset": String(Math.ceil(reported.freeAtMs / 1000)),
     "X-RateLimit-Policy": "sliding-window",
+    // IETF draft-ietf-httpapi-ratelimit-headers (issue #14): every policy with its quota and window in seconds, and
+    // the tighter one's remaining requests and seconds until it frees one.
+    "RateLimit-Policy": views.map((view) => `"${view.name}";q=${view.limit};w=${windowMs / 1000}`).join(", "),
+    RateLimit: `"${reported.name}";r=${reported.remaining};t=${Math.max(0, Math.ceil((reported.freeAtMs - result.nowMs) / 1000))}`,
   };
   if (result.allowed) return { allowed: true, headers };
   const waitMs = Math.max(
@@ -111,5 +122,5 @@ export async function enforceRateLimit(
   subject: RateLimitSubject,
   windowMs = RATE_LIMIT_WINDOW_MS,
 ): Promise<RateLimitDecision> {
-  return decide(await count(windowsOf(subject), windowMs));
+  return decide(await count(windowsOf(subject), windowMs), policyNames(subject), windowMs);
 }

@@ -80,13 +80,14 @@ describe("error envelope (spec §2.1, §7)", () => {
     expect(await head.text()).toBe("");
   });
 
-  it("every spec §7 code, plus our four documented extensions, has a reference entry", () => {
+  it("every spec §7 code, plus our five documented extensions, has a reference entry", () => {
     expect(Object.keys(ERROR_CODES).sort()).toEqual(
       [
         "idempotency_in_progress",
         "payload_too_large",
         "headers_too_large",
         "cursor_expired",
+        "precondition_failed",
         "bad_request",
         "invalid_json",
         "unauthorized",
@@ -112,6 +113,7 @@ describe("error envelope (spec §2.1, §7)", () => {
       payload_too_large: 413,
       headers_too_large: 431,
       cursor_expired: 410,
+      precondition_failed: 412,
       rate_limited: 429,
       internal_error: 500,
     });

@@ -28,6 +28,7 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   headers_too_large: "BAD_REQUEST",
   // tRPC has no 410; the settings door never reads the events feed.
   cursor_expired: "BAD_REQUEST",
+  precondition_failed: "PRECONDITION_FAILED",
   rate_limited: "TOO_MANY_REQUESTS",
   internal_error: "INTERNAL_SERVER_ERROR",
 };

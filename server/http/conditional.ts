@@ -1,0 +1,50 @@
+import { ApiError } from "../errors";
+import { tagMatches, writeIfMatch } from "../services/preconditions";
+import { entityTag } from "./envelope";
+import type { Reply, Step } from "./exchange";
+import { invokeProcedure } from "./procedure";
+import type { RouteEntry } from "./routes";
+
+/**
+ * Conditional requests (issue #14, RFC 9110 §13): every answer that is not a list carries `ETag` (see `successReply`).
+ * - GET with `If-None-Match` naming the current tag (or `*`) → 304 Not Modified without a body, with `ETag`.
+ * - PATCH or DELETE of a single record with `If-Match` → the write runs only if the record's current representation
+ *   (as its GET returns it) has that tag, checked under the record's lock in the write's transaction; otherwise 412
+ *   `precondition_failed` with the current `ETag`. `If-Match` elsewhere → 400 `bad_request`.
+ * @param routes the route table, to find the GET of the record a write targets.
+ */
+export function conditionalRequests(routes: readonly RouteEntry[]): Step {
+  const readOf = new Map<string, RouteEntry>();
+  for (const route of routes) {
+    if (route.method === "GET" && route.procedure && route.pathParams.length > 0) readOf.set(route.path, route);
+  }
+  return async (exchange, next) => {
+    if (exchange.method === "GET") {
+      const wanted = exchange.request.header("if-none-match");
+      const reply = await next();
+      const tag = reply.headers.ETag;
+      if (!wanted || reply.status !== 200 || !tag || !tagMatches(wanted, tag, true)) return reply;
+      const { "Content-Type": _type, ...headers } = reply.headers;
+      return { status: 304, headers, body: null } satisfies Reply;
+    }
+    const ifMatch = exchange.request.header("if-match");
+    if (!ifMatch) return next();
+    const route = exchange.route;
+    const read = route ? readOf.get(route.path) : undefined;
+    const principal = exchange.principal;
+    if (!route || !read || !principal || (exchange.method !== "PATCH" && exchange.method !== "DELETE")) {
+      throw new ApiError("bad_request", "If-Match is accepted on PATCH and DELETE of a single record only", {
+        details: [{ path: ["If-Match"], message: "not supported on this operation" }],
+      });
+    }
+    return writeIfMatch({
+      resource: route.path.split("/")[1] ?? "",
+      orgId: principal.orgId,
+      id: Object.values(exchange.pathParams)[0] ?? "",
+      ifMatch,
+      read: () => invokeProcedure(exchange, read, exchange.pathParams),
+      tagOf: (data) => entityTag(JSON.stringify(data)),
+      write: next,
+    });
+  };
+}
