@@ -1,5 +1,8 @@
 /** @type {import('next').NextConfig} */
 const nextConfig = {
+  // `npm run bench` builds into its own directory (with its floor route added for the run), so the app's .next stays
+  // as `npm run build` left it.
+  distDir: process.env.NEXT_DIST_DIR || ".next",
   // PGlite loads its WebAssembly and data files from its own package directory at run time.
   serverExternalPackages: [
     "@electric-sql/pglite",

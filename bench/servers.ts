@@ -6,6 +6,8 @@ export interface ChildServer {
   name: string;
   /** `http://127.0.0.1:<port>`, without a trailing slash. */
   origin: string;
+  /** The spawned process's pid (the server itself when it was started as `node …`). */
+  pid: number | undefined;
   /** The last few kilobytes of the child's stdout and stderr, for diagnostics. */
   output(): string;
   /** Stops the child's whole process group (npx → next → node), waiting up to 5 s before SIGKILL. */
@@ -73,6 +75,7 @@ export async function startServer(options: {
   const server: ChildServer = {
     name: options.name,
     origin,
+    pid: child.pid,
     output,
     async stop() {
       if (child.pid === undefined || !groupAlive(child.pid)) return;

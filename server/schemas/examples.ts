@@ -430,3 +430,60 @@ export const EVENT_PAGE_EXAMPLE = {
   hasMore: false,
   nextCursor: "djEuMTAyMzQuNTY3ODkuMTc2Mzk4NDEwMA",
 };
+
+/** A webhook endpoint (issue #13). */
+export const WEBHOOK_ENDPOINT_EXAMPLE = {
+  id: "wh_5f2c9d0e1a7b4c3d8e6f0a12",
+  url: "https://psa.example.com/hooks/crm",
+  description: "PSA sync",
+  events: ["account.created", "account.updated", "account.deleted"],
+  enabled: true,
+  disabledReason: null,
+  disabledAt: null,
+  consecutiveFailures: 0,
+  createdAt: CREATED_AT,
+  updatedAt: CREATED_AT,
+  previousSecretExpiresAt: null,
+};
+
+/** Body of `POST /webhook-endpoints`. */
+export const WEBHOOK_ENDPOINT_CREATE_EXAMPLE = {
+  url: "https://psa.example.com/hooks/crm",
+  events: ["account.created", "account.updated", "account.deleted"],
+  description: "PSA sync",
+};
+
+/** Answer of `POST /webhook-endpoints`: the secret is shown this once. */
+export const WEBHOOK_ENDPOINT_CREATED_EXAMPLE = {
+  ...WEBHOOK_ENDPOINT_EXAMPLE,
+  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9pQw0Ytq1Yk=",
+};
+
+/** Body of `PATCH /webhook-endpoints/{id}`. */
+export const WEBHOOK_ENDPOINT_UPDATE_EXAMPLE = { events: ["*"], enabled: true };
+
+/** Answer of `POST /webhook-endpoints/{id}/rotate-secret`. */
+export const WEBHOOK_SECRET_EXAMPLE = {
+  secret: "whsec_2d0Hj3yq9zv8Q2YV6m1sXq0nQ8d6p4Yx3tQm9Xc1vEo=",
+  previousSecretExpiresAt: "2026-11-25T09:00:00.000Z",
+};
+
+/** One delivery attempt. */
+export const DELIVERY_ATTEMPT_EXAMPLE = {
+  attemptId: "1042",
+  deliveryId: "whd_0a1b2c3d4e5f60718293a4b5",
+  eventId: "evt_1763984100_Qm9vS2VlcGVyMDE",
+  event: "account.updated",
+  attempt: 1,
+  responseStatus: 200,
+  success: true,
+  durationMs: 84,
+  error: null,
+  startedAt: "2026-11-24T10:15:01.204Z",
+};
+
+/** Answer of `POST /webhook-endpoints/{id}/test`. */
+export const WEBHOOK_TEST_EXAMPLE = {
+  eventId: "evt_1763984160_VGVzdEV2ZW50MDE",
+  attempt: { ...DELIVERY_ATTEMPT_EXAMPLE, eventId: "evt_1763984160_VGVzdEV2ZW50MDE", event: "webhook.test" },
+};

@@ -299,47 +299,67 @@ export async function listDeliveryAttempts(
     findMany: (args) =>
       prisma().deliveryAttempt.findMany({
         ...(args as Prisma.DeliveryAttemptFindManyArgs),
-        select: {
-          id: true,
-          deliveryId: true,
-          attempt: true,
-          responseStatus: true,
-          success: true,
-          durationMs: true,
-          error: true,
-          startedAt: true,
-          delivery: { select: { eventId: true, event: { select: { name: true } } } },
-        },
+        select: attemptSelect,
       }),
-    map: (row) => ({
-      attemptId: row.id.toString(),
-      deliveryId: row.deliveryId,
-      eventId: row.delivery.eventId,
-      event: row.delivery.event.name,
-      attempt: row.attempt,
-      responseStatus: row.responseStatus,
-      success: row.success,
-      durationMs: row.durationMs,
-      error: row.error,
-      startedAt: row.startedAt,
-    }),
+    map: toAttemptView,
   });
+}
+
+const attemptSelect = {
+  id: true,
+  deliveryId: true,
+  attempt: true,
+  responseStatus: true,
+  success: true,
+  durationMs: true,
+  error: true,
+  startedAt: true,
+  delivery: { select: { eventId: true, event: { select: { name: true } } } },
+} as const satisfies Prisma.DeliveryAttemptSelect;
+
+function toAttemptView(row: Prisma.DeliveryAttemptGetPayload<{ select: typeof attemptSelect }>): DeliveryAttemptView {
+  return {
+    attemptId: row.id.toString(),
+    deliveryId: row.deliveryId,
+    eventId: row.delivery.eventId,
+    event: row.delivery.event.name,
+    attempt: row.attempt,
+    responseStatus: row.responseStatus,
+    success: row.success,
+    durationMs: row.durationMs,
+    error: row.error,
+    startedAt: row.startedAt,
+  };
+}
+
+/**
+ * The last attempt recorded for a delivery (the one a test send or a redelivery just made).
+ * @throws Error when the delivery has none (the caller made one first).
+ */
+export async function lastAttempt(deliveryId: string): Promise<DeliveryAttemptView> {
+  const row = await prisma().deliveryAttempt.findFirst({
+    where: { deliveryId },
+    orderBy: { id: "desc" },
+    select: attemptSelect,
+  });
+  if (!row) throw new Error(`delivery ${deliveryId} has no attempt`);
+  return toAttemptView(row);
 }
 
 /**
  * Sends a delivery again now, once, with the same event id and payload, newly signed (redelivery, spec §6.2), and
- * records the attempt; enabled or not. Success marks the delivery SUCCEEDED; a failure does not count against the
+ * records the attempt; enabled or not (the answer includes the attempt, issue #13). Success marks the delivery SUCCEEDED; a failure does not count against the
  * endpoint (410 Gone still disables it).
  * @throws ApiError `not_found` (404) for a delivery missing or of another organisation.
  */
 export async function redeliver(
   orgId: string,
   deliveryId: string,
-): Promise<{ success: boolean; responseStatus: number | null }> {
+): Promise<{ success: boolean; responseStatus: number | null; attempt: DeliveryAttemptView }> {
   const found = await prisma().webhookDelivery.findFirst({ where: { orgId, id: deliveryId }, select: { id: true } });
   if (!found) throw notFound("Webhook delivery", deliveryId);
   const result = await attemptDelivery(deliveryId, { mode: "manual" });
-  return { success: result.success, responseStatus: result.responseStatus };
+  return { success: result.success, responseStatus: result.responseStatus, attempt: await lastAttempt(deliveryId) };
 }
 
 /**

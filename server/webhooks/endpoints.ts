@@ -6,8 +6,8 @@ import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import { EVENT_NAMES, TEST_EVENT_NAME } from "../schemas/events";
-import { newEventId } from "../services/events";
-import { attemptDelivery, newDeliveryId } from "./deliveries";
+import { actorOf, newEventId, type WriteOrigin } from "../services/events";
+import { attemptDelivery, type DeliveryAttemptView, lastAttempt, newDeliveryId } from "./deliveries";
 import { blockedReason } from "./ssrf";
 
 /** The subscription that matches every event of spec §6.1. */
@@ -67,9 +67,12 @@ function newEndpointId(): string {
   return `wh_${randomBytes(12).toString("hex")}`;
 }
 
-/** A new signing secret: `whsec_` + 32 random bytes in base64url (256 bits). The whole string is the HMAC key. */
+/**
+ * A new signing secret: `whsec_` + 32 random bytes in standard base64 (256 bits). The whole string keys the spec §6.4
+ * `Service-Signature`; the decoded bytes key the Standard Webhooks `webhook-signature`, as its libraries derive them.
+ */
 function newSecret(): string {
-  return `whsec_${randomBytes(32).toString("base64url")}`;
+  return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
 function validationError(details: ErrorDetail[]): ApiError {
@@ -311,13 +314,21 @@ export async function deleteWebhookEndpoint(orgId: string, id: string): Promise<
  * `Event` named `webhook.test` ({@link TEST_EVENT_NAME}, data `{message, endpointId}`, marked fanned out so fan-out and
  * the sweeper ignore it), one `WebhookDelivery`, and makes ONE signed attempt (awaited, at most 10 s), recorded like
  * any attempt. A 2xx resets the endpoint's failure count; a 410 disables it; other failures do not count.
- * @returns `{eventId, deliveryId, success, responseStatus}` (responseStatus null when no answer came).
+ * `origin` names the actor the event carries: the settings user or the API key (issue #13).
+ * @returns `{eventId, deliveryId, success, responseStatus, attempt}` (responseStatus null when no answer came).
  * @throws ApiError `not_found` (404).
  */
 export async function sendTestEvent(
   orgId: string,
   endpointId: string,
-): Promise<{ eventId: string; deliveryId: string; success: boolean; responseStatus: number | null }> {
+  origin: WriteOrigin = { isTest: false },
+): Promise<{
+  eventId: string;
+  deliveryId: string;
+  success: boolean;
+  responseStatus: number | null;
+  attempt: DeliveryAttemptView;
+}> {
   await findOwned(orgId, endpointId);
   const now = new Date();
   const eventId = newEventId(now);
@@ -331,6 +342,7 @@ export async function sendTestEvent(
           orgId,
           name: TEST_EVENT_NAME,
           data: { message: "Test event sent from the settings area", endpointId },
+          actor: actorOf(origin),
           createdAt: now,
           fannedOutAt: now,
         },
@@ -339,5 +351,11 @@ export async function sendTestEvent(
     }),
   );
   const result = await attemptDelivery(deliveryId, { mode: "single" });
-  return { eventId, deliveryId, success: result.success, responseStatus: result.responseStatus };
+  return {
+    eventId,
+    deliveryId,
+    success: result.success,
+    responseStatus: result.responseStatus,
+    attempt: await lastAttempt(deliveryId),
+  };
 }

@@ -22,11 +22,22 @@ export function computeSignature(secret: string, timestamp: number, body: string
 }
 
 /**
+ * The Standard Webhooks signing key of a secret (issue #13): the bytes of its base64 part after `whsec_`, as the
+ * `standardwebhooks` libraries derive them (Node's decoder also reads the base64url secrets made before).
+ */
+function standardKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+}
+
+/**
  * The headers of one delivery attempt (spec §6.3):
  * - `Service-Signature: t=<unix>,v1=<hex>` with one `v1=` per valid secret: the current one first, then the previous
  *   one while it is still valid after a rotation (24 h);
  * - `Service-Event`, `Service-Event-Id`, `Content-Type: application/json`, `User-Agent: Service-Webhooks/1.1`;
- * - legacy `X-MSP-Signature` (hex HMAC-SHA256 of the raw body only, current secret) and `X-MSP-Timestamp` (unix seconds).
+ * - legacy `X-MSP-Signature` (hex HMAC-SHA256 of the raw body only, current secret) and `X-MSP-Timestamp` (unix seconds);
+ * - Standard Webhooks (issue #13): `webhook-id` (the event id), `webhook-timestamp` (unix seconds) and
+ *   `webhook-signature`, one `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` per valid secret, space-separated,
+ *   keyed with the secret's decoded bytes ({@link standardKey}).
  * @param secrets current secret first; later entries are previous secrets still valid.
  * @param timestamp Unix seconds of the attempt, so a retry hours later still passes the receiver's 5-minute tolerance.
  */
@@ -41,6 +52,10 @@ export function signedHeaders(options: {
   const [current] = secrets;
   if (!current) throw new Error("a delivery needs a signing secret");
   const signatures = secrets.map((secret) => `v1=${computeSignature(secret, timestamp, body)}`);
+  const standard = secrets.map(
+    (secret) =>
+      `v1,${createHmac("sha256", standardKey(secret)).update(`${eventId}.${timestamp}.${body}`).digest("base64")}`,
+  );
   return {
     "Content-Type": "application/json",
     "User-Agent": WEBHOOK_USER_AGENT,
@@ -49,5 +64,8 @@ export function signedHeaders(options: {
     "Service-Signature": `t=${timestamp},${signatures.join(",")}`,
     "X-MSP-Signature": createHmac("sha256", current).update(body).digest("hex"),
     "X-MSP-Timestamp": String(timestamp),
+    "webhook-id": eventId,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": standard.join(" "),
   };
 }

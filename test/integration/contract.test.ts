@@ -50,6 +50,12 @@ const CREATORS: Record<string, (api: Api) => Promise<string>> = {
         direction: "OUTBOUND",
       })
     ).body.data.id,
+  webhookEndpoint: async (api) =>
+    (await api("POST", "/webhook-endpoints", { url: "https://hooks.invalid/crm", events: ["*"] })).body.data.id,
+  delivery: async (api) => {
+    const endpoint = await CREATORS.webhookEndpoint?.(api);
+    return (await api("POST", `/webhook-endpoints/${endpoint}/test`)).body.data.attempt.deliveryId;
+  },
   event: async (api) => {
     await CREATORS.account?.(api);
     return (await api("GET", "/events?limit=100")).body.data.at(-1).id;
@@ -69,6 +75,8 @@ function recordTypeOf(route: RouteEntry, parameter: string): string {
     touchpoints: "touchpoint",
     events: "event",
     "health-scores": "account",
+    "webhook-endpoints": "webhookEndpoint",
+    deliveries: "delivery",
   };
   const type = byResource[resource];
   if (!type || (parameter !== "id" && parameter !== "accountId")) {
@@ -89,6 +97,10 @@ function bodyOf(route: RouteEntry): unknown {
     "PATCH /devices/{id}": { hostname: "renamed" },
     "PATCH /tasks/{id}": { title: "Renamed" },
     "POST /health-scores/{accountId}/signals": { source: "nps", type: "detractor", severity: "HIGH", score: 60 },
+    "PATCH /webhook-endpoints/{id}": { description: "Renamed" },
+    "POST /webhook-endpoints/{id}/rotate-secret": undefined,
+    "POST /webhook-endpoints/{id}/test": undefined,
+    "POST /deliveries/{id}/redeliver": undefined,
   };
   if (route.method === "GET" || route.method === "DELETE") return undefined;
   if (!(key in bodies)) {

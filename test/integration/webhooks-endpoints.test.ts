@@ -56,7 +56,9 @@ it("creates an endpoint with a wh_ id and a whsec_ secret of 256 bits, and lists
     updatedAt: expect.any(Date),
     previousSecretExpiresAt: null,
   });
-  expect(first.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+  expect(first.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  // The Standard Webhooks key is the decoded part: 32 bytes (256 bits).
+  expect(Buffer.from(first.secret.slice(6), "base64")).toHaveLength(32);
   expect(Buffer.from(first.secret.slice(6), "base64url")).toHaveLength(32);
   expect(second.endpoint).toMatchObject({ events: ["deal.closed_won", "account.created"], description: "PSA sync" });
   expect((await listWebhookEndpoints(orgId)).map((endpoint) => endpoint.id)).toEqual([
@@ -161,6 +163,7 @@ it("sends a signed test event at once and records the attempt; rotation signs wi
     deliveryId: expect.stringMatching(/^whd_[0-9a-f]{24}$/),
     success: true,
     responseStatus: 200,
+    attempt: expect.objectContaining({ event: "webhook.test", responseStatus: 200, attempt: 1 }),
   });
   const request = receiver.requests[before];
   expect(request?.headers["service-event"]).toBe("webhook.test");
@@ -240,7 +243,11 @@ it("lists attempts newest first with keyset paging, and redelivers with the same
     const failed = await sendTestEvent(orgId, endpoint.id);
     expect(failed.success).toBe(false);
     const again = await redeliver(orgId, failed.deliveryId);
-    expect(again).toEqual({ success: true, responseStatus: 204 });
+    expect(again).toMatchObject({
+      success: true,
+      responseStatus: 204,
+      attempt: { responseStatus: 204, success: true },
+    });
     expect(flaky.requests.map((request) => request.headers["service-event-id"])).toEqual([
       failed.eventId,
       failed.eventId,

@@ -17,6 +17,12 @@ const HEADERS: ReadonlyArray<[string, string]> = [
   ["Service-Event-Id", "The event id (evt_<unix_seconds>_<token>), the same on every retry and redelivery."],
   ["Content-Type", "application/json"],
   ["User-Agent", "Service-Webhooks/1.1"],
+  ["webhook-id", "Standard Webhooks: the event id, as in Service-Event-Id."],
+  ["webhook-timestamp", "Standard Webhooks: Unix seconds of the attempt."],
+  [
+    "webhook-signature",
+    "Standard Webhooks: v1,<base64 HMAC-SHA256 of <webhook-id>.<webhook-timestamp>.<raw body>>, keyed with the base64-decoded part of the secret after whsec_; space-separated, two for 24 hours after a rotation. Verify with any standardwebhooks library: new Webhook(secret).verify(body, headers).",
+  ],
   [
     "X-MSP-Signature, X-MSP-Timestamp",
     "Legacy and deprecated: hex HMAC-SHA256 of the raw body only (current secret), and the Unix time of the attempt. Verify Service-Signature instead.",
@@ -48,7 +54,12 @@ export default function WebhooksGuidePage() {
         <h2>Payload</h2>
         <p>
           <code>id</code> (use it to deduplicate), <code>event</code>, <code>timestamp</code> (when the change was
-          recorded, ISO 8601 UTC), <code>orgId</code> and <code>data</code>: the record as its GET endpoint returns it.
+          recorded, ISO 8601 UTC), <code>orgId</code>, <code>resource</code>, <code>actor</code> (who made the change:{" "}
+          <code>{'{type: "api_key", id}'}</code>, <code>user</code> or <code>system</code>) and <code>data</code>: the
+          record as its GET endpoint returns it, or for a hard deletion a tombstone{" "}
+          <code>{"{id, resource, deleted: true}"}</code>. A change of an existing record adds <code>changedFields</code>{" "}
+          and <code>previous</code> (their old values). The events feed (<a href="/docs/sync">sync guide</a>) serves the
+          same payloads.
         </p>
         <pre>
           <code>{EXAMPLE_PAYLOAD}</code>

@@ -77,7 +77,11 @@ export const webhooksRouter = router({
   }),
 
   /** Sends one test event now and waits for the attempt. @returns `{ eventId, deliveryId, success, responseStatus }`. */
-  sendTest: sessionProcedure.input(IdSchema).mutation(({ ctx, input }) => sendTestEvent(ctx.session.orgId, input.id)),
+  sendTest: sessionProcedure
+    .input(IdSchema)
+    .mutation(({ ctx, input }) =>
+      sendTestEvent(ctx.session.orgId, input.id, { isTest: false, userId: ctx.session.userId }),
+    ),
 
   /** Delivery attempts of an endpoint, newest first, keyset-paginated. @returns `{ data, nextCursor }`. */
   deliveries: sessionProcedure

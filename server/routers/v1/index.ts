@@ -10,6 +10,7 @@ import { notesRouter } from "./notes";
 import { statusRouter } from "./status";
 import { tasksRouter } from "./tasks";
 import { touchpointsRouter } from "./touchpoints";
+import { webhookEndpointsRouter } from "./webhook-endpoints";
 
 /** The public API v1: every procedure here is a REST operation under `/api/v1` (spec §4). */
 export const v1Router = router({
@@ -24,6 +25,7 @@ export const v1Router = router({
   health: healthRouter,
   mrr: mrrRouter,
   events: eventsRouter,
+  webhookEndpoints: webhookEndpointsRouter,
 });
 
 /** Type of the v1 router. */

@@ -1,0 +1,226 @@
+import { z } from "zod";
+import { IdSchema } from "../../schemas/common";
+import {
+  DeliveryAttemptSchema,
+  DeliveryListQuerySchema,
+  WebhookEndpointCreatedSchema,
+  WebhookEndpointCreateSchema,
+  WebhookEndpointSchema,
+  WebhookEndpointUpdateSchema,
+  WebhookSecretSchema,
+  WebhookTestResultSchema,
+} from "../../schemas/webhooks";
+import { apiProcedure, router } from "../../trpc";
+import { listDeliveryAttempts, redeliver } from "../../webhooks/deliveries";
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookEndpoints,
+  rotateWebhookSecret,
+  sendTestEvent,
+  setWebhookEndpointEnabled,
+  updateWebhookEndpoint,
+} from "../../webhooks/endpoints";
+
+const tags = ["Webhooks"];
+const RULES =
+  'The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide or ["*"]. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.';
+
+/** A row with its dates as the API serialises them (ISO 8601 strings). */
+type Serialised<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
+
+/** Timestamps as the API serialises them. */
+function iso<T extends object>(row: T): Serialised<T> {
+  return Object.fromEntries(
+    Object.entries(row).map(([key, value]) => [key, value instanceof Date ? value.toISOString() : value]),
+  ) as Serialised<T>;
+}
+
+/**
+ * Webhook endpoints, their deliveries and redelivery as API resources (issue #13 item 3), so an automation platform
+ * can subscribe itself (REST hooks). Thin: every rule lives in `server/webhooks/`. Errors: 400, 401, 403, 404, 422 as
+ * documented per operation in OpenAPI.
+ */
+export const webhookEndpointsRouter = router({
+  /** `GET /webhook-endpoints` (webhooks:read): every endpoint of the organisation, newest first, in one page. */
+  list: apiProcedure("webhooks:read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/webhook-endpoints",
+        tags,
+        summary: "List webhook endpoints",
+        description:
+          "Every endpoint of the organisation, newest first, in one page (hasMore is always false): an organisation has few. Secrets are never shown here.",
+      },
+      envelope: "list",
+    })
+    .input(z.void())
+    .output(
+      z.object({
+        data: z.array(WebhookEndpointSchema),
+        hasMore: z.boolean().describe("Always false: every endpoint is on this page."),
+        nextCursor: z.string().nullable().describe("Always null."),
+      }),
+    )
+    .query(async ({ ctx }) => ({
+      data: (await listWebhookEndpoints(ctx.principal.orgId)).map((endpoint) => iso(endpoint)),
+      hasMore: false,
+      nextCursor: null,
+    })),
+
+  /** `POST /webhook-endpoints` (webhooks:write): registers an endpoint, 201, showing its secret once. */
+  create: apiProcedure("webhooks:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhook-endpoints",
+        tags,
+        summary: "Create a webhook endpoint",
+        description: `Registers an endpoint for the given events and answers 201 with it and its signing secret, shown only in this answer. ${RULES}`,
+      },
+      successStatus: 201,
+    })
+    .input(WebhookEndpointCreateSchema)
+    .output(WebhookEndpointCreatedSchema)
+    .mutation(async ({ ctx, input }) => {
+      const { endpoint, secret } = await createWebhookEndpoint(ctx.principal.orgId, input);
+      return { ...iso(endpoint), secret };
+    }),
+
+  /** `GET /webhook-endpoints/{id}` (webhooks:read). */
+  get: apiProcedure("webhooks:read")
+    .meta({
+      openapi: { method: "GET", path: "/webhook-endpoints/{id}", tags, summary: "Get a webhook endpoint" },
+    })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(WebhookEndpointSchema)
+    .query(async ({ ctx, input }) => iso(await getWebhookEndpoint(ctx.principal.orgId, input.id))),
+
+  /** `PATCH /webhook-endpoints/{id}` (webhooks:write): URL, events, description, enabled. */
+  update: apiProcedure("webhooks:write")
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/webhook-endpoints/{id}",
+        tags,
+        summary: "Update a webhook endpoint",
+        description: `Changes the URL, events or description, and enables or disables the endpoint; fields left out keep their value. Enabling clears the failure count and reason; deliveries recorded while it was disabled are not sent. ${RULES}`,
+      },
+    })
+    .input(WebhookEndpointUpdateSchema)
+    .output(WebhookEndpointSchema)
+    .mutation(async ({ ctx, input }) => {
+      const { id, enabled, ...changes } = input;
+      const orgId = ctx.principal.orgId;
+      let endpoint = await updateWebhookEndpoint(orgId, id, changes);
+      if (enabled !== undefined) endpoint = await setWebhookEndpointEnabled(orgId, id, enabled);
+      return iso(endpoint);
+    }),
+
+  /** `DELETE /webhook-endpoints/{id}` (webhooks:write): removes it with its delivery history. */
+  delete: apiProcedure("webhooks:write")
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/webhook-endpoints/{id}",
+        tags,
+        summary: "Delete a webhook endpoint",
+        description: "Removes the endpoint with its deliveries and their attempts, and answers { id, deleted: true }.",
+      },
+    })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(
+      z
+        .object({
+          id: z.string().describe("The deleted endpoint's id."),
+          deleted: z.literal(true).describe("Always true."),
+        })
+        .meta({ example: { id: "wh_5f2c9d0e1a7b4c3d8e6f0a12", deleted: true } }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      await deleteWebhookEndpoint(ctx.principal.orgId, input.id);
+      return { id: input.id, deleted: true as const };
+    }),
+
+  /** `POST /webhook-endpoints/{id}/rotate-secret` (webhooks:write): a new secret; the old one signs 24 h more. */
+  rotateSecret: apiProcedure("webhooks:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhook-endpoints/{id}/rotate-secret",
+        tags,
+        summary: "Rotate the signing secret",
+        description:
+          "Replaces the signing secret and shows the new one once. For 24 hours every delivery is signed with both (two v1= values in Service-Signature, two signatures in webhook-signature), so receivers can switch without losing deliveries; a second rotation within those 24 hours drops the oldest secret at once.",
+      },
+    })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(WebhookSecretSchema)
+    .mutation(async ({ ctx, input }) => iso(await rotateWebhookSecret(ctx.principal.orgId, input.id))),
+
+  /** `POST /webhook-endpoints/{id}/test` (webhooks:write): sends a webhook.test event now and answers the attempt. */
+  test: apiProcedure("webhooks:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhook-endpoints/{id}/test",
+        tags,
+        summary: "Send a test event",
+        description:
+          "Sends one webhook.test event to the endpoint now, whatever its subscriptions and enabled state, signed like every delivery, waits for the attempt (at most 10 seconds) and answers with it: HTTP status, duration, error. The event carries this key as its actor; it is not part of the events feed.",
+      },
+    })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(WebhookTestResultSchema)
+    .mutation(async ({ ctx, input }) => {
+      const sent = await sendTestEvent(ctx.principal.orgId, input.id, ctx.principal);
+      return { eventId: sent.eventId, attempt: iso(sent.attempt) };
+    }),
+
+  /** `GET /webhook-endpoints/{id}/deliveries` (webhooks:read): the attempts made to it, newest first. */
+  deliveries: apiProcedure("webhooks:read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/webhook-endpoints/{id}/deliveries",
+        tags,
+        summary: "List delivery attempts",
+        description:
+          "Every attempt made to the endpoint, newest first, keyset-paged (limit, cursor, hasMore, nextCursor): time, HTTP status, duration in ms and the error. Redeliver one by its deliveryId.",
+      },
+      envelope: "list",
+    })
+    .input(DeliveryListQuerySchema)
+    .output(
+      z.object({
+        data: z.array(DeliveryAttemptSchema),
+        hasMore: z.boolean().describe("false when this page is the end of the list."),
+        nextCursor: z.string().nullable().describe("Pass as cursor for the next page; null on an empty page."),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const page = await listDeliveryAttempts(ctx.principal.orgId, input.id, {
+        limit: input.limit,
+        cursor: input.cursor,
+      });
+      return { ...page, data: page.data.map((attempt) => iso(attempt)) };
+    }),
+
+  /** `POST /deliveries/{id}/redeliver` (webhooks:write): sends a delivery again now, same event id. */
+  redeliver: apiProcedure("webhooks:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/deliveries/{id}/redeliver",
+        tags: ["Webhooks"],
+        summary: "Redeliver a delivery",
+        description:
+          "Sends the delivery again now, once, with the same event id and payload (receivers deduplicate on it), newly signed, whether the endpoint is enabled or not; waits for the attempt (at most 10 seconds) and answers with it. A failed redelivery does not count against the endpoint.",
+      },
+    })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(DeliveryAttemptSchema)
+    .mutation(async ({ ctx, input }) => iso((await redeliver(ctx.principal.orgId, input.id)).attempt)),
+});

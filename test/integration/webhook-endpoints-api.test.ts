@@ -1,0 +1,173 @@
+// Issue #13 items 3 and 5: webhook endpoints, their deliveries and redelivery as API resources, and deliveries a
+// Standard Webhooks library verifies, against a real receiver on 127.0.0.1.
+process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
+
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { type Receiver, startReceiver, verifyServiceSignature } from "../helpers/receiver";
+
+let server: TestServer;
+let receiver: Receiver;
+beforeAll(async () => {
+  server = await startApi();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await server.close();
+  await receiver.close();
+});
+
+/** The Standard Webhooks headers of a received request, as the library wants them. */
+function standardHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  return {
+    "webhook-id": String(headers["webhook-id"]),
+    "webhook-timestamp": String(headers["webhook-timestamp"]),
+    "webhook-signature": String(headers["webhook-signature"]),
+  };
+}
+
+describe("webhook endpoints through the API", () => {
+  it("creates, reads, updates and deletes an endpoint, showing the secret once", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const created = await api("POST", "/webhook-endpoints", {
+      url: receiver.url,
+      events: ["account.created", "deal.closed_won"],
+      description: "PSA",
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({
+      id: expect.stringMatching(/^wh_[0-9a-f]{24}$/),
+      url: receiver.url,
+      events: ["account.created", "deal.closed_won"],
+      description: "PSA",
+      enabled: true,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
+    const id = created.body.data.id;
+    const read = await api("GET", `/webhook-endpoints/${id}`);
+    expect(read.status).toBe(200);
+    expect(read.body.data.secret).toBeUndefined();
+    expect((await api("GET", "/webhook-endpoints")).body).toMatchObject({
+      data: [{ id }],
+      hasMore: false,
+      nextCursor: null,
+    });
+
+    const updated = await api("PATCH", `/webhook-endpoints/${id}`, { events: ["*"], enabled: false });
+    expect(updated.body.data).toMatchObject({ events: ["*"], enabled: false, disabledReason: "disabled by a user" });
+    const enabled = await api("PATCH", `/webhook-endpoints/${id}`, { enabled: true, description: null });
+    expect(enabled.body.data).toMatchObject({ enabled: true, disabledReason: null, description: null });
+
+    expect((await api("DELETE", `/webhook-endpoints/${id}`)).body.data).toEqual({ id, deleted: true });
+    expect((await api("GET", `/webhook-endpoints/${id}`)).status).toBe(404);
+  });
+
+  it("refuses what the settings page refuses, naming the reason, and needs the webhook scopes", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const privateAddress = await api("POST", "/webhook-endpoints", { url: "http://10.0.0.5/hook", events: ["*"] });
+    expect(privateAddress.status).toBe(422);
+    expect(privateAddress.body.error.details).toEqual([
+      { path: ["url"], message: expect.stringContaining("10.0.0.5") },
+    ]);
+    const scheme = await api("POST", "/webhook-endpoints", { url: "ftp://example.com/x", events: ["*"] });
+    expect(scheme.body.error.details[0].message).toMatch(/http or https, not ftp/);
+    const unknown = await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["account.exploded"] });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.error.details).toEqual([
+      { path: ["events", "0"], message: expect.stringMatching(/^unknown event; expected one of account\.created/) },
+    ]);
+
+    const reader = client(server.url, await createKey(org.orgId, ["webhooks:read"]));
+    expect((await reader("GET", "/webhook-endpoints")).status).toBe(200);
+    const refused = await reader("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("insufficient_scope");
+
+    const mine = (await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data.id;
+    const stranger = client(server.url, (await createTestOrg()).key);
+    expect((await stranger("GET", `/webhook-endpoints/${mine}`)).status).toBe(404);
+    expect((await stranger("POST", `/webhook-endpoints/${mine}/test`)).status).toBe(404);
+  });
+
+  it("sends a test event answered with its attempt, verifiable with the spec's and Standard Webhooks' schemes", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const created = (await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data;
+    const before = receiver.requests.length;
+    const sent = await api("POST", `/webhook-endpoints/${created.id}/test`);
+    expect(sent.status).toBe(200);
+    expect(sent.body.data).toMatchObject({
+      eventId: expect.stringMatching(/^evt_/),
+      attempt: { event: "webhook.test", responseStatus: 200, success: true, error: null, attempt: 1 },
+    });
+    expect(sent.body.data.attempt.durationMs).toBeGreaterThanOrEqual(0);
+    const request = receiver.requests[before];
+    expect(request).toBeDefined();
+    if (!request) return;
+    expect(request.headers["webhook-id"]).toBe(sent.body.data.eventId);
+    expect(verifyServiceSignature(String(request.headers["service-signature"]), request.body, created.secret)).toBe(
+      true,
+    );
+    const verified = new Webhook(created.secret).verify(request.body, standardHeaders(request.headers)) as {
+      actor: unknown;
+    };
+    expect(verified.actor).toEqual({ type: "api_key", id: org.apiKeyId });
+    expect(() => new Webhook(created.secret).verify(`${request.body} `, standardHeaders(request.headers))).toThrow();
+  });
+
+  it("signs with both secrets for 24 hours after a rotation", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const created = (await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data;
+    const rotated = await api("POST", `/webhook-endpoints/${created.id}/rotate-secret`);
+    expect(rotated.body.data).toEqual({
+      secret: expect.stringMatching(/^whsec_/),
+      previousSecretExpiresAt: expect.any(String),
+    });
+    expect(Date.parse(rotated.body.data.previousSecretExpiresAt) - Date.now()).toBeGreaterThan(23.9 * 3600_000);
+    const before = receiver.requests.length;
+    await api("POST", `/webhook-endpoints/${created.id}/test`);
+    const request = receiver.requests[before];
+    if (!request) throw new Error("no delivery received");
+    expect(String(request.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    for (const secret of [created.secret, rotated.body.data.secret]) {
+      expect(() => new Webhook(secret).verify(request.body, standardHeaders(request.headers))).not.toThrow();
+      expect(verifyServiceSignature(String(request.headers["service-signature"]), request.body, secret)).toBe(true);
+    }
+  });
+
+  it("lists the attempts and redelivers with the same event id", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const created = (await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data;
+    receiver.reply((_request, index) => (index % 2 === 0 ? { status: 503 } : { status: 200 }));
+    try {
+      const first = await api("POST", `/webhook-endpoints/${created.id}/test`);
+      const deliveryId = first.body.data.attempt.deliveryId;
+      const again = await api("POST", `/deliveries/${deliveryId}/redeliver`);
+      expect(again.status).toBe(200);
+      expect(again.body.data).toMatchObject({ deliveryId, eventId: first.body.data.eventId, attempt: 2 });
+      const received = receiver.requests.filter((request) => request.headers["webhook-id"] === first.body.data.eventId);
+      expect(received).toHaveLength(2);
+      expect(received.map((request) => request.headers["service-event-id"])).toEqual([
+        first.body.data.eventId,
+        first.body.data.eventId,
+      ]);
+      const page = await api("GET", `/webhook-endpoints/${created.id}/deliveries?limit=1`);
+      expect(page.body).toMatchObject({ hasMore: true, data: [{ deliveryId, attempt: 2 }] });
+      const next = await api(
+        "GET",
+        `/webhook-endpoints/${created.id}/deliveries?limit=1&cursor=${page.body.nextCursor}`,
+      );
+      expect(next.body).toMatchObject({ hasMore: false, data: [{ deliveryId, attempt: 1 }] });
+      expect([page.body.data[0].success, next.body.data[0].success].sort()).toEqual([false, true]);
+      const stranger = client(server.url, (await createTestOrg()).key);
+      expect((await stranger("POST", `/deliveries/${deliveryId}/redeliver`)).status).toBe(404);
+    } finally {
+      receiver.reply(() => ({ status: 200, body: "ok" }));
+    }
+  });
+});
