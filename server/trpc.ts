@@ -10,7 +10,15 @@ import type { ApiKeyPrincipal } from "./services/api-keys";
  * creating POSTs, spec §4), and `envelope: "list"` marks procedures that return `{ data, hasMore, nextCursor }` to be
  * lifted into the top-level envelope (spec §2.1).
  */
-export type Meta = OpenApiMeta<{ scope?: Scope; successStatus?: 200 | 201; envelope?: "list" }>;
+export type Meta = OpenApiMeta<{
+  scope?: Scope;
+  successStatus?: 200 | 201;
+  envelope?: "list";
+  /** Status of an answer whose data has `mode: "partial"` (bulk requests in partial mode, issue #13). */
+  partialStatus?: 207;
+  /** Input fields of a body method (POST, PATCH) sent as query parameters (`?mode=partial`). */
+  query?: readonly string[];
+}>;
 
 /**
  * tRPC context of the public API, built by the REST facade for each call: the request id and, on routes that need a

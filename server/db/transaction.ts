@@ -57,6 +57,29 @@ export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>):
   return result;
 }
 
+let savepoints = 0;
+
+/**
+ * Runs `fn` so that its writes can be undone alone (issue #13: partial bulk retries): inside an enclosing
+ * {@link transaction}, between `SAVEPOINT` and `RELEASE`, rolled back to the savepoint when `fn` throws; outside one,
+ * in a transaction of its own.
+ * @throws whatever `fn` throws, after undoing its writes.
+ */
+export async function savepoint<T>(fn: () => Promise<T>): Promise<T> {
+  const current = scope.getStore();
+  if (!current) return transaction(() => fn());
+  const name = `sp_${++savepoints}`;
+  await current.tx.$executeRawUnsafe(`SAVEPOINT ${name}`);
+  try {
+    const result = await fn();
+    await current.tx.$executeRawUnsafe(`RELEASE SAVEPOINT ${name}`);
+    return result;
+  } catch (error) {
+    await current.tx.$executeRawUnsafe(`ROLLBACK TO SAVEPOINT ${name}`);
+    throw error;
+  }
+}
+
 /**
  * Registers `callback` to run after the enclosing {@link transaction} commits (for example handing outbox events to
  * Inngest, DESIGN.md §6). Outside a transaction it runs at once.

@@ -76,22 +76,33 @@ export async function readJsonBody(request: ApiRequest): Promise<Record<string, 
  * parameters. Query values of number fields are converted from their text (`limit=20` → 20); anything else stays text
  * for the schema to judge.
  * @throws ApiError as {@link readJsonBody}; `validation_error` (422) when text holds what PostgreSQL cannot store (NUL,
- *         a lone surrogate), when a path parameter is repeated in the body or query, or when a query parameter is sent
- *         with a body method.
+ *         a lone surrogate), when a path parameter is repeated in the body or query, or when a body method gets a query
+ *         parameter its route does not declare (`meta.query`, e.g. `mode` of the bulk endpoints).
  */
 export const readInput: Step = async (exchange, next) => {
   const route = exchange.route;
   if (!route?.procedure) return next();
   let source: Record<string, unknown>;
   if (BODY_METHODS.has(exchange.method)) {
-    if (exchange.query.size > 0) {
-      const names = [...exchange.query.keys()];
-      throw new ApiError("validation_error", `${exchange.method} ${route.path} takes no query parameters`, {
-        details: names.map((name) => ({ path: [name], message: "unknown query parameter; send fields in the body" })),
+    const allowed = new Set(route.meta.query ?? []);
+    const unknown = [...exchange.query.keys()].filter((name) => !allowed.has(name));
+    if (unknown.length > 0) {
+      throw new ApiError("validation_error", `${exchange.method} ${route.path} takes no such query parameter`, {
+        details: unknown.map((name) => ({ path: [name], message: "unknown query parameter; send fields in the body" })),
       });
     }
-    source = await readJsonBody(exchange.request);
-    exchange.body = source;
+    const body = await readJsonBody(exchange.request);
+    exchange.body = body;
+    // The route's query fields (`?mode=partial`) join the body's; one sent in the body too is refused below.
+    const fromQuery = Object.fromEntries([...exchange.query].filter(([name]) => allowed.has(name)));
+    const twice = Object.keys(fromQuery).filter((name) => Object.hasOwn(body, name));
+    if (twice.length > 0) {
+      throw new ApiError("validation_error", "A query parameter is repeated in the body", {
+        details: twice.map((name) => ({ path: [name], message: "is a query parameter; do not send it in the body" })),
+      });
+    }
+    // Idempotency fingerprints cover the path with its query, so a replay needs the same mode.
+    source = { ...body, ...fromQuery };
   } else {
     source = {};
     for (const [name, value] of exchange.query) {

@@ -232,6 +232,20 @@ function build(baseUrl: string): Json {
       if (!parameter.description && typeof description === "string") parameter.description = description;
     }
     const body = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+    // Input fields a body method takes from the query (`?mode=partial`): out of the body schema, into parameters.
+    for (const name of route.meta.query ?? []) {
+      for (const media of Object.values(body ?? {})) {
+        const schema = media.schema as Json & { properties?: Record<string, Json>; required?: string[] };
+        const field = schema?.properties?.[name];
+        if (!schema.properties || !field) continue;
+        delete schema.properties[name];
+        if (Array.isArray(schema.required)) schema.required = schema.required.filter((key: string) => key !== name);
+        operation.parameters = [
+          ...((operation.parameters as Json[] | undefined) ?? []),
+          { name, in: "query", required: false, description: field.description, schema: field },
+        ];
+      }
+    }
     for (const media of Object.values(body ?? {})) {
       const example = exampleOf(media.schema as Json, components as never);
       if (example !== undefined) media.example = example;
@@ -294,6 +308,31 @@ function build(baseUrl: string): Json {
     }
     if (conditionalWrite) {
       operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), IF_MATCH_PARAMETER];
+    }
+    if (route.meta.partialStatus) {
+      // The output is a union of the all-or-none result and the partial one: each status documents its own.
+      const success = result[status] as Json & { content: { "application/json": { schema: Json } } };
+      const schema = success.content["application/json"].schema as Json & { properties: Record<string, Json> };
+      const [whole, partial] = ((schema.properties.data as Json).anyOf ?? []) as Json[];
+      if (whole && partial) {
+        schema.properties.data = whole;
+        result[String(route.meta.partialStatus)] = {
+          description:
+            "Multi-Status: mode=partial. The valid items were committed together; data has one result per item (created, updated or error), in request order.",
+          headers: REQUEST_ID_HEADER,
+          content: {
+            "application/json": {
+              schema: { ...schema, properties: { ...schema.properties, data: partial } },
+              example: {
+                success: true,
+                data: exampleOf(partial, components as never),
+                requestId: EXAMPLE_REQUEST_ID,
+                timestamp: EXAMPLE_TIMESTAMP,
+              },
+            },
+          },
+        };
+      }
     }
     const isIdempotent = isProtected && IDEMPOTENT_METHODS.has(route.method);
     if (isIdempotent) {

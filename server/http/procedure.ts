@@ -1,7 +1,8 @@
 import { TRPCError } from "@trpc/server";
 import { ZodError } from "zod";
-import { ApiError, type ErrorDetail } from "../errors";
+import { ApiError } from "../errors";
 import { v1Router } from "../routers/v1";
+import { issuesToDetails } from "../schemas/bulk";
 import { createCallerFactory } from "../trpc";
 import { successReply } from "./envelope";
 import type { Exchange, Step } from "./exchange";
@@ -12,17 +13,6 @@ type CallerTree = { [key: string]: CallerTree | Procedure };
 
 const createCaller = createCallerFactory(v1Router);
 
-/** Turns zod issues into spec §2.1 details: unrecognised keys become one issue per key. */
-function zodDetails(error: ZodError): ErrorDetail[] {
-  return error.issues.flatMap((issue) => {
-    const path = issue.path.map(String);
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ path: [...path, key], message: `Unrecognized field ${key}` }));
-    }
-    return [{ path, message: issue.message }];
-  });
-}
-
 /**
  * Maps what a procedure threw to the spec §7 code, status and message. Input validation errors are 400 `bad_request`
  * when every issue is in a path parameter, else 422 `validation_error`; anything unexpected (an output that fails its
@@ -32,7 +22,7 @@ function toApiError(error: unknown, exchange: Exchange): ApiError {
   const cause = error instanceof TRPCError ? error.cause : error;
   if (cause instanceof ApiError) return cause;
   if (error instanceof TRPCError && error.code === "BAD_REQUEST" && cause instanceof ZodError) {
-    const details = zodDetails(cause);
+    const details = issuesToDetails(cause.issues);
     const pathParams = exchange.route?.pathParams ?? [];
     const inPath = details.every((detail) => detail.path.length === 1 && pathParams.includes(detail.path[0] as string));
     return inPath
@@ -74,7 +64,8 @@ export async function invokeProcedure(exchange: Exchange, route: RouteEntry, inp
 
 /**
  * Procedure: calls the route's procedure ({@link invokeProcedure}) with the exchange's input and serialises the spec
- * §2.1 success envelope once (lists lift `hasMore` and `nextCursor` to the top level; creating POSTs answer 201).
+ * §2.1 success envelope once (lists lift `hasMore` and `nextCursor` to the top level; creating POSTs answer 201; a
+ * bulk request in partial mode answers 207, issue #13).
  * @throws ApiError from the procedure, or as mapped by {@link toApiError}.
  */
 export const callProcedure: Step = async (exchange) => {
@@ -85,5 +76,6 @@ export const callProcedure: Step = async (exchange) => {
     const page = data as { data: unknown[]; hasMore: boolean; nextCursor: string | null };
     return successReply(exchange.requestId, page.data, 200, { hasMore: page.hasMore, nextCursor: page.nextCursor });
   }
-  return successReply(exchange.requestId, data, route.meta.successStatus ?? 200);
+  const partial = route.meta.partialStatus && (data as { mode?: string } | null)?.mode === "partial";
+  return successReply(exchange.requestId, data, partial ? route.meta.partialStatus : (route.meta.successStatus ?? 200));
 };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BulkModeSchema, bulkItem } from "./bulk";
 import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   ACCOUNT_BULK_EXAMPLE,
@@ -134,12 +135,13 @@ export const BULK_MAX = 500;
 export const AccountBulkSchema = z
   .strictObject({
     accounts: z
-      .array(AccountCreateSchema)
+      .array(bulkItem(AccountCreateSchema))
       .min(1)
       .max(BULK_MAX)
       .describe(
         `1 to ${BULK_MAX} accounts. An item whose externalId exists in the organisation updates that account (fields left out keep their values); any other item creates one. An externalId may appear once per request.`,
       ),
+    mode: BulkModeSchema,
   })
   .meta({ examples: [ACCOUNT_BULK_EXAMPLE] });
 

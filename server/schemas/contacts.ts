@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BULK_MAX } from "./accounts";
+import { BulkModeSchema, bulkItem } from "./bulk";
 import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   CONTACT_BULK_EXAMPLE,
@@ -206,12 +207,13 @@ export const ContactListSchema = listOf(ContactSchema);
 export const ContactBulkSchema = z
   .strictObject({
     contacts: z
-      .array(ContactCreateSchema)
+      .array(bulkItem(ContactCreateSchema))
       .min(1)
       .max(BULK_MAX)
       .describe(
         `1 to ${BULK_MAX} contacts. An item whose email (compared case-insensitively) belongs to a contact of the organisation updates it (fields left out keep their values; the email takes the item's spelling); any other item creates one. An email may appear once per request. An item's accountId adds that relationship when missing, or applies the role and isPrimary given to it when present; relationships are never removed by bulk.`,
       ),
+    mode: BulkModeSchema,
   })
   .meta({ examples: [CONTACT_BULK_EXAMPLE] });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BULK_MAX } from "./accounts";
+import { BulkModeSchema, bulkItem } from "./bulk";
 import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   DEAL_BULK_EXAMPLE,
@@ -168,12 +169,13 @@ export const DealListSchema = listOf(DealSchema);
 export const DealBulkSchema = z
   .strictObject({
     deals: z
-      .array(DealCreateSchema)
+      .array(bulkItem(DealCreateSchema))
       .min(1)
       .max(BULK_MAX)
       .describe(
         `1 to ${BULK_MAX} deals, each with the fields of POST /deals. Every item creates a new deal; nothing is written when any item is invalid.`,
       ),
+    mode: BulkModeSchema,
   })
   .meta({ examples: [DEAL_BULK_EXAMPLE] });
 

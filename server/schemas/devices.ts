@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BULK_MAX } from "./accounts";
+import { BulkModeSchema, bulkItem } from "./bulk";
 import { BooleanQuerySchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   DEVICE_BULK_EXAMPLE,
@@ -138,12 +139,13 @@ export const DeviceListSchema = listOf(DeviceSchema);
 export const DeviceBulkSchema = z
   .strictObject({
     devices: z
-      .array(DeviceCreateSchema)
+      .array(bulkItem(DeviceCreateSchema))
       .min(1)
       .max(BULK_MAX)
       .describe(
         `1 to ${BULK_MAX} devices. An item whose rmmAgentId exists in the organisation updates that device (rmmAgentId, accountId and hostname are always applied; optional fields left out keep their values); any other item creates one. An rmmAgentId may appear once per request.`,
       ),
+    mode: BulkModeSchema,
   })
   .meta({ examples: [DEVICE_BULK_EXAMPLE] });
 

@@ -56,6 +56,8 @@ it("every GET of the route table, health scores included, writes no row", async 
       await api("POST", "/touchpoints", { accountId: account.id, type: "CALL", direction: "OUTBOUND", subject: "Hi" })
     ).body.data.id,
     notes: (await api("POST", "/notes", { objectType: "Account", objectId: account.id, body: "Note" })).body.data.id,
+    "webhook-endpoints": (await api("POST", "/webhook-endpoints", { url: "https://hooks.invalid/ro", events: ["*"] }))
+      .body.data.id,
   };
   expect(
     (

@@ -32,7 +32,7 @@ it("create-webhook creates an enabled endpoint and prints its id and secret", { 
     id: expect.stringMatching(/^wh_[0-9a-f]{24}$/),
     url: "https://hooks.example.com/crm",
     events: ["account.created", "deal.closed_won"],
-    secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+    secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
   });
   expect((await prisma().organisation.findUniqueOrThrow({ where: { slug } })).id).toBe(printed.orgId);
   expect(await getWebhookEndpoint(printed.orgId, printed.id)).toMatchObject({ enabled: true, url: printed.url });
@@ -40,7 +40,7 @@ it("create-webhook creates an enabled endpoint and prints its id and secret", { 
 
   const all = await admin("create-webhook", "--org", slug, "--url", "https://hooks.example.com/all", "--events", "*");
   expect(all.stdout).toMatch(/Webhook wh_[0-9a-f]{24} → https:\/\/hooks\.example\.com\/all \(\*\)/);
-  expect(all.stdout).toMatch(/signing secret: whsec_[A-Za-z0-9_-]{43}/);
+  expect(all.stdout).toMatch(/signing secret: whsec_[A-Za-z0-9+/]{43}=/);
 });
 
 it("create-webhook refuses unknown events and bad URLs with the field named and exit code 1", {

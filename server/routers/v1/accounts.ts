@@ -1,7 +1,9 @@
 import { z } from "zod";
 import {
+  type AccountBulkResult,
   AccountBulkResultSchema,
   AccountBulkSchema,
+  type AccountCreate,
   AccountCreateSchema,
   AccountDeleteSchema,
   AccountListQuerySchema,
@@ -10,6 +12,7 @@ import {
   AccountUpdateSchema,
   DeletedSchema,
 } from "../../schemas/accounts";
+import { PARTIAL_MODE, PartialBulkResultSchema } from "../../schemas/bulk";
 import { IdSchema } from "../../schemas/common";
 import {
   bulkUpsertAccounts,
@@ -19,6 +22,7 @@ import {
   listAccounts,
   updateAccount,
 } from "../../services/accounts";
+import { runBulk } from "../../services/bulk";
 import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Accounts"];
@@ -53,13 +57,22 @@ export const accountsRouter = router({
         path: "/accounts/bulk",
         tags,
         summary: "Bulk upsert accounts",
-        description:
-          "Creates or updates up to 500 accounts in one transaction, matched on externalId within the organisation. Answers 200 with one result per item in request order; nothing is written when any item is invalid.",
+        description: `Creates or updates up to 500 accounts in one transaction, matched on externalId within the organisation. Answers 200 with one result per item in request order; nothing is written when any item is invalid. ${PARTIAL_MODE}`,
       },
+      partialStatus: 207,
+      query: ["mode"],
     })
     .input(AccountBulkSchema)
-    .output(AccountBulkResultSchema)
-    .mutation(({ ctx, input }) => bulkUpsertAccounts(ctx.principal.orgId, input.accounts, ctx.principal)),
+    .output(z.union([AccountBulkResultSchema, PartialBulkResultSchema]))
+    .mutation(({ ctx, input }) =>
+      runBulk<AccountCreate, AccountBulkResult>({
+        list: "accounts",
+        mode: input.mode,
+        items: input.accounts,
+        run: (valid) => bulkUpsertAccounts(ctx.principal.orgId, valid, ctx.principal),
+        outcomes: (r) => r.results.map((x) => ({ id: x.id, status: x.action })),
+      }),
+    ),
 
   /** `GET /accounts/{id}` (accounts:read). */
   get: apiProcedure("accounts:read")

@@ -1,14 +1,18 @@
 import { z } from "zod";
+import { PARTIAL_MODE, PartialBulkResultSchema } from "../../schemas/bulk";
 import { IdSchema } from "../../schemas/common";
 import {
+  type ContactBulkResult,
   ContactBulkResultSchema,
   ContactBulkSchema,
+  type ContactCreate,
   ContactCreateSchema,
   ContactListQuerySchema,
   ContactListSchema,
   ContactSchema,
   ContactUpdateSchema,
 } from "../../schemas/contacts";
+import { runBulk } from "../../services/bulk";
 import { bulkUpsertContacts, createContact, getContact, listContacts, updateContact } from "../../services/contacts";
 import { apiProcedure, router } from "../../trpc";
 
@@ -62,13 +66,22 @@ export const contactsRouter = router({
         path: "/contacts/bulk",
         tags,
         summary: "Bulk upsert contacts",
-        description:
-          "Creates or updates up to 500 contacts in one transaction, matched on email compared case-insensitively within the organisation. An item may carry accountId (with role, isPrimary) to add that relationship when missing or adjust it when present; bulk never removes relationships. Answers 200 with one result per item in request order; nothing is written when any item is invalid, an email repeats within the request (case-insensitively) or an accountId names no account of the organisation. Records contact.created per created contact and contact.updated per contact whose fields or relationships changed.",
+        description: `Creates or updates up to 500 contacts in one transaction, matched on email compared case-insensitively within the organisation. An item may carry accountId (with role, isPrimary) to add that relationship when missing or adjust it when present; bulk never removes relationships. Answers 200 with one result per item in request order; nothing is written when any item is invalid, an email repeats within the request (case-insensitively) or an accountId names no account of the organisation. Records contact.created per created contact and contact.updated per contact whose fields or relationships changed. ${PARTIAL_MODE}`,
       },
+      partialStatus: 207,
+      query: ["mode"],
     })
     .input(ContactBulkSchema)
-    .output(ContactBulkResultSchema)
-    .mutation(({ ctx, input }) => bulkUpsertContacts(ctx.principal.orgId, input.contacts, ctx.principal)),
+    .output(z.union([ContactBulkResultSchema, PartialBulkResultSchema]))
+    .mutation(({ ctx, input }) =>
+      runBulk<ContactCreate, ContactBulkResult>({
+        list: "contacts",
+        mode: input.mode,
+        items: input.contacts,
+        run: (valid) => bulkUpsertContacts(ctx.principal.orgId, valid, ctx.principal),
+        outcomes: (r) => r.results.map((x) => ({ id: x.id, status: x.action })),
+      }),
+    ),
 
   /** `GET /contacts/{id}` (contacts:read): the contact with its account relationships. */
   get: apiProcedure("contacts:read")

@@ -1,14 +1,18 @@
 import { z } from "zod";
+import { PARTIAL_MODE, PartialBulkResultSchema } from "../../schemas/bulk";
 import { IdSchema } from "../../schemas/common";
 import {
+  type DealBulkResult,
   DealBulkResultSchema,
   DealBulkSchema,
+  type DealCreate,
   DealCreateSchema,
   DealListQuerySchema,
   DealListSchema,
   DealSchema,
   DealUpdateSchema,
 } from "../../schemas/deals";
+import { runBulk } from "../../services/bulk";
 import { bulkCreateDeals, createDeal, getDeal, listDeals, updateDeal } from "../../services/deals";
 import { apiProcedure, router } from "../../trpc";
 
@@ -60,13 +64,23 @@ export const dealsRouter = router({
         path: "/deals/bulk",
         tags,
         summary: "Bulk create deals",
-        description: `Creates 1 to 500 deals in one transaction (create only, no upsert: re-sending an item creates another deal). Each item follows the rules of POST /deals and records deal.created. All-or-nothing: when any item is invalid, or names an account that is not in the organisation (422, path deals.<index>.accountId), nothing is written. Answers 201 with {created, total, results:[{index, id}]} in request order.`,
+        description: `Creates 1 to 500 deals in one transaction (create only, no upsert: re-sending an item creates another deal). Each item follows the rules of POST /deals and records deal.created. All-or-nothing: when any item is invalid, or names an account that is not in the organisation (422, path deals.<index>.accountId), nothing is written. Answers 201 with {created, total, results:[{index, id}]} in request order. ${PARTIAL_MODE}`,
       },
       successStatus: 201,
+      partialStatus: 207,
+      query: ["mode"],
     })
     .input(DealBulkSchema)
-    .output(DealBulkResultSchema)
-    .mutation(({ ctx, input }) => bulkCreateDeals(ctx.principal.orgId, input.deals, ctx.principal)),
+    .output(z.union([DealBulkResultSchema, PartialBulkResultSchema]))
+    .mutation(({ ctx, input }) =>
+      runBulk<DealCreate, DealBulkResult>({
+        list: "deals",
+        mode: input.mode,
+        items: input.deals,
+        run: (valid) => bulkCreateDeals(ctx.principal.orgId, valid, ctx.principal),
+        outcomes: (r) => r.results.map((x) => ({ id: x.id, status: "created" as const })),
+      }),
+    ),
 
   /** `GET /deals/{id}` (deals:read). */
   get: apiProcedure("deals:read")

@@ -1,15 +1,19 @@
 import { z } from "zod";
 import { DeletedSchema } from "../../schemas/accounts";
+import { PARTIAL_MODE, PartialBulkResultSchema } from "../../schemas/bulk";
 import { IdSchema } from "../../schemas/common";
 import {
+  type DeviceBulkResult,
   DeviceBulkResultSchema,
   DeviceBulkSchema,
+  type DeviceCreate,
   DeviceCreateSchema,
   DeviceListQuerySchema,
   DeviceListSchema,
   DeviceSchema,
   DeviceUpdateSchema,
 } from "../../schemas/devices";
+import { runBulk } from "../../services/bulk";
 import {
   bulkUpsertDevices,
   createDevice,
@@ -72,12 +76,22 @@ export const devicesRouter = router({
         path: "/devices/bulk",
         tags,
         summary: "Bulk upsert devices",
-        description: `Creates or updates up to 500 devices in one transaction, matched on rmmAgentId within the organisation: re-sending an existing rmmAgentId updates that device and never duplicates it. Answers 200 with one result per item in request order. Nothing is written when any item is invalid, an rmmAgentId appears twice, or an accountId is not an account of the organisation (422, one detail per item). Created devices record device.created; for updated devices: ${EVENTS_ON_CHANGE}`,
+        description: `Creates or updates up to 500 devices in one transaction, matched on rmmAgentId within the organisation: re-sending an existing rmmAgentId updates that device and never duplicates it. Answers 200 with one result per item in request order. Nothing is written when any item is invalid, an rmmAgentId appears twice, or an accountId is not an account of the organisation (422, one detail per item). Created devices record device.created; for updated devices: ${EVENTS_ON_CHANGE} ${PARTIAL_MODE}`,
       },
+      partialStatus: 207,
+      query: ["mode"],
     })
     .input(DeviceBulkSchema)
-    .output(DeviceBulkResultSchema)
-    .mutation(({ ctx, input }) => bulkUpsertDevices(ctx.principal.orgId, input.devices, ctx.principal)),
+    .output(z.union([DeviceBulkResultSchema, PartialBulkResultSchema]))
+    .mutation(({ ctx, input }) =>
+      runBulk<DeviceCreate, DeviceBulkResult>({
+        list: "devices",
+        mode: input.mode,
+        items: input.devices,
+        run: (valid) => bulkUpsertDevices(ctx.principal.orgId, valid, ctx.principal),
+        outcomes: (r) => r.results.map((x) => ({ id: x.id, status: x.action })),
+      }),
+    ),
 
   /** `GET /devices/{id}` (devices:read). */
   get: apiProcedure("devices:read")
