@@ -32,6 +32,9 @@ export default function Home() {
             <li>
               <a href="/docs/sync">Keeping a copy in sync</a> (the events feed)
             </li>
+            <li>
+              <a href="/docs/sdk">TypeScript client</a>
+            </li>
           </ul>
         </div>
         <div className="card">

@@ -21,6 +21,7 @@ const HEADER = `
       <a href="/docs/errors">Error codes</a>
       <a href="/docs/webhooks">Webhook verification</a>
       <a href="/docs/sync">Keeping a copy in sync</a>
+      <a href="/docs/sdk">TypeScript client</a>
       <a href="/api/v1/openapi.json">OpenAPI 3.1 JSON</a>
       <a href="/api/v1/postman.json">Postman collection</a>
       <a href="/settings">Settings</a>

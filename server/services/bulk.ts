@@ -54,7 +54,8 @@ export async function runBulk<T, R>(options: {
     const batch = pending;
     try {
       const result = await savepoint(() => options.run(batch.map((index) => items[index] as T)));
-      options.outcomes(result).forEach((outcome, position) => done.set(batch[position] as number, outcome));
+      for (const [position, outcome] of options.outcomes(result).entries())
+        done.set(batch[position] as number, outcome);
       break;
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== "validation_error") throw error;
