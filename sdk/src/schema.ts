@@ -2538,6 +2538,74 @@ export interface operations {
                 lifecycle?: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
                 /** @description Only accounts of this industry (exact, case-insensitive). */
                 industry?: string;
+                /** @description Only records whose name is equal to this text (case-insensitive). */
+                "name[eq]"?: string;
+                /** @description Only records whose name is not equal to (records where the field is empty do not match) this text. */
+                "name[ne]"?: string;
+                /** @description Only records whose name is one of (comma-separated, at most 50). */
+                "name[in]"?: string;
+                /** @description Only records whose name is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "name[contains]"?: string;
+                /** @description Only records whose industry is equal to this text (case-insensitive). */
+                "industry[eq]"?: string;
+                /** @description Only records whose industry is not equal to (records where the field is empty do not match) this text. */
+                "industry[ne]"?: string;
+                /** @description Only records whose industry is one of (comma-separated, at most 50). */
+                "industry[in]"?: string;
+                /** @description Only records whose industry is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "industry[contains]"?: string;
+                /** @description Only records whose domain is equal to this text (case-insensitive). */
+                "domain[eq]"?: string;
+                /** @description Only records whose domain is not equal to (records where the field is empty do not match) this text. */
+                "domain[ne]"?: string;
+                /** @description Only records whose domain is one of (comma-separated, at most 50). */
+                "domain[in]"?: string;
+                /** @description Only records whose domain is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "domain[contains]"?: string;
+                /** @description Only records whose externalId is equal to this text (case-insensitive). */
+                "externalId[eq]"?: string;
+                /** @description Only records whose externalId is not equal to (records where the field is empty do not match) this text. */
+                "externalId[ne]"?: string;
+                /** @description Only records whose externalId is one of (comma-separated, at most 50). */
+                "externalId[in]"?: string;
+                /** @description Only records whose externalId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "externalId[contains]"?: string;
+                /** @description Only records whose lifecycleStatus is equal to this value. */
+                "lifecycleStatus[eq]"?: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
+                /** @description Only records whose lifecycleStatus is not equal to (records where the field is empty do not match) this value. */
+                "lifecycleStatus[ne]"?: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
+                /** @description Only records whose lifecycleStatus is one of (comma-separated, at most 50). */
+                "lifecycleStatus[in]"?: string;
+                /** @description Only records whose employeeCount is equal to this number. */
+                "employeeCount[eq]"?: number;
+                /** @description Only records whose employeeCount is not equal to (records where the field is empty do not match) this number. */
+                "employeeCount[ne]"?: number;
+                /** @description Only records whose employeeCount is greater than this number. */
+                "employeeCount[gt]"?: number;
+                /** @description Only records whose employeeCount is at least this number. */
+                "employeeCount[gte]"?: number;
+                /** @description Only records whose employeeCount is less than this number. */
+                "employeeCount[lt]"?: number;
+                /** @description Only records whose employeeCount is at most this number. */
+                "employeeCount[lte]"?: number;
+                /** @description Only records whose employeeCount is one of (comma-separated, at most 50). */
+                "employeeCount[in]"?: string;
+                /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
+                "createdAt[gt]"?: string;
+                /** @description Only records whose createdAt is at least this time (ISO 8601 with a time zone). */
+                "createdAt[gte]"?: string;
+                /** @description Only records whose createdAt is less than this time (ISO 8601 with a time zone). */
+                "createdAt[lt]"?: string;
+                /** @description Only records whose createdAt is at most this time (ISO 8601 with a time zone). */
+                "createdAt[lte]"?: string;
+                /** @description Only records whose updatedAt is greater than this time (ISO 8601 with a time zone). */
+                "updatedAt[gt]"?: string;
+                /** @description Only records whose updatedAt is at least this time (ISO 8601 with a time zone). */
+                "updatedAt[gte]"?: string;
+                /** @description Only records whose updatedAt is less than this time (ISO 8601 with a time zone). */
+                "updatedAt[lt]"?: string;
+                /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
+                "updatedAt[lte]"?: string;
             };
             header?: never;
             path?: never;
@@ -3887,6 +3955,62 @@ export interface operations {
                 accountId?: string;
                 /** @description Only the contact with this email address (exact match, case-insensitive). */
                 email?: string;
+                /** @description Only records whose email is equal to this text (case-insensitive). */
+                "email[eq]"?: string;
+                /** @description Only records whose email is not equal to (records where the field is empty do not match) this text. */
+                "email[ne]"?: string;
+                /** @description Only records whose email is one of (comma-separated, at most 50). */
+                "email[in]"?: string;
+                /** @description Only records whose email is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "email[contains]"?: string;
+                /** @description Only records whose firstName is equal to this text (case-insensitive). */
+                "firstName[eq]"?: string;
+                /** @description Only records whose firstName is not equal to (records where the field is empty do not match) this text. */
+                "firstName[ne]"?: string;
+                /** @description Only records whose firstName is one of (comma-separated, at most 50). */
+                "firstName[in]"?: string;
+                /** @description Only records whose firstName is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "firstName[contains]"?: string;
+                /** @description Only records whose lastName is equal to this text (case-insensitive). */
+                "lastName[eq]"?: string;
+                /** @description Only records whose lastName is not equal to (records where the field is empty do not match) this text. */
+                "lastName[ne]"?: string;
+                /** @description Only records whose lastName is one of (comma-separated, at most 50). */
+                "lastName[in]"?: string;
+                /** @description Only records whose lastName is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "lastName[contains]"?: string;
+                /** @description Only records whose title is equal to this text (case-insensitive). */
+                "title[eq]"?: string;
+                /** @description Only records whose title is not equal to (records where the field is empty do not match) this text. */
+                "title[ne]"?: string;
+                /** @description Only records whose title is one of (comma-separated, at most 50). */
+                "title[in]"?: string;
+                /** @description Only records whose title is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "title[contains]"?: string;
+                /** @description Only records whose phone is equal to this text (case-insensitive). */
+                "phone[eq]"?: string;
+                /** @description Only records whose phone is not equal to (records where the field is empty do not match) this text. */
+                "phone[ne]"?: string;
+                /** @description Only records whose phone is one of (comma-separated, at most 50). */
+                "phone[in]"?: string;
+                /** @description Only records whose phone is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "phone[contains]"?: string;
+                /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
+                "createdAt[gt]"?: string;
+                /** @description Only records whose createdAt is at least this time (ISO 8601 with a time zone). */
+                "createdAt[gte]"?: string;
+                /** @description Only records whose createdAt is less than this time (ISO 8601 with a time zone). */
+                "createdAt[lt]"?: string;
+                /** @description Only records whose createdAt is at most this time (ISO 8601 with a time zone). */
+                "createdAt[lte]"?: string;
+                /** @description Only records whose updatedAt is greater than this time (ISO 8601 with a time zone). */
+                "updatedAt[gt]"?: string;
+                /** @description Only records whose updatedAt is at least this time (ISO 8601 with a time zone). */
+                "updatedAt[gte]"?: string;
+                /** @description Only records whose updatedAt is less than this time (ISO 8601 with a time zone). */
+                "updatedAt[lt]"?: string;
+                /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
+                "updatedAt[lte]"?: string;
             };
             header?: never;
             path?: never;
@@ -5066,6 +5190,100 @@ export interface operations {
                 ownerId?: string;
                 /** @description Only deals of this type. */
                 type?: "NEW_BUSINESS" | "UPSELL" | "RENEWAL";
+                /** @description Only records whose name is equal to this text (case-insensitive). */
+                "name[eq]"?: string;
+                /** @description Only records whose name is not equal to (records where the field is empty do not match) this text. */
+                "name[ne]"?: string;
+                /** @description Only records whose name is one of (comma-separated, at most 50). */
+                "name[in]"?: string;
+                /** @description Only records whose name is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "name[contains]"?: string;
+                /** @description Only records whose stage is equal to this value. */
+                "stage[eq]"?: "QUALIFICATION" | "DISCOVERY" | "PROPOSAL" | "NEGOTIATION" | "CLOSED_WON" | "CLOSED_LOST";
+                /** @description Only records whose stage is not equal to (records where the field is empty do not match) this value. */
+                "stage[ne]"?: "QUALIFICATION" | "DISCOVERY" | "PROPOSAL" | "NEGOTIATION" | "CLOSED_WON" | "CLOSED_LOST";
+                /** @description Only records whose stage is one of (comma-separated, at most 50). */
+                "stage[in]"?: string;
+                /** @description Only records whose type is equal to this value. */
+                "type[eq]"?: "NEW_BUSINESS" | "UPSELL" | "RENEWAL";
+                /** @description Only records whose type is not equal to (records where the field is empty do not match) this value. */
+                "type[ne]"?: "NEW_BUSINESS" | "UPSELL" | "RENEWAL";
+                /** @description Only records whose type is one of (comma-separated, at most 50). */
+                "type[in]"?: string;
+                /** @description Only records whose accountId is equal to this id. */
+                "accountId[eq]"?: string;
+                /** @description Only records whose accountId is not equal to (records where the field is empty do not match) this id. */
+                "accountId[ne]"?: string;
+                /** @description Only records whose accountId is one of (comma-separated, at most 50). */
+                "accountId[in]"?: string;
+                /** @description Only records whose ownerId is equal to this text (case-insensitive). */
+                "ownerId[eq]"?: string;
+                /** @description Only records whose ownerId is not equal to (records where the field is empty do not match) this text. */
+                "ownerId[ne]"?: string;
+                /** @description Only records whose ownerId is one of (comma-separated, at most 50). */
+                "ownerId[in]"?: string;
+                /** @description Only records whose ownerId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "ownerId[contains]"?: string;
+                /** @description Only records whose serviceCategory is equal to this text (case-insensitive). */
+                "serviceCategory[eq]"?: string;
+                /** @description Only records whose serviceCategory is not equal to (records where the field is empty do not match) this text. */
+                "serviceCategory[ne]"?: string;
+                /** @description Only records whose serviceCategory is one of (comma-separated, at most 50). */
+                "serviceCategory[in]"?: string;
+                /** @description Only records whose serviceCategory is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "serviceCategory[contains]"?: string;
+                /** @description Only records whose estimatedMrr is equal to this number. */
+                "estimatedMrr[eq]"?: number;
+                /** @description Only records whose estimatedMrr is not equal to (records where the field is empty do not match) this number. */
+                "estimatedMrr[ne]"?: number;
+                /** @description Only records whose estimatedMrr is greater than this number. */
+                "estimatedMrr[gt]"?: number;
+                /** @description Only records whose estimatedMrr is at least this number. */
+                "estimatedMrr[gte]"?: number;
+                /** @description Only records whose estimatedMrr is less than this number. */
+                "estimatedMrr[lt]"?: number;
+                /** @description Only records whose estimatedMrr is at most this number. */
+                "estimatedMrr[lte]"?: number;
+                /** @description Only records whose estimatedMrr is one of (comma-separated, at most 50). */
+                "estimatedMrr[in]"?: string;
+                /** @description Only records whose probability is equal to this number. */
+                "probability[eq]"?: number;
+                /** @description Only records whose probability is not equal to (records where the field is empty do not match) this number. */
+                "probability[ne]"?: number;
+                /** @description Only records whose probability is greater than this number. */
+                "probability[gt]"?: number;
+                /** @description Only records whose probability is at least this number. */
+                "probability[gte]"?: number;
+                /** @description Only records whose probability is less than this number. */
+                "probability[lt]"?: number;
+                /** @description Only records whose probability is at most this number. */
+                "probability[lte]"?: number;
+                /** @description Only records whose probability is one of (comma-separated, at most 50). */
+                "probability[in]"?: string;
+                /** @description Only records whose closedAt is greater than this time (ISO 8601 with a time zone). */
+                "closedAt[gt]"?: string;
+                /** @description Only records whose closedAt is at least this time (ISO 8601 with a time zone). */
+                "closedAt[gte]"?: string;
+                /** @description Only records whose closedAt is less than this time (ISO 8601 with a time zone). */
+                "closedAt[lt]"?: string;
+                /** @description Only records whose closedAt is at most this time (ISO 8601 with a time zone). */
+                "closedAt[lte]"?: string;
+                /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
+                "createdAt[gt]"?: string;
+                /** @description Only records whose createdAt is at least this time (ISO 8601 with a time zone). */
+                "createdAt[gte]"?: string;
+                /** @description Only records whose createdAt is less than this time (ISO 8601 with a time zone). */
+                "createdAt[lt]"?: string;
+                /** @description Only records whose createdAt is at most this time (ISO 8601 with a time zone). */
+                "createdAt[lte]"?: string;
+                /** @description Only records whose updatedAt is greater than this time (ISO 8601 with a time zone). */
+                "updatedAt[gt]"?: string;
+                /** @description Only records whose updatedAt is at least this time (ISO 8601 with a time zone). */
+                "updatedAt[gte]"?: string;
+                /** @description Only records whose updatedAt is less than this time (ISO 8601 with a time zone). */
+                "updatedAt[lt]"?: string;
+                /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
+                "updatedAt[lte]"?: string;
             };
             header?: never;
             path?: never;
@@ -6246,6 +6464,78 @@ export interface operations {
                 accountId?: string;
                 /** @description Only tasks related to this deal. */
                 dealId?: string;
+                /** @description Only records whose title is equal to this text (case-insensitive). */
+                "title[eq]"?: string;
+                /** @description Only records whose title is not equal to (records where the field is empty do not match) this text. */
+                "title[ne]"?: string;
+                /** @description Only records whose title is one of (comma-separated, at most 50). */
+                "title[in]"?: string;
+                /** @description Only records whose title is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "title[contains]"?: string;
+                /** @description Only records whose status is equal to this value. */
+                "status[eq]"?: "TODO" | "IN_PROGRESS" | "WAITING" | "DONE" | "CANCELLED";
+                /** @description Only records whose status is not equal to (records where the field is empty do not match) this value. */
+                "status[ne]"?: "TODO" | "IN_PROGRESS" | "WAITING" | "DONE" | "CANCELLED";
+                /** @description Only records whose status is one of (comma-separated, at most 50). */
+                "status[in]"?: string;
+                /** @description Only records whose priority is equal to this value. */
+                "priority[eq]"?: "LOW" | "MEDIUM" | "HIGH" | "URGENT";
+                /** @description Only records whose priority is not equal to (records where the field is empty do not match) this value. */
+                "priority[ne]"?: "LOW" | "MEDIUM" | "HIGH" | "URGENT";
+                /** @description Only records whose priority is one of (comma-separated, at most 50). */
+                "priority[in]"?: string;
+                /** @description Only records whose assigneeId is equal to this text (case-insensitive). */
+                "assigneeId[eq]"?: string;
+                /** @description Only records whose assigneeId is not equal to (records where the field is empty do not match) this text. */
+                "assigneeId[ne]"?: string;
+                /** @description Only records whose assigneeId is one of (comma-separated, at most 50). */
+                "assigneeId[in]"?: string;
+                /** @description Only records whose assigneeId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "assigneeId[contains]"?: string;
+                /** @description Only records whose accountId is equal to this id. */
+                "accountId[eq]"?: string;
+                /** @description Only records whose accountId is not equal to (records where the field is empty do not match) this id. */
+                "accountId[ne]"?: string;
+                /** @description Only records whose accountId is one of (comma-separated, at most 50). */
+                "accountId[in]"?: string;
+                /** @description Only records whose dealId is equal to this id. */
+                "dealId[eq]"?: string;
+                /** @description Only records whose dealId is not equal to (records where the field is empty do not match) this id. */
+                "dealId[ne]"?: string;
+                /** @description Only records whose dealId is one of (comma-separated, at most 50). */
+                "dealId[in]"?: string;
+                /** @description Only records whose dueAt is greater than this time (ISO 8601 with a time zone). */
+                "dueAt[gt]"?: string;
+                /** @description Only records whose dueAt is at least this time (ISO 8601 with a time zone). */
+                "dueAt[gte]"?: string;
+                /** @description Only records whose dueAt is less than this time (ISO 8601 with a time zone). */
+                "dueAt[lt]"?: string;
+                /** @description Only records whose dueAt is at most this time (ISO 8601 with a time zone). */
+                "dueAt[lte]"?: string;
+                /** @description Only records whose completedAt is greater than this time (ISO 8601 with a time zone). */
+                "completedAt[gt]"?: string;
+                /** @description Only records whose completedAt is at least this time (ISO 8601 with a time zone). */
+                "completedAt[gte]"?: string;
+                /** @description Only records whose completedAt is less than this time (ISO 8601 with a time zone). */
+                "completedAt[lt]"?: string;
+                /** @description Only records whose completedAt is at most this time (ISO 8601 with a time zone). */
+                "completedAt[lte]"?: string;
+                /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
+                "createdAt[gt]"?: string;
+                /** @description Only records whose createdAt is at least this time (ISO 8601 with a time zone). */
+                "createdAt[gte]"?: string;
+                /** @description Only records whose createdAt is less than this time (ISO 8601 with a time zone). */
+                "createdAt[lt]"?: string;
+                /** @description Only records whose createdAt is at most this time (ISO 8601 with a time zone). */
+                "createdAt[lte]"?: string;
+                /** @description Only records whose updatedAt is greater than this time (ISO 8601 with a time zone). */
+                "updatedAt[gt]"?: string;
+                /** @description Only records whose updatedAt is at least this time (ISO 8601 with a time zone). */
+                "updatedAt[gte]"?: string;
+                /** @description Only records whose updatedAt is less than this time (ISO 8601 with a time zone). */
+                "updatedAt[lt]"?: string;
+                /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
+                "updatedAt[lte]"?: string;
             };
             header?: never;
             path?: never;
@@ -7324,6 +7614,68 @@ export interface operations {
                 isOnline?: "true" | "false";
                 /** @description Only devices that are (true) or are not (false) end-of-life. */
                 isEndOfLife?: "true" | "false";
+                /** @description Only records whose hostname is equal to this text (case-insensitive). */
+                "hostname[eq]"?: string;
+                /** @description Only records whose hostname is not equal to (records where the field is empty do not match) this text. */
+                "hostname[ne]"?: string;
+                /** @description Only records whose hostname is one of (comma-separated, at most 50). */
+                "hostname[in]"?: string;
+                /** @description Only records whose hostname is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "hostname[contains]"?: string;
+                /** @description Only records whose rmmAgentId is equal to this text (case-insensitive). */
+                "rmmAgentId[eq]"?: string;
+                /** @description Only records whose rmmAgentId is not equal to (records where the field is empty do not match) this text. */
+                "rmmAgentId[ne]"?: string;
+                /** @description Only records whose rmmAgentId is one of (comma-separated, at most 50). */
+                "rmmAgentId[in]"?: string;
+                /** @description Only records whose rmmAgentId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "rmmAgentId[contains]"?: string;
+                /** @description Only records whose deviceType is equal to this text (case-insensitive). */
+                "deviceType[eq]"?: string;
+                /** @description Only records whose deviceType is not equal to (records where the field is empty do not match) this text. */
+                "deviceType[ne]"?: string;
+                /** @description Only records whose deviceType is one of (comma-separated, at most 50). */
+                "deviceType[in]"?: string;
+                /** @description Only records whose deviceType is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "deviceType[contains]"?: string;
+                /** @description Only records whose os is equal to this text (case-insensitive). */
+                "os[eq]"?: string;
+                /** @description Only records whose os is not equal to (records where the field is empty do not match) this text. */
+                "os[ne]"?: string;
+                /** @description Only records whose os is one of (comma-separated, at most 50). */
+                "os[in]"?: string;
+                /** @description Only records whose os is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "os[contains]"?: string;
+                /** @description Only records whose accountId is equal to this id. */
+                "accountId[eq]"?: string;
+                /** @description Only records whose accountId is not equal to (records where the field is empty do not match) this id. */
+                "accountId[ne]"?: string;
+                /** @description Only records whose accountId is one of (comma-separated, at most 50). */
+                "accountId[in]"?: string;
+                /** @description Only records whose lastSeenAt is greater than this time (ISO 8601 with a time zone). */
+                "lastSeenAt[gt]"?: string;
+                /** @description Only records whose lastSeenAt is at least this time (ISO 8601 with a time zone). */
+                "lastSeenAt[gte]"?: string;
+                /** @description Only records whose lastSeenAt is less than this time (ISO 8601 with a time zone). */
+                "lastSeenAt[lt]"?: string;
+                /** @description Only records whose lastSeenAt is at most this time (ISO 8601 with a time zone). */
+                "lastSeenAt[lte]"?: string;
+                /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
+                "createdAt[gt]"?: string;
+                /** @description Only records whose createdAt is at least this time (ISO 8601 with a time zone). */
+                "createdAt[gte]"?: string;
+                /** @description Only records whose createdAt is less than this time (ISO 8601 with a time zone). */
+                "createdAt[lt]"?: string;
+                /** @description Only records whose createdAt is at most this time (ISO 8601 with a time zone). */
+                "createdAt[lte]"?: string;
+                /** @description Only records whose updatedAt is greater than this time (ISO 8601 with a time zone). */
+                "updatedAt[gt]"?: string;
+                /** @description Only records whose updatedAt is at least this time (ISO 8601 with a time zone). */
+                "updatedAt[gte]"?: string;
+                /** @description Only records whose updatedAt is less than this time (ISO 8601 with a time zone). */
+                "updatedAt[lt]"?: string;
+                /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
+                "updatedAt[lte]"?: string;
             };
             header?: never;
             path?: never;
@@ -8690,6 +9042,56 @@ export interface operations {
                 accountId?: string;
                 /** @description Only touchpoints of this type. */
                 type?: "EMAIL" | "CALL" | "MEETING" | "QBR" | "SITE_VISIT" | "TICKET" | "CHAT";
+                /** @description Only records whose accountId is equal to this id. */
+                "accountId[eq]"?: string;
+                /** @description Only records whose accountId is not equal to (records where the field is empty do not match) this id. */
+                "accountId[ne]"?: string;
+                /** @description Only records whose accountId is one of (comma-separated, at most 50). */
+                "accountId[in]"?: string;
+                /** @description Only records whose subject is equal to this text (case-insensitive). */
+                "subject[eq]"?: string;
+                /** @description Only records whose subject is not equal to (records where the field is empty do not match) this text. */
+                "subject[ne]"?: string;
+                /** @description Only records whose subject is one of (comma-separated, at most 50). */
+                "subject[in]"?: string;
+                /** @description Only records whose subject is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "subject[contains]"?: string;
+                /** @description Only records whose type is equal to this value. */
+                "type[eq]"?: "EMAIL" | "CALL" | "MEETING" | "QBR" | "SITE_VISIT" | "TICKET" | "CHAT";
+                /** @description Only records whose type is not equal to (records where the field is empty do not match) this value. */
+                "type[ne]"?: "EMAIL" | "CALL" | "MEETING" | "QBR" | "SITE_VISIT" | "TICKET" | "CHAT";
+                /** @description Only records whose type is one of (comma-separated, at most 50). */
+                "type[in]"?: string;
+                /** @description Only records whose direction is equal to this value. */
+                "direction[eq]"?: "INBOUND" | "OUTBOUND" | "INTERNAL";
+                /** @description Only records whose direction is not equal to (records where the field is empty do not match) this value. */
+                "direction[ne]"?: "INBOUND" | "OUTBOUND" | "INTERNAL";
+                /** @description Only records whose direction is one of (comma-separated, at most 50). */
+                "direction[in]"?: string;
+                /** @description Only records whose occurredAt is greater than this time (ISO 8601 with a time zone). */
+                "occurredAt[gt]"?: string;
+                /** @description Only records whose occurredAt is at least this time (ISO 8601 with a time zone). */
+                "occurredAt[gte]"?: string;
+                /** @description Only records whose occurredAt is less than this time (ISO 8601 with a time zone). */
+                "occurredAt[lt]"?: string;
+                /** @description Only records whose occurredAt is at most this time (ISO 8601 with a time zone). */
+                "occurredAt[lte]"?: string;
+                /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
+                "createdAt[gt]"?: string;
+                /** @description Only records whose createdAt is at least this time (ISO 8601 with a time zone). */
+                "createdAt[gte]"?: string;
+                /** @description Only records whose createdAt is less than this time (ISO 8601 with a time zone). */
+                "createdAt[lt]"?: string;
+                /** @description Only records whose createdAt is at most this time (ISO 8601 with a time zone). */
+                "createdAt[lte]"?: string;
+                /** @description Only records whose updatedAt is greater than this time (ISO 8601 with a time zone). */
+                "updatedAt[gt]"?: string;
+                /** @description Only records whose updatedAt is at least this time (ISO 8601 with a time zone). */
+                "updatedAt[gte]"?: string;
+                /** @description Only records whose updatedAt is less than this time (ISO 8601 with a time zone). */
+                "updatedAt[lt]"?: string;
+                /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
+                "updatedAt[lte]"?: string;
             };
             header?: never;
             path?: never;
@@ -9292,6 +9694,36 @@ export interface operations {
                 objectType?: "Account" | "Deal" | "Contract" | "Lead";
                 /** @description Only notes attached to the record with this id. */
                 objectId?: string;
+                /** @description Only records whose objectId is equal to this id. */
+                "objectId[eq]"?: string;
+                /** @description Only records whose objectId is not equal to (records where the field is empty do not match) this id. */
+                "objectId[ne]"?: string;
+                /** @description Only records whose objectId is one of (comma-separated, at most 50). */
+                "objectId[in]"?: string;
+                /** @description Only records whose authorId is equal to this text (case-insensitive). */
+                "authorId[eq]"?: string;
+                /** @description Only records whose authorId is not equal to (records where the field is empty do not match) this text. */
+                "authorId[ne]"?: string;
+                /** @description Only records whose authorId is one of (comma-separated, at most 50). */
+                "authorId[in]"?: string;
+                /** @description Only records whose authorId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                "authorId[contains]"?: string;
+                /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
+                "createdAt[gt]"?: string;
+                /** @description Only records whose createdAt is at least this time (ISO 8601 with a time zone). */
+                "createdAt[gte]"?: string;
+                /** @description Only records whose createdAt is less than this time (ISO 8601 with a time zone). */
+                "createdAt[lt]"?: string;
+                /** @description Only records whose createdAt is at most this time (ISO 8601 with a time zone). */
+                "createdAt[lte]"?: string;
+                /** @description Only records whose updatedAt is greater than this time (ISO 8601 with a time zone). */
+                "updatedAt[gt]"?: string;
+                /** @description Only records whose updatedAt is at least this time (ISO 8601 with a time zone). */
+                "updatedAt[gte]"?: string;
+                /** @description Only records whose updatedAt is less than this time (ISO 8601 with a time zone). */
+                "updatedAt[lt]"?: string;
+                /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
+                "updatedAt[lte]"?: string;
             };
             header?: never;
             path?: never;

@@ -9,6 +9,7 @@ import {
   ACCOUNT_UPDATE_EXAMPLE,
   DELETED_EXAMPLE,
 } from "./examples";
+import { type FilterTable, filterParams } from "./filters";
 
 /** Account lifecycle values (spec §2.3, §3). */
 export const LifecycleStatusSchema = z
@@ -100,12 +101,25 @@ export const AccountUpdateSchema = z
 /** A validated account update (path id plus changed fields). */
 export type AccountUpdate = z.infer<typeof AccountUpdateSchema>;
 
+/** Filterable fields of `GET /accounts` and their kinds (issue #14: `field[op]=value`). */
+export const ACCOUNT_FILTERS: FilterTable = {
+  name: "text",
+  industry: "text",
+  domain: "text",
+  externalId: "text",
+  lifecycleStatus: { enum: LifecycleStatusSchema.options },
+  employeeCount: "number",
+  createdAt: "date",
+  updatedAt: "date",
+};
+
 /** Query of `GET /accounts` (spec §4.1, §4.9). */
 export const AccountListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(ACCOUNT_SORT_FIELDS), "createdAt:asc"),
   lifecycle: LifecycleStatusSchema.describe("Only accounts with this lifecycle status.").optional(),
   industry: z.string().min(1).max(100).describe("Only accounts of this industry (exact, case-insensitive).").optional(),
+  ...filterParams(ACCOUNT_FILTERS),
 });
 
 /** A validated account list query. */

@@ -9,6 +9,7 @@ import {
   CONTACT_EXAMPLE,
   CONTACT_UPDATE_EXAMPLE,
 } from "./examples";
+import { type FilterTable, filterParams } from "./filters";
 
 /**
  * Sortable contact fields (issue #3: `createdAt`, `updatedAt`, `email`, `lastName`) as the public names of `sort`.
@@ -181,6 +182,17 @@ export const ContactUpdateSchema = z
 /** A validated contact update (path id plus changed fields). */
 export type ContactUpdate = z.infer<typeof ContactUpdateSchema>;
 
+/** Filterable fields of `GET /contacts` and their kinds (issue #14: `field[op]=value`). */
+export const CONTACT_FILTERS: FilterTable = {
+  email: "text",
+  firstName: "text",
+  lastName: "text",
+  title: "text",
+  phone: "text",
+  createdAt: "date",
+  updatedAt: "date",
+};
+
 /** Query of `GET /contacts` (spec §4.2, §4.9). */
 export const ContactListQuerySchema = z.strictObject({
   ...ListQueryBase,
@@ -195,6 +207,7 @@ export const ContactListQuerySchema = z.strictObject({
     .max(254)
     .describe("Only the contact with this email address (exact match, case-insensitive).")
     .optional(),
+  ...filterParams(CONTACT_FILTERS),
 });
 
 /** A validated contact list query. */

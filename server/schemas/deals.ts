@@ -9,6 +9,7 @@ import {
   DEAL_EXAMPLE,
   DEAL_UPDATE_EXAMPLE,
 } from "./examples";
+import { type FilterTable, filterParams } from "./filters";
 
 /** Deal pipeline stages (spec §2.5, §3); CLOSED_WON and CLOSED_LOST are the Won and Lost outcomes. */
 export const DealStageSchema = z
@@ -149,6 +150,21 @@ export const DealUpdateSchema = z
 /** A validated deal update (path id plus changed fields). */
 export type DealUpdate = z.infer<typeof DealUpdateSchema>;
 
+/** Filterable fields of `GET /deals` and their kinds (issue #14: `field[op]=value`). */
+export const DEAL_FILTERS: FilterTable = {
+  name: "text",
+  stage: { enum: DealStageSchema.options },
+  type: { enum: DealTypeSchema.options },
+  accountId: "id",
+  ownerId: "text",
+  serviceCategory: "text",
+  estimatedMrr: "number",
+  probability: "number",
+  closedAt: "date",
+  createdAt: "date",
+  updatedAt: "date",
+};
+
 /** Query of `GET /deals` (spec §4.3, §4.9). */
 export const DealListQuerySchema = z.strictObject({
   ...ListQueryBase,
@@ -157,6 +173,7 @@ export const DealListQuerySchema = z.strictObject({
   accountId: IdSchema.describe("Only deals of this account.").optional(),
   ownerId: z.string().min(1).max(255).describe("Only deals of this owner (exact match).").optional(),
   type: DealTypeSchema.describe("Only deals of this type.").optional(),
+  ...filterParams(DEAL_FILTERS),
 });
 
 /** A validated deal list query. */

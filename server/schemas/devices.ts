@@ -9,6 +9,7 @@ import {
   DEVICE_EXAMPLE,
   DEVICE_UPDATE_EXAMPLE,
 } from "./examples";
+import { type FilterTable, filterParams } from "./filters";
 
 /** Sortable device fields (issue #3: `createdAt`, `updatedAt`, `hostname`, `lastSeenAt`; nulls last). */
 export const DEVICE_SORT_FIELDS = {
@@ -120,6 +121,18 @@ export const DeviceUpdateSchema = z
 /** A validated device update (path id plus changed fields). */
 export type DeviceUpdate = z.infer<typeof DeviceUpdateSchema>;
 
+/** Filterable fields of `GET /devices` and their kinds (issue #14: `field[op]=value`). */
+export const DEVICE_FILTERS: FilterTable = {
+  hostname: "text",
+  rmmAgentId: "text",
+  deviceType: "text",
+  os: "text",
+  accountId: "id",
+  lastSeenAt: "date",
+  createdAt: "date",
+  updatedAt: "date",
+};
+
 /** Query of `GET /devices` (spec §4.4, §4.9): filters `accountId`, `isOnline`, `isEndOfLife`, `updatedAfter`. */
 export const DeviceListQuerySchema = z.strictObject({
   ...ListQueryBase,
@@ -127,6 +140,7 @@ export const DeviceListQuerySchema = z.strictObject({
   accountId: IdSchema.describe("Only devices of this account (an unknown id gives an empty list).").optional(),
   isOnline: BooleanQuerySchema.describe("Only devices that are online (true) or offline (false).").optional(),
   isEndOfLife: BooleanQuerySchema.describe("Only devices that are (true) or are not (false) end-of-life.").optional(),
+  ...filterParams(DEVICE_FILTERS),
 });
 
 /** A validated device list query. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import { NOTE_CREATE_EXAMPLE, NOTE_EXAMPLE } from "./examples";
+import { type FilterTable, filterParams } from "./filters";
 
 /** Sortable note fields (issue #3: `createdAt`, `updatedAt`). */
 export const NOTE_SORT_FIELDS = {
@@ -66,12 +67,21 @@ export const NoteCreateSchema = z
 /** A validated note creation body. */
 export type NoteCreate = z.infer<typeof NoteCreateSchema>;
 
+/** Filterable fields of `GET /notes` and their kinds (issue #14: `field[op]=value`). */
+export const NOTE_FILTERS: FilterTable = {
+  objectId: "id",
+  authorId: "text",
+  createdAt: "date",
+  updatedAt: "date",
+};
+
 /** Query of `GET /notes` (spec §4.6, §4.9): filters `objectType`, `objectId`, `updatedAfter`. */
 export const NoteListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(NOTE_SORT_FIELDS), "createdAt:asc"),
   objectType: NoteObjectTypeSchema.describe("Only notes attached to this kind of record.").optional(),
   objectId: IdSchema.describe("Only notes attached to the record with this id.").optional(),
+  ...filterParams(NOTE_FILTERS),
 });
 
 /** A validated note list query. */

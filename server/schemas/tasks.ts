@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import { TASK_CREATE_EXAMPLE, TASK_EXAMPLE, TASK_UPDATE_EXAMPLE } from "./examples";
+import { type FilterTable, filterParams } from "./filters";
 
 /** Task statuses (spec §2.7, §3): entering DONE stamps `completedAt`, leaving DONE clears it. */
 export const TaskStatusSchema = z
@@ -106,6 +107,20 @@ export const TaskUpdateSchema = z
 /** A validated task update (path id plus changed fields). */
 export type TaskUpdate = z.infer<typeof TaskUpdateSchema>;
 
+/** Filterable fields of `GET /tasks` and their kinds (issue #14: `field[op]=value`). */
+export const TASK_FILTERS: FilterTable = {
+  title: "text",
+  status: { enum: TaskStatusSchema.options },
+  priority: { enum: TaskPrioritySchema.options },
+  assigneeId: "text",
+  accountId: "id",
+  dealId: "id",
+  dueAt: "date",
+  completedAt: "date",
+  createdAt: "date",
+  updatedAt: "date",
+};
+
 /** Query of `GET /tasks` (spec §4.5, §4.9). */
 export const TaskListQuerySchema = z.strictObject({
   ...ListQueryBase,
@@ -114,6 +129,7 @@ export const TaskListQuerySchema = z.strictObject({
   assigneeId: z.string().min(1).max(255).describe("Only tasks of this assignee (exact match).").optional(),
   accountId: IdSchema.describe("Only tasks related to this account.").optional(),
   dealId: IdSchema.describe("Only tasks related to this deal.").optional(),
+  ...filterParams(TASK_FILTERS),
 });
 
 /** A validated task list query. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import { TOUCHPOINT_CREATE_EXAMPLE, TOUCHPOINT_EXAMPLE } from "./examples";
+import { type FilterTable, filterParams } from "./filters";
 
 /** Sortable touchpoint fields (issue #3: `occurredAt`, `createdAt`, `updatedAt`). */
 export const TOUCHPOINT_SORT_FIELDS = {
@@ -75,12 +76,24 @@ export const TouchpointCreateSchema = z
 /** A validated touchpoint creation body. */
 export type TouchpointCreate = z.infer<typeof TouchpointCreateSchema>;
 
+/** Filterable fields of `GET /touchpoints` and their kinds (issue #14: `field[op]=value`). */
+export const TOUCHPOINT_FILTERS: FilterTable = {
+  accountId: "id",
+  subject: "text",
+  type: { enum: TouchpointTypeSchema.options },
+  direction: { enum: TouchpointDirectionSchema.options },
+  occurredAt: "date",
+  createdAt: "date",
+  updatedAt: "date",
+};
+
 /** Query of `GET /touchpoints` (spec §4.7, §4.9): filters `accountId`, `type`, `updatedAfter`. */
 export const TouchpointListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(TOUCHPOINT_SORT_FIELDS), "createdAt:asc"),
   accountId: IdSchema.describe("Only touchpoints with this account (an unknown id gives an empty list).").optional(),
   type: TouchpointTypeSchema.describe("Only touchpoints of this type.").optional(),
+  ...filterParams(TOUCHPOINT_FILTERS),
 });
 
 /** A validated touchpoint list query. */

@@ -5,6 +5,7 @@ import { prisma, transaction } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
 import {
   ACCOUNT_DEFAULT_SORT,
+  ACCOUNT_FILTERS,
   ACCOUNT_SORT_FIELDS,
   type Account,
   type AccountBulkResult,
@@ -14,6 +15,7 @@ import {
 } from "../schemas/accounts";
 import { getContact } from "./contacts";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
+import { filterWhere } from "./filters";
 import { recordNewAccountScores } from "./health";
 import { changedFields, isUniqueViolation, lockForUpdate, lockRowsBy, resourceReader } from "./kit";
 import { listPage } from "./pagination";
@@ -56,7 +58,7 @@ const accounts = resourceReader({
  * @throws ApiError `bad_request` (400) when `cursor` names no account of the organisation.
  */
 export function listAccounts(orgId: string, query: AccountListQuery) {
-  const filters: Prisma.AccountWhereInput[] = [{ orgId }];
+  const filters: Prisma.AccountWhereInput[] = [{ orgId }, ...filterWhere(query, ACCOUNT_FILTERS)];
   if (query.lifecycle) filters.push({ lifecycleStatus: query.lifecycle });
   if (query.industry) filters.push({ industry: equalsInsensitive(query.industry) });
   return listPage({

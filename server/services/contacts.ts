@@ -4,6 +4,7 @@ import { prisma, transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail } from "../errors";
 import {
   CONTACT_DEFAULT_SORT,
+  CONTACT_FILTERS,
   type Contact,
   type ContactBulkResult,
   type ContactCreate,
@@ -11,6 +12,7 @@ import {
   type ContactUpdate,
 } from "../schemas/contacts";
 import { recordEvents, type WriteOrigin } from "./events";
+import { filterWhere } from "./filters";
 import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, lockRowsBy, resourceReader } from "./kit";
 import { listPage, type SortableFields } from "./pagination";
 
@@ -100,7 +102,7 @@ function toColumnSort(sort: string | undefined): string | undefined {
  * @throws ApiError `bad_request` (400) when `cursor` names no contact of the organisation.
  */
 export function listContacts(orgId: string, query: ContactListQuery) {
-  const filters: Prisma.ContactWhereInput[] = [{ orgId }];
+  const filters: Prisma.ContactWhereInput[] = [{ orgId }, ...filterWhere(query, CONTACT_FILTERS)];
   if (query.accountId) filters.push({ accounts: { some: { orgId, accountId: query.accountId } } });
   if (query.email) filters.push({ emailKey: emailKeyOf(query.email) });
   return listPage({

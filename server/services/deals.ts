@@ -5,6 +5,7 @@ import {
   CLOSED_STAGES,
   DEAL_DEFAULT_SORT,
   DEAL_DEFAULTS,
+  DEAL_FILTERS,
   DEAL_SORT_FIELDS,
   type Deal,
   type DealBulkResult,
@@ -15,6 +16,7 @@ import {
 } from "../schemas/deals";
 import type { EventName } from "../schemas/events";
 import { recordEvents, type WriteOrigin } from "./events";
+import { filterWhere } from "./filters";
 import { changedFields, lockForUpdate, lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -87,7 +89,7 @@ const deals = resourceReader({
  * @throws ApiError `bad_request` (400) when `cursor` names no deal of the organisation.
  */
 export function listDeals(orgId: string, query: DealListQuery) {
-  const filters: Prisma.DealWhereInput[] = [{ orgId }];
+  const filters: Prisma.DealWhereInput[] = [{ orgId }, ...filterWhere(query, DEAL_FILTERS)];
   if (query.stage) filters.push({ stage: query.stage });
   if (query.accountId) filters.push({ accountId: query.accountId });
   if (query.ownerId) filters.push({ ownerId: query.ownerId });

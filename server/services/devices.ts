@@ -4,6 +4,7 @@ import { prisma, transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import {
   DEVICE_DEFAULT_SORT,
+  DEVICE_FILTERS,
   DEVICE_SORT_FIELDS,
   type Device,
   type DeviceBulkResult,
@@ -12,6 +13,7 @@ import {
   type DeviceUpdate,
 } from "../schemas/devices";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
+import { filterWhere } from "./filters";
 import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, lockRowsBy, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -85,7 +87,7 @@ const devices = resourceReader({
  * @throws ApiError `bad_request` (400) when `cursor` names no device of the organisation.
  */
 export function listDevices(orgId: string, query: DeviceListQuery) {
-  const filters: Prisma.DeviceWhereInput[] = [{ orgId }];
+  const filters: Prisma.DeviceWhereInput[] = [{ orgId }, ...filterWhere(query, DEVICE_FILTERS)];
   if (query.accountId) filters.push({ accountId: query.accountId });
   if (query.isOnline !== undefined) filters.push({ isOnline: query.isOnline });
   if (query.isEndOfLife !== undefined) filters.push({ isEndOfLife: query.isEndOfLife });

@@ -1,7 +1,15 @@
 import type { Prisma } from "../db/generated/client";
 import { prisma, transaction } from "../db/transaction";
-import { NOTE_DEFAULT_SORT, NOTE_SORT_FIELDS, type Note, type NoteCreate, type NoteListQuery } from "../schemas/notes";
+import {
+  NOTE_DEFAULT_SORT,
+  NOTE_FILTERS,
+  NOTE_SORT_FIELDS,
+  type Note,
+  type NoteCreate,
+  type NoteListQuery,
+} from "../schemas/notes";
 import { recordEvents, type WriteOrigin } from "./events";
+import { filterWhere } from "./filters";
 import { lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -35,7 +43,7 @@ const notes = resourceReader({
  * @throws ApiError `bad_request` (400) when `cursor` names no note of the organisation.
  */
 export function listNotes(orgId: string, query: NoteListQuery) {
-  const filters: Prisma.NoteWhereInput[] = [{ orgId }];
+  const filters: Prisma.NoteWhereInput[] = [{ orgId }, ...filterWhere(query, NOTE_FILTERS)];
   if (query.objectType) filters.push({ objectType: query.objectType });
   if (query.objectId) filters.push({ objectId: query.objectId });
   return listPage({

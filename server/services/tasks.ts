@@ -4,6 +4,7 @@ import { ApiError, notFound } from "../errors";
 import {
   TASK_DEFAULT_SORT,
   TASK_DEFAULTS,
+  TASK_FILTERS,
   TASK_SORT_FIELDS,
   type Task,
   type TaskCreate,
@@ -11,6 +12,7 @@ import {
   type TaskUpdate,
 } from "../schemas/tasks";
 import { recordEvents, tombstone, type WriteOrigin } from "./events";
+import { filterWhere } from "./filters";
 import { changedFields, lockForUpdate, lockReferences, type Reference, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -89,7 +91,7 @@ const tasks = resourceReader({
  * @throws ApiError `bad_request` (400) when `cursor` names no task of the organisation.
  */
 export function listTasks(orgId: string, query: TaskListQuery) {
-  const filters: Prisma.TaskWhereInput[] = [{ orgId }];
+  const filters: Prisma.TaskWhereInput[] = [{ orgId }, ...filterWhere(query, TASK_FILTERS)];
   if (query.status) filters.push({ status: query.status });
   if (query.assigneeId) filters.push({ assigneeId: query.assigneeId });
   if (query.accountId) filters.push({ accountId: query.accountId });

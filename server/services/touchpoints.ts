@@ -2,12 +2,14 @@ import type { Prisma } from "../db/generated/client";
 import { prisma, transaction } from "../db/transaction";
 import {
   TOUCHPOINT_DEFAULT_SORT,
+  TOUCHPOINT_FILTERS,
   TOUCHPOINT_SORT_FIELDS,
   type Touchpoint,
   type TouchpointCreate,
   type TouchpointListQuery,
 } from "../schemas/touchpoints";
 import { recordEvents, type WriteOrigin } from "./events";
+import { filterWhere } from "./filters";
 import { lockReferences, resourceReader } from "./kit";
 import { listPage } from "./pagination";
 
@@ -52,7 +54,7 @@ const touchpoints = resourceReader({
  * @throws ApiError `bad_request` (400) when `cursor` names no touchpoint of the organisation.
  */
 export function listTouchpoints(orgId: string, query: TouchpointListQuery) {
-  const filters: Prisma.TouchpointWhereInput[] = [{ orgId }];
+  const filters: Prisma.TouchpointWhereInput[] = [{ orgId }, ...filterWhere(query, TOUCHPOINT_FILTERS)];
   if (query.accountId) filters.push({ accountId: query.accountId });
   if (query.type) filters.push({ type: query.type });
   return listPage({

@@ -59,14 +59,16 @@ export async function expectKeysetPaging(
   sorts: readonly string[],
   key = "id",
 ): Promise<void> {
+  // A path may carry its own query (filters): the paging parameters join it.
+  const joiner = path.includes("?") ? "&" : "?";
   for (const sort of sorts) {
-    const all = (await api("GET", `${path}?limit=100&sort=${sort}`)).body.data.map(
+    const all = (await api("GET", `${path}${joiner}limit=100&sort=${sort}`)).body.data.map(
       (record: Record<string, string>) => record[key],
     );
     const seen: string[] = [];
     let cursor = "";
     for (let page = 0; page <= all.length; page++) {
-      const res = await api("GET", `${path}?limit=2&sort=${sort}${cursor ? `&cursor=${cursor}` : ""}`);
+      const res = await api("GET", `${path}${joiner}limit=2&sort=${sort}${cursor ? `&cursor=${cursor}` : ""}`);
       expect(res.status).toBe(200);
       expect(res.body.data.length).toBeLessThanOrEqual(2);
       seen.push(...res.body.data.map((record: Record<string, string>) => record[key]));

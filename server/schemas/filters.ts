@@ -1,0 +1,100 @@
+// Filter operators on lists (issue #14 item 2), Stripe's syntax: `employeeCount[gte]=50`, `stage[in]=A,B`,
+// `name[contains]=acme`. Each list declares its filterable fields in one table; every `field[op]` parameter is part
+// of its query schema, so the OpenAPI document lists it and generated clients type it, and anything else is refused
+// (422) by the strict schema.
+import { z } from "zod";
+import { IdSchema } from "./common";
+
+/** What a filterable field holds: its operators and how a value is read. */
+export type FilterKind = "text" | "id" | "number" | "date" | { enum: readonly string[] };
+
+/** The operators of each kind of field. `contains` is literal (`%` and `_` match themselves) and case-insensitive. */
+export const FILTER_OPERATORS = {
+  text: ["eq", "ne", "in", "contains"],
+  id: ["eq", "ne", "in"],
+  number: ["eq", "ne", "gt", "gte", "lt", "lte", "in"],
+  date: ["gt", "gte", "lt", "lte"],
+  enum: ["eq", "ne", "in"],
+} as const;
+
+/** One operator. */
+export type FilterOperator = (typeof FILTER_OPERATORS)[keyof typeof FILTER_OPERATORS][number];
+
+/** A resource's filterable fields: field name → kind. The field names are the model's column names. */
+export type FilterTable = Readonly<Record<string, FilterKind>>;
+
+const OP_TEXT: Record<FilterOperator, string> = {
+  eq: "equal to",
+  ne: "not equal to (records where the field is empty do not match)",
+  gt: "greater than",
+  gte: "at least",
+  lt: "less than",
+  lte: "at most",
+  in: "one of (comma-separated, at most 50)",
+  contains: "containing, case-insensitively and literally (% and _ match themselves)",
+};
+
+function kindOf(kind: FilterKind): keyof typeof FILTER_OPERATORS {
+  return typeof kind === "string" ? kind : "enum";
+}
+
+function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.ZodType {
+  const what = `Only records whose ${field} is ${OP_TEXT[op]}`;
+  if (op === "in") {
+    const item =
+      kind === "number"
+        ? "-?\\d+(\\.\\d+)?"
+        : kind === "id"
+          ? "[A-Za-z0-9_-]{1,64}"
+          : typeof kind === "object"
+            ? `(${kind.enum.join("|")})`
+            : "[^,]{1,255}";
+    return z
+      .string()
+      .max(5_000)
+      .regex(new RegExp(`^${item}(,${item}){0,49}$`), "must be 1 to 50 comma-separated values of the field's type")
+      .describe(`${what}.`);
+  }
+  if (kind === "number") return z.number().min(-1e12).max(1e12).describe(`${what} this number.`);
+  if (kind === "date")
+    return z.iso.datetime({ offset: true }).describe(`${what} this time (ISO 8601 with a time zone).`);
+  if (kind === "id") return IdSchema.describe(`${what} this id.`);
+  if (typeof kind === "object") return z.enum(kind.enum as [string, ...string[]]).describe(`${what} this value.`);
+  return z
+    .string()
+    .min(1)
+    .max(255)
+    .describe(`${what} this text${op === "eq" ? " (case-insensitive)" : ""}.`);
+}
+
+/**
+ * The `field[op]` query parameters of a list (issue #14), every one optional, to spread into its query schema.
+ * @returns a zod shape: `{ "employeeCount[gte]": ZodOptional<ZodNumber>, … }`.
+ */
+export function filterParams(table: FilterTable): Record<string, z.ZodOptional<z.ZodType>> {
+  const shape: Record<string, z.ZodOptional<z.ZodType>> = {};
+  for (const [field, kind] of Object.entries(table)) {
+    for (const op of FILTER_OPERATORS[kindOf(kind)]) shape[`${field}[${op}]`] = valueSchema(field, kind, op).optional();
+  }
+  return shape;
+}
+
+/** The parsed filters of a query: field, operator and value, for the where builder (services/filters.ts). */
+export interface FilterTerm {
+  field: string;
+  op: FilterOperator;
+  kind: FilterKind;
+  value: unknown;
+}
+
+/** The filters a parsed query holds, in the table's order. */
+export function filterTerms(query: Readonly<Record<string, unknown>>, table: FilterTable): FilterTerm[] {
+  const terms: FilterTerm[] = [];
+  for (const [field, kind] of Object.entries(table)) {
+    for (const op of FILTER_OPERATORS[kindOf(kind)]) {
+      const value = query[`${field}[${op}]`];
+      if (value !== undefined) terms.push({ field, op, kind, value });
+    }
+  }
+  return terms;
+}

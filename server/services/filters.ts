@@ -1,0 +1,34 @@
+// The Prisma conditions of list filters (issue #14 item 2): one builder for every list.
+import { containsInsensitive, equalsInsensitive } from "../db/like";
+import { type FilterTable, filterTerms } from "../schemas/filters";
+
+type Where = Record<string, unknown>;
+
+/**
+ * The conditions of the `field[op]` filters a parsed list query holds, to add to the list's `filters`: text `eq` and
+ * `in` match case-insensitively and literally, `contains` literally and case-insensitively; `ne` does not match records
+ * whose field is empty (SQL's comparison with NULL); dates are compared as instants.
+ */
+export function filterWhere(query: Readonly<Record<string, unknown>>, table: FilterTable): Where[] {
+  return filterTerms(query, table).map(({ field, op, kind, value }) => {
+    const read = (text: unknown): unknown =>
+      kind === "number" ? Number(text) : kind === "date" ? new Date(String(text)) : String(text);
+    const text = kind === "text";
+    switch (op) {
+      case "eq":
+        return { [field]: text ? equalsInsensitive(String(value)) : read(value) };
+      case "ne":
+        return { NOT: { [field]: text ? equalsInsensitive(String(value)) : read(value) } };
+      case "in": {
+        const values = String(value).split(",");
+        return text
+          ? { OR: values.map((one) => ({ [field]: equalsInsensitive(one) })) }
+          : { [field]: { in: values.map(read) } };
+      }
+      case "contains":
+        return { [field]: containsInsensitive(String(value)) };
+      default:
+        return { [field]: { [op]: read(value) } };
+    }
+  });
+}
