@@ -1327,6 +1327,8 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds.
              */
             updatedAt: string;
+            /** @description Only with expand=account: the account it refers to, as GET /accounts/{id} returns it; null when none. */
+            account?: components["schemas"]["Account"] | null;
         };
         /**
          * @example {
@@ -1416,6 +1418,8 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds.
              */
             updatedAt: string;
+            /** @description Only with expand=account: the account it refers to, as GET /accounts/{id} returns it; null when none. */
+            account?: components["schemas"]["Account"] | null;
         };
         /**
          * @example {
@@ -1470,6 +1474,8 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds.
              */
             updatedAt: string;
+            /** @description Only with expand=account: the account it refers to, as GET /accounts/{id} returns it; null when none. */
+            account?: components["schemas"]["Account"] | null;
         };
         /**
          * @example {
@@ -1611,6 +1617,8 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds.
              */
             updatedAt: string;
+            /** @description Only with expand=account: the account it refers to, as GET /accounts/{id} returns it; null when none. */
+            account?: components["schemas"]["Account"] | null;
         };
         /**
          * @example {
@@ -2606,6 +2614,8 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
             };
             header?: never;
             path?: never;
@@ -3278,7 +3288,10 @@ export interface operations {
     };
     "accounts-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;
@@ -4011,6 +4024,10 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
             };
             header?: never;
             path?: never;
@@ -4706,7 +4723,12 @@ export interface operations {
     };
     "contacts-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;
@@ -5284,6 +5306,10 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
             };
             header?: never;
             path?: never;
@@ -5980,7 +6006,12 @@ export interface operations {
     };
     "deals-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;
@@ -6536,6 +6567,10 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
             };
             header?: never;
             path?: never;
@@ -6933,7 +6968,12 @@ export interface operations {
     };
     "tasks-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;
@@ -7676,6 +7716,10 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
             };
             header?: never;
             path?: never;
@@ -8364,7 +8408,12 @@ export interface operations {
     };
     "devices-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;
@@ -9092,6 +9141,8 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
             };
             header?: never;
             path?: never;
@@ -9489,7 +9540,10 @@ export interface operations {
     };
     "touchpoints-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;
@@ -9724,6 +9778,10 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
             };
             header?: never;
             path?: never;
@@ -10100,7 +10158,12 @@ export interface operations {
     };
     "notes-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+                /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
+                expand?: "account";
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;
@@ -11238,6 +11301,8 @@ export interface operations {
                 types?: string;
                 /** @description Only events about this resource. */
                 resource?: "account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint";
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
             };
             header?: never;
             path?: never;
@@ -11416,7 +11481,10 @@ export interface operations {
     };
     "events-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;
@@ -11624,7 +11692,10 @@ export interface operations {
     };
     "webhookEndpoints-list": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -11708,6 +11779,22 @@ export interface operations {
             };
             /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
             403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -11980,7 +12067,10 @@ export interface operations {
     };
     "webhookEndpoints-get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
             header?: {
                 /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
                 "If-None-Match"?: string;

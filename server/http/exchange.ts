@@ -68,6 +68,8 @@ export interface Exchange {
   input?: Record<string, unknown>;
   /** The body as parsed, for the idempotency fingerprint. */
   body?: unknown;
+  /** Reshapes the records of the answer (`fields=`, `expand=`, issue #14) before it is serialised. */
+  reshape?: (records: Record<string, unknown>[]) => Promise<Record<string, unknown>[]>;
 }
 
 /**

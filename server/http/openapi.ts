@@ -144,6 +144,33 @@ const IF_MATCH_PARAMETER = {
   schema: { type: "string" },
 };
 
+/** The reads that take `expand=account` (issue #14), and where each record names its account. */
+export const EXPANDABLE: Readonly<Record<string, "accountId" | "objectId" | "accounts">> = {
+  "/contacts": "accounts",
+  "/contacts/{id}": "accounts",
+  "/deals": "accountId",
+  "/deals/{id}": "accountId",
+  "/devices": "accountId",
+  "/devices/{id}": "accountId",
+  "/tasks": "accountId",
+  "/tasks/{id}": "accountId",
+  "/notes": "objectId",
+  "/notes/{id}": "objectId",
+};
+
+/** Whether an operation answers records with an `id` (a list's items or the record itself): those take `fields`. */
+function hasRecordId(data: Json, list: boolean, components: Json & { schemas: Record<string, Json> }): boolean {
+  const resolve = (schema: Json | undefined): Json | undefined =>
+    typeof schema?.$ref === "string" ? resolve(components.schemas[schema.$ref.split("/").pop() as string]) : schema;
+  const record = list ? resolve((resolve(data)?.properties as Json | undefined)?.data as Json)?.items : data;
+  return Boolean((resolve(record as Json | undefined)?.properties as Json | undefined)?.id);
+}
+
+const EXPANDED_ACCOUNT = {
+  anyOf: [{ $ref: "#/components/schemas/Account" }, { type: "null" }],
+  description: "Only with expand=account: the account it refers to, as GET /accounts/{id} returns it; null when none.",
+};
+
 function errorResponseFor(codes: ErrorCode[]): Json {
   const retry = codes.includes("rate_limited") || codes.includes("idempotency_in_progress");
   return {
@@ -299,6 +326,31 @@ function build(baseUrl: string): Json {
       success.headers = { ...success.headers, ETag: { $ref: "#/components/headers/ETag" } };
     }
     const conditionalWrite = route.pathParams.length > 0 && (route.method === "PATCH" || route.method === "DELETE");
+    if (route.method === "GET" && hasRecordId(inner, route.meta.envelope === "list", components as never)) {
+      operation.parameters = [
+        ...((operation.parameters as Json[] | undefined) ?? []),
+        {
+          name: "fields",
+          in: "query",
+          required: false,
+          description:
+            "Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422.",
+          schema: { type: "string", maxLength: 1000 },
+        },
+        ...(EXPANDABLE[route.path]
+          ? [
+              {
+                name: "expand",
+                in: "query",
+                required: false,
+                description:
+                  "account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page.",
+                schema: { type: "string", enum: ["account"] },
+              },
+            ]
+          : []),
+      ];
+    }
     if (route.method === "GET" && route.meta.envelope !== "list") {
       operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), IF_NONE_MATCH_PARAMETER];
       result["304"] = {
@@ -371,6 +423,15 @@ function build(baseUrl: string): Json {
       operation.security = [];
     }
   }
+  for (const name of ["Deal", "Device", "Task", "Note"]) {
+    const schema = (components.schemas as Record<string, Json>)[name] as Json & { properties?: Json };
+    if (schema?.properties) schema.properties.account = EXPANDED_ACCOUNT;
+  }
+  const contact = (components.schemas as Record<string, Json>).Contact as Json & {
+    properties?: { accounts?: { items?: Json & { properties?: Json } } };
+  };
+  const link = contact?.properties?.accounts?.items;
+  if (link?.properties) link.properties.account = EXPANDED_ACCOUNT;
   return document;
 }
 

@@ -17,6 +17,7 @@ import { API_PREFIX, parseTarget } from "./parse";
 import { postmanText } from "./postman";
 import { callProcedure } from "./procedure";
 import { rateLimit } from "./rate-limit";
+import { representation } from "./representation";
 import { collectRoutes, documentRoute, matchRoute, type RouteEntry } from "./routes";
 
 const DOCUMENT_META: Meta = { openapi: { method: "GET", path: "/", protect: false } };
@@ -90,6 +91,7 @@ export const PIPELINE: readonly Step[] = [
   rateLimit,
   refuse,
   serveDocument,
+  representation,
   readInput,
   idempotency,
   conditionalRequests(ROUTES),

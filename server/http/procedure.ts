@@ -71,11 +71,13 @@ export async function invokeProcedure(exchange: Exchange, route: RouteEntry, inp
 export const callProcedure: Step = async (exchange) => {
   const route = exchange.route;
   if (!route?.procedure) throw new Error("callProcedure needs a procedure route");
-  const data = await invokeProcedure(exchange, route, exchange.input);
+  let data = await invokeProcedure(exchange, route, exchange.input);
   if (route.meta.envelope === "list") {
-    const page = data as { data: unknown[]; hasMore: boolean; nextCursor: string | null };
-    return successReply(exchange.requestId, page.data, 200, { hasMore: page.hasMore, nextCursor: page.nextCursor });
+    const page = data as { data: Record<string, unknown>[]; hasMore: boolean; nextCursor: string | null };
+    const records = exchange.reshape ? await exchange.reshape(page.data) : page.data;
+    return successReply(exchange.requestId, records, 200, { hasMore: page.hasMore, nextCursor: page.nextCursor });
   }
+  if (exchange.reshape) data = (await exchange.reshape([data as Record<string, unknown>]))[0];
   const partial = route.meta.partialStatus && (data as { mode?: string } | null)?.mode === "partial";
   return successReply(exchange.requestId, data, partial ? route.meta.partialStatus : (route.meta.successStatus ?? 200));
 };
