@@ -122,10 +122,10 @@ export async function recordEvents(
   await tx.$executeRawUnsafe(
     `INSERT INTO "Event" ("id", "orgId", "name", "resource", "resourceId", "data", "actor", "changedFields", "previous",
                           "isTest", "createdAt", "fannedOutAt")
-     SELECT e->>'id', $1, e->>'name', e->>'resource', e->>'resourceId', e->'data', $6::jsonb,
-            ARRAY(SELECT jsonb_array_elements_text(e->'changedFields')), NULLIF(e->'previous', 'null'::jsonb),
+     SELECT e."id", $1, e."name", e."resource", e."resourceId", e."data", $6::jsonb, e."changedFields", e."previous",
             $2, $4::timestamptz AT TIME ZONE 'UTC', CASE WHEN $3 THEN $4::timestamptz AT TIME ZONE 'UTC' END
-     FROM jsonb_array_elements($5::jsonb) AS e`,
+     FROM jsonb_to_recordset($5::jsonb)
+       AS e("id" text, "name" text, "resource" text, "resourceId" text, "data" jsonb, "changedFields" text[], "previous" jsonb)`,
     orgId,
     origin.isTest,
     handled,

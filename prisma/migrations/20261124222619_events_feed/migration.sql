@@ -8,9 +8,6 @@ ADD COLUMN     "seq" BIGSERIAL NOT NULL,
 ADD COLUMN     "txid" BIGINT NOT NULL DEFAULT ((pg_current_xact_id())::text)::bigint;
 
 -- CreateIndex
-CREATE UNIQUE INDEX "Event_seq_key" ON "Event"("seq");
-
--- CreateIndex
 CREATE INDEX "Event_orgId_txid_seq_idx" ON "Event"("orgId", "txid", "seq");
 
 -- Events written before the feed existed: their resource and record id, from the name and the payload.
