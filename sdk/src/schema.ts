@@ -13189,7 +13189,7 @@ export interface operations {
                         data: components["schemas"]["DeliveryAttempt"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Pass as cursor for the next page; null on an empty page. */
+                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;

@@ -98,22 +98,18 @@ function sameValue(a: unknown, b: unknown): boolean {
  * What an update changes (one update style for every resource, issue #12): the fields of `wanted` that are given (not
  * undefined) and differ from `current`, both in the API's representation (timestamps as ISO strings, money as
  * numbers). A request whose result is empty changes nothing: the caller writes nothing, leaves `updatedAt` as it was
- * and records no event.
- * @returns `changes` (the new values) and `previous` (the values they replace), keyed by field.
+ * and records no event (the event's `changedFields` and `previous` come from the records before and after, see
+ * `recordEvents`).
+ * @returns `changes`: the new values, keyed by field.
  */
-export function changedFields<T extends object>(
-  current: T,
-  wanted: Partial<T>,
-): { changes: Partial<T>; previous: Partial<T> } {
+export function changedFields<T extends object>(current: T, wanted: Partial<T>): { changes: Partial<T> } {
   const changes: Partial<T> = {};
-  const previous: Partial<T> = {};
   for (const key of Object.keys(wanted) as Array<keyof T>) {
     const value = wanted[key];
     if (value === undefined || sameValue(current[key], value)) continue;
     changes[key] = value;
-    previous[key] = current[key];
   }
-  return { changes, previous };
+  return { changes };
 }
 
 /** One reference a write makes: the table and id it names, and where in the request it was given. */

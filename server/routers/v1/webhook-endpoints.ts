@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IdSchema } from "../../schemas/common";
+import { IdSchema, listOf } from "../../schemas/common";
 import {
   DeliveryAttemptSchema,
   DeliveryListQuerySchema,
@@ -193,13 +193,7 @@ export const webhookEndpointsRouter = router({
       envelope: "list",
     })
     .input(DeliveryListQuerySchema)
-    .output(
-      z.object({
-        data: z.array(DeliveryAttemptSchema),
-        hasMore: z.boolean().describe("false when this page is the end of the list."),
-        nextCursor: z.string().nullable().describe("Pass as cursor for the next page; null on an empty page."),
-      }),
-    )
+    .output(listOf(DeliveryAttemptSchema))
     .query(async ({ ctx, input }) => {
       const page = await listDeliveryAttempts(ctx.principal.orgId, input.id, {
         limit: input.limit,
