@@ -4,7 +4,7 @@
 // empty database, then serves on node:http: /api/v1 straight through the REST facade's pipeline, every other path
 // through Next.js (settings, docs, /api/inngest, /api/trpc). SIGINT and SIGTERM drain requests, store the pending audit
 // rows and close the database cleanly; a second signal exits at once.
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import path from "node:path";
 import { ensureSupportedNode } from "./node-runtime";
 
@@ -16,6 +16,22 @@ const dev = process.argv.includes("--dev");
 /** Whether a request target is served by the REST facade rather than Next.js. */
 function isApiTarget(target: string): boolean {
   return target === "/api/v1" || target.startsWith("/api/v1/") || target.startsWith("/api/v1?");
+}
+
+// Next.js makes the redirects of server components (`redirect("/signin")`) absolute with the address it listens on
+// (`http://127.0.0.1:3000/signin`), which a browser that reached the server by another name (a LAN host name, a
+// proxy) cannot follow. A Location on the server's own loopback or unspecified address becomes a path (RFC 9110
+// allows relative references), so the browser stays on the origin it used.
+const OWN_ORIGIN = /^https?:\/\/(?:127\.0\.0\.1|localhost|\[::1?\]|0\.0\.0\.0)(?::\d+)?(?=\/)/i;
+
+/** Rewrites Location headers on the server's own address to paths (see {@link OWN_ORIGIN}). */
+function relativeRedirects(res: ServerResponse): void {
+  const setHeader = res.setHeader.bind(res);
+  res.setHeader = (name, value) =>
+    setHeader(
+      name,
+      name.toLowerCase() === "location" && typeof value === "string" ? value.replace(OWN_ORIGIN, "") : value,
+    );
 }
 
 function listen(server: Server, port: number): Promise<void> {
@@ -66,7 +82,10 @@ async function main(): Promise<void> {
   const api = nodeApiListener();
   const server = createServer((req, res) => {
     if (isApiTarget(req.url ?? "/")) api(req, res);
-    else void pages(req, res);
+    else {
+      relativeRedirects(res);
+      void pages(req, res);
+    }
   });
   server.on("clientError", answerClientError);
   // Ready before listening, so it is printed before the first request can be answered.

@@ -115,6 +115,18 @@ describe("npm start (embedded defaults)", () => {
     expect([303, 307, 308]).toContain(settings.status);
     expect(settings.headers.get("location")).toContain("/signin");
     expect(settings.headers.get("x-frame-options")).toBe("DENY");
+    // Reached by another host name (a LAN name, a proxy), the redirect stays on that origin: a path, not 127.0.0.1.
+    const { request } = await import("node:http");
+    const location = await new Promise<string | undefined>((resolve, reject) => {
+      const url = new URL(`${base}/settings`);
+      request({ host: url.hostname, port: url.port, path: "/settings", headers: { Host: "crm.lan:8080" } }, (res) => {
+        res.resume();
+        resolve(res.headers.location);
+      })
+        .on("error", reject)
+        .end();
+    });
+    expect(location).toBe("/signin?next=%2Fsettings");
     const docs = await fetch(`${base}/docs`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain("/docs/scalar.js");
