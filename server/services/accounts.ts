@@ -262,12 +262,14 @@ export async function bulkUpsertAccounts(
   const changedIds: string[] = [];
   await transaction(async (tx) => {
     const externalIds = rows.flatMap((row) => (row.externalId ? [row.externalId] : []));
-    await lockRowsBy("Account", orgId, "externalId", externalIds);
-    const before = new Map(
-      (await tx.account.findMany({ where: { orgId, externalId: { in: externalIds } }, select: accountSelect })).map(
-        (row) => [row.id, toAccount(row)],
-      ),
+    const locked = await lockRowsBy<AccountRow>(
+      "Account",
+      orgId,
+      "externalId",
+      externalIds,
+      Object.keys(accountSelect),
     );
+    const before = new Map(locked.map((row) => [row.id, toAccount(row)]));
     let pending = rows.map((row, index) => ({ row, index }));
     // A matched account deleted between the two statements is created on the next pass; two passes always suffice.
     for (let pass = 0; pass < 3 && pending.length > 0; pass++) {

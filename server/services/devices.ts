@@ -228,20 +228,9 @@ export async function bulkUpsertDevices(
     );
 
     const events: EventInput[] = [];
-    await lockRowsBy(
-      "Device",
-      orgId,
-      "rmmAgentId",
-      rows.map((row) => row.rmmAgentId),
-    );
-    const before = new Map(
-      (
-        await tx.device.findMany({
-          where: { orgId, rmmAgentId: { in: rows.map((row) => row.rmmAgentId) } },
-          select: deviceSelect,
-        })
-      ).map((row) => [row.id, toDevice(row)]),
-    );
+    const agents = rows.map((row) => row.rmmAgentId);
+    const locked = await lockRowsBy<DeviceRow>("Device", orgId, "rmmAgentId", agents, Object.keys(deviceSelect));
+    const before = new Map(locked.map((row) => [row.id, toDevice(row)]));
     let pending = rows.map((row, index) => ({ row, index }));
     // A matched device deleted between the INSERT and the UPDATE is created on the next pass; two passes suffice.
     for (let pass = 0; pass < 3 && pending.length > 0; pass++) {

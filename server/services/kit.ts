@@ -66,17 +66,21 @@ export async function lockForUpdate(table: string, noun: string, orgId: string, 
  * Locks for the caller's transaction (`FOR UPDATE`, in id order against deadlocks) the rows of an organisation whose
  * `column` holds one of `values`, so that a bulk write can read them as they are before it changes them: the
  * `previous` values its events carry (issue #13) are then exact under concurrent writes.
+ * @param columns the columns to return (quoted names); default only the id. One statement locks and reads.
+ * @returns the locked rows.
  */
-export async function lockRowsBy(
+export async function lockRowsBy<Row = { id: string }>(
   table: string,
   orgId: string,
   column: string,
   values: readonly string[],
-): Promise<void> {
-  if (values.length === 0) return;
+  columns: readonly string[] = ["id"],
+): Promise<Row[]> {
+  if (values.length === 0) return [];
   // Table and column names come from the calling service, never from a request.
-  await prisma().$queryRawUnsafe(
-    `SELECT 1 FROM "${table}" WHERE "orgId" = $1 AND "${column}" = ANY($2::text[]) ORDER BY "id" FOR UPDATE`,
+  return prisma().$queryRawUnsafe<Row[]>(
+    `SELECT ${columns.map((name) => `"${name}"`).join(", ")} FROM "${table}"
+     WHERE "orgId" = $1 AND "${column}" = ANY($2::text[]) ORDER BY "id" FOR UPDATE`,
     orgId,
     values,
   );
