@@ -2,7 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { ZodError } from "zod";
 import { ApiError } from "../errors";
 import { v1Router } from "../routers/v1";
-import { issuesToDetails } from "../schemas/bulk";
+import { issuesToDetails } from "../schemas/common";
 import { createCallerFactory } from "../trpc";
 import { successReply } from "./envelope";
 import type { Exchange, Step } from "./exchange";

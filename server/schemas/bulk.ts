@@ -14,26 +14,6 @@ export const BulkModeSchema = z
 export const PARTIAL_MODE =
   "With ?mode=partial the valid items are committed together and the answer is 207 with one result per item in request order (created, updated or error with the item's own error); refused per item are items that fail their schema, unknown references and keys repeated within the request. 207 also when all items succeed or all fail.";
 
-/** One issue of spec §2.1's `details`: where (path segments as strings) and what. */
-export interface IssueDetail {
-  path: string[];
-  message: string;
-}
-
-/**
- * zod issues as spec §2.1 details, each path prefixed with `prefix`; an unrecognised-keys issue becomes one detail per
- * key. The one translation of validation issues (the facade's input errors and bulk items alike).
- */
-export function issuesToDetails(issues: ZodError["issues"], prefix: readonly string[] = []): IssueDetail[] {
-  return issues.flatMap((issue) => {
-    const path = [...prefix, ...issue.path.map(String)];
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ path: [...path, key], message: `Unrecognized field ${key}` }));
-    }
-    return [{ path, message: issue.message }];
-  });
-}
-
 /** A bulk item that failed its schema: kept in place so that partial mode can answer for it. */
 export interface InvalidItem {
   readonly invalid: ZodError["issues"];

@@ -1,4 +1,5 @@
-import { z } from "zod";
+import { type ZodError, z } from "zod";
+import type { ErrorDetail } from "../errors";
 
 /** Default and maximum page sizes (spec §4.9, §8). */
 export const PAGE_SIZE = { default: 50, max: 100 } as const;
@@ -66,5 +67,19 @@ export function listOf<T extends z.ZodType>(item: T) {
       .string()
       .nullable()
       .describe("Id of the last record of this page, to pass as cursor for the next page; null on an empty page."),
+  });
+}
+
+/**
+ * zod issues as spec §2.1 details, each path prefixed with `prefix`; an unrecognised-keys issue becomes one detail per
+ * key. The one translation of validation issues (the facade's input errors and bulk items alike).
+ */
+export function issuesToDetails(issues: ZodError["issues"], prefix: readonly string[] = []): ErrorDetail[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path.map(String)];
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...path, key], message: `Unrecognized field ${key}` }));
+    }
+    return [{ path, message: issue.message }];
   });
 }

@@ -3,7 +3,8 @@
 // services themselves are unchanged.
 import { savepoint } from "../db/transaction";
 import { ApiError, type ErrorDetail } from "../errors";
-import { type InvalidItem, isInvalidItem, issuesToDetails, type PartialBulkResult } from "../schemas/bulk";
+import { type InvalidItem, isInvalidItem, type PartialBulkResult } from "../schemas/bulk";
+import { issuesToDetails } from "../schemas/common";
 
 /** Passes partial mode makes at most: each pass drops the items the service refused, all of them at once. */
 const MAX_PASSES = 5;
