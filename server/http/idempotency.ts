@@ -1,4 +1,5 @@
 import { IDEMPOTENCY_HEADER, IDEMPOTENT_METHODS, parseIdempotencyKey, runIdempotent } from "../services/idempotency";
+import { entityTag } from "./envelope";
 import type { Step } from "./exchange";
 
 /**
@@ -31,9 +32,18 @@ export const idempotency: Step = async (exchange, next) => {
     body: result.body,
     headers: {
       ...result.headers,
+      ...replayedTag(result.status, result.body),
       "X-Request-Id": exchange.requestId,
       "X-Idempotent-Replay": "true",
       "X-Original-Request-Id": result.replayOf,
     },
   };
 };
+
+/** The `ETag` a replayed answer had (issue #14): the tag of its stored `data`, for answers that are not lists. */
+function replayedTag(status: number, body: string | null): Record<string, string> {
+  if (status >= 300 || !body) return {};
+  const stored = JSON.parse(body) as { data?: unknown; hasMore?: unknown };
+  if (stored.data === undefined || "hasMore" in stored) return {};
+  return { ETag: entityTag(JSON.stringify(stored.data)) };
+}

@@ -34,6 +34,12 @@ describe("conditional requests", () => {
     expect(changed.headers.get("etag")).not.toBe(tag);
     // Lists carry no ETag.
     expect((await api("GET", "/accounts")).headers.get("etag")).toBeNull();
+    // An idempotent replay carries the tag of the answer it replays.
+    const first = await api("POST", "/accounts", { name: "Replayed" }, { "Idempotency-Key": "etag-replay" });
+    const replay = await api("POST", "/accounts", { name: "Replayed" }, { "Idempotency-Key": "etag-replay" });
+    expect(replay.headers.get("x-idempotent-replay")).toBe("true");
+    expect(replay.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect(replay.headers.get("etag")).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
   });
 
   it("applies a PATCH or DELETE with If-Match only to the version that was read, else 412", async () => {
