@@ -279,12 +279,13 @@ async function launch(
   const started = performance.now();
   // V8 writes the profile when the process exits (every server exits through process.exit on SIGTERM).
   const profiling = CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${path.join(PROFILES_DIR, kind)}`] : [];
-  // `node --import tsx` instead of the tsx CLI (what npm start runs): one process, whose pid is the server's.
+  // `node --import tsx` instead of the tsx CLI (what npm start runs): one process, whose pid is the server's; npm
+  // start's own Node flags (its memory settings) come with it.
   const script = kind === "start" ? path.join("scripts", "serve.ts") : path.join("bench", `${kind}-server.ts`);
   const server = await startServer({
     name: kind === "start" ? "npm start" : `${kind}-server`,
     command: process.execPath,
-    args: [...profiling, "--import", "tsx", script],
+    args: [...profiling, ...(kind === "start" ? npmStartNodeFlags() : []), "--import", "tsx", script],
     port,
     env,
     cwd: ROOT,
@@ -294,6 +295,15 @@ async function launch(
     `${kind}${extraEnv.BENCH_DISABLE_LAYERS ? ` without ${extraEnv.BENCH_DISABLE_LAYERS}` : ""}: ready on ${server.origin} after ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
   return server;
+}
+
+/**
+ * The Node flags `npm start` passes through tsx (`package.json` scripts.start: `tsx <flags> scripts/serve.ts`), so the
+ * bench measures the server with the settings users get.
+ */
+function npmStartNodeFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith("--"));
 }
 
 /** Peak resident memory of a process so far (VmHWM), MB; null where /proc is not readable. */

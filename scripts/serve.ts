@@ -5,6 +5,7 @@
 // through Next.js (settings, docs, /api/inngest, /api/trpc). SIGINT and SIGTERM drain requests, store the pending audit
 // rows and close the database cleanly; a second signal exits at once.
 import { createServer, type Server, type ServerResponse } from "node:http";
+import { setSourceMapsSupport } from "node:module";
 import path from "node:path";
 import { ensureSupportedNode } from "./node-runtime";
 
@@ -44,8 +45,21 @@ function listen(server: Server, port: number): Promise<void> {
   });
 }
 
+/**
+ * Source maps of a production server off (README: benchmarks, the RSS target of issue #12; the V8 heap flags that go
+ * with it are in `package.json`'s start script). tsx turns Node's source-map support on for every module loaded after
+ * it, so the server would read and keep the source maps of Next.js's server bundles and of node_modules: about 60 MB
+ * of heap, 90 MB resident. Stack traces then point into tsx's output rather than the TypeScript; an operator who wants
+ * them mapped sets NODE_OPTIONS=--enable-source-maps. `--dev` keeps them.
+ */
+function sourceMapsOnlyWhenAsked(): void {
+  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
+  if (!dev && !given.includes("--enable-source-maps")) setSourceMapsSupport(false);
+}
+
 async function main(): Promise<void> {
   await ensureSupportedNode(root);
+  sourceMapsOnlyWhenAsked();
   const { env } = await import("../server/env");
   let config: ReturnType<typeof env>;
   try {
