@@ -5,7 +5,6 @@
 // through Next.js (settings, docs, /api/inngest, /api/trpc). SIGINT and SIGTERM drain requests, store the pending audit
 // rows and close the database cleanly; a second signal exits at once.
 import { createServer, type Server, type ServerResponse } from "node:http";
-import { setSourceMapsSupport } from "node:module";
 import path from "node:path";
 import { ensureSupportedNode } from "./node-runtime";
 
@@ -52,14 +51,17 @@ function listen(server: Server, port: number): Promise<void> {
  * of heap, 90 MB resident. Stack traces then point into tsx's output rather than the TypeScript; an operator who wants
  * them mapped sets NODE_OPTIONS=--enable-source-maps. `--dev` keeps them.
  */
-function sourceMapsOnlyWhenAsked(): void {
+async function sourceMapsOnlyWhenAsked(): Promise<void> {
   const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
-  if (!dev && !given.includes("--enable-source-maps")) setSourceMapsSupport(false);
+  if (dev || given.includes("--enable-source-maps")) return;
+  // Imported here, after ensureSupportedNode: Node 20 (re-run on a supported Node) has no setSourceMapsSupport.
+  const { setSourceMapsSupport } = await import("node:module");
+  setSourceMapsSupport(false);
 }
 
 async function main(): Promise<void> {
   await ensureSupportedNode(root);
-  sourceMapsOnlyWhenAsked();
+  await sourceMapsOnlyWhenAsked();
   const { env } = await import("../server/env");
   let config: ReturnType<typeof env>;
   try {
