@@ -27,16 +27,6 @@ export interface EventsFeedResult {
   recordBulkMs: number;
 }
 
-async function timed(runs: number, warmup: number, work: () => Promise<unknown>): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < warmup + runs; i++) {
-    const started = performance.now();
-    await work();
-    if (i >= warmup) samples.push(performance.now() - started);
-  }
-  return median(samples);
-}
-
 /**
  * Median ms of each piece of work, run in turn within every iteration, so a burst of other load on the machine (the
  * servers' background work, autovacuum) falls on all of them instead of skewing one ratio.
@@ -55,6 +45,12 @@ async function timedAlternating(
     }
   }
   return samples.map(median);
+}
+
+/** Median ms of one piece of work after `warmup` unmeasured runs. */
+async function timed(runs: number, warmup: number, work: () => Promise<unknown>): Promise<number> {
+  const [ms = Number.NaN] = await timedAlternating(runs, warmup, [work]);
+  return ms;
 }
 
 async function timedValue(runs: number, warmup: number, work: () => Promise<number>): Promise<number> {
