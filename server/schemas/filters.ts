@@ -3,7 +3,7 @@
 // of its query schema, so the OpenAPI document lists it and generated clients type it, and anything else is refused
 // (422) by the strict schema.
 import { z } from "zod";
-import { IdSchema } from "./common";
+import { DATE_TIME_MAX_LENGTH, IdSchema } from "./common";
 
 /** What a filterable field holds: its operators and how a value is read. */
 export type FilterKind = "text" | "id" | "number" | "date" | { enum: readonly string[] };
@@ -57,7 +57,10 @@ function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.Zod
   }
   if (kind === "number") return z.number().min(-1e12).max(1e12).describe(`${what} this number.`);
   if (kind === "date")
-    return z.iso.datetime({ offset: true }).describe(`${what} this time (ISO 8601 with a time zone).`);
+    return z.iso
+      .datetime({ offset: true })
+      .max(DATE_TIME_MAX_LENGTH)
+      .describe(`${what} this time (ISO 8601 with a time zone).`);
   if (kind === "id") return IdSchema.describe(`${what} this id.`);
   if (typeof kind === "object") return z.enum(kind.enum as [string, ...string[]]).describe(`${what} this value.`);
   return z
