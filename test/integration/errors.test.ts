@@ -23,6 +23,22 @@ function expectErrorEnvelope(res: Awaited<ReturnType<typeof api>>, status: numbe
 }
 
 describe("error envelope (spec §2.1, §7)", () => {
+  it("keeps the details within their documented bounds, whatever the request names", async () => {
+    const long = "x".repeat(5_000);
+    const one = await api("POST", "/accounts", { name: "Bounded", [long]: 1 });
+    expectErrorEnvelope(one, 422, "validation_error");
+    const [detail] = one.body.error.details;
+    expect(detail.path[0]).toHaveLength(256);
+    expect(detail.path[0].endsWith("…")).toBe(true);
+    expect(detail.message.length).toBeLessThanOrEqual(1_000);
+
+    const many = Object.fromEntries(Array.from({ length: 1_500 }, (_, i) => [`unknown${i}`, i]));
+    const res = await api("POST", "/accounts", { name: "Bounded", ...many });
+    expectErrorEnvelope(res, 422, "validation_error");
+    expect(res.body.error.details).toHaveLength(1_000);
+    expect(res.body.error.details[0]).toEqual({ path: ["unknown0"], message: "Unrecognized field unknown0" });
+  });
+
   it("400 invalid_json for a body that is not JSON", async () => {
     expectErrorEnvelope(await api("POST", "/accounts", "{not json"), 400, "invalid_json");
     expectErrorEnvelope(
