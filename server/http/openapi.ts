@@ -528,10 +528,13 @@ function build(baseUrl: string): Json {
     const schema = (components.schemas as Record<string, Json>)[name] as Json & { properties?: Json };
     if (schema?.properties) schema.properties.account = EXPANDED_ACCOUNT;
   }
-  const contact = (components.schemas as Record<string, Json>).Contact as Json & {
-    properties?: { accounts?: { items?: Json & { properties?: Json } } };
-  };
-  const link = contact?.properties?.accounts?.items;
+  const schemas = components.schemas as Record<string, Json>;
+  const contact = schemas.Contact as Json & { properties?: { accounts?: { items?: Json & { properties?: Json } } } };
+  // The relationship is a component of its own: the expanded account goes there, where generators read it.
+  const items = contact?.properties?.accounts?.items;
+  const link = (typeof items?.$ref === "string" ? schemas[items.$ref.split("/").pop() as string] : items) as
+    | (Json & { properties?: Json })
+    | undefined;
   if (link?.properties) link.properties.account = EXPANDED_ACCOUNT;
   addIntegerFormats(document);
   return document;
