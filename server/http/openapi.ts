@@ -236,12 +236,20 @@ export const EXPANDABLE: Readonly<Record<string, "accountId" | "objectId" | "acc
   "/notes/{id}": "objectId",
 };
 
-/** Whether an operation answers records with an `id` (a list's items or the record itself): those take `fields`. */
-function hasRecordId(data: Json, list: boolean, components: Json & { schemas: Record<string, Json> }): boolean {
+/**
+ * The fields of the records an operation answers (a list's items or the record itself) when they have an `id`: those
+ * operations take `fields`. Undefined otherwise.
+ */
+function recordFields(
+  data: Json,
+  list: boolean,
+  components: Json & { schemas: Record<string, Json> },
+): string[] | undefined {
   const resolve = (schema: Json | undefined): Json | undefined =>
     typeof schema?.$ref === "string" ? resolve(components.schemas[schema.$ref.split("/").pop() as string]) : schema;
   const record = list ? resolve((resolve(data)?.properties as Json | undefined)?.data as Json)?.items : data;
-  return Boolean((resolve(record as Json | undefined)?.properties as Json | undefined)?.id);
+  const properties = resolve(record as Json | undefined)?.properties as Json | undefined;
+  return properties?.id ? Object.keys(properties) : undefined;
 }
 
 const EXPANDED_ACCOUNT = {
@@ -426,7 +434,8 @@ function build(baseUrl: string): Json {
       success.headers = { ...success.headers, ETag: { $ref: "#/components/headers/ETag" } };
     }
     const conditionalWrite = route.pathParams.length > 0 && (route.method === "PATCH" || route.method === "DELETE");
-    if (route.method === "GET" && hasRecordId(inner, route.meta.envelope === "list", components as never)) {
+    const fields = recordFields(inner, route.meta.envelope === "list", components as never);
+    if (route.method === "GET" && fields) {
       operation.parameters = [
         ...((operation.parameters as Json[] | undefined) ?? []),
         {
@@ -435,7 +444,7 @@ function build(baseUrl: string): Json {
           required: false,
           description:
             "Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422.",
-          schema: { type: "string", maxLength: 1000 },
+          schema: { type: "string", maxLength: 1000, example: fields.slice(0, 2).join(",") },
         },
         ...(EXPANDABLE[route.path]
           ? [

@@ -118,7 +118,13 @@ export const AccountListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(ACCOUNT_SORT_FIELDS), "createdAt:asc"),
   lifecycle: LifecycleStatusSchema.describe("Only accounts with this lifecycle status.").optional(),
-  industry: z.string().min(1).max(100).describe("Only accounts of this industry (exact, case-insensitive).").optional(),
+  industry: z
+    .string()
+    .min(1)
+    .max(100)
+    .describe("Only accounts of this industry (exact, case-insensitive).")
+    .meta({ example: "Healthcare" })
+    .optional(),
   ...filterParams(ACCOUNT_FILTERS),
 });
 

@@ -210,6 +210,7 @@ export const ContactListQuerySchema = z.strictObject({
     .min(1)
     .max(254)
     .describe("Only the contact with this email address (exact match, case-insensitive).")
+    .meta({ example: "anna.lopez@northwind-dental.example" })
     .optional(),
   ...filterParams(CONTACT_FILTERS),
 });

@@ -174,7 +174,13 @@ export const DealListQuerySchema = z.strictObject({
   sort: sortParam(Object.keys(DEAL_SORT_FIELDS), "createdAt:asc"),
   stage: DealStageSchema.describe("Only deals in this stage.").optional(),
   accountId: IdSchema.describe("Only deals of this account.").optional(),
-  ownerId: z.string().min(1).max(255).describe("Only deals of this owner (exact match).").optional(),
+  ownerId: z
+    .string()
+    .min(1)
+    .max(255)
+    .describe("Only deals of this owner (exact match).")
+    .meta({ example: "user-17" })
+    .optional(),
   type: DealTypeSchema.describe("Only deals of this type.").optional(),
   ...filterParams(DEAL_FILTERS),
 });

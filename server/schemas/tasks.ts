@@ -127,7 +127,13 @@ export const TaskListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(TASK_SORT_FIELDS), "createdAt:asc"),
   status: TaskStatusSchema.describe("Only tasks with this status.").optional(),
-  assigneeId: z.string().min(1).max(255).describe("Only tasks of this assignee (exact match).").optional(),
+  assigneeId: z
+    .string()
+    .min(1)
+    .max(255)
+    .describe("Only tasks of this assignee (exact match).")
+    .meta({ example: "user-17" })
+    .optional(),
   accountId: IdSchema.describe("Only tasks related to this account.").optional(),
   dealId: IdSchema.describe("Only tasks related to this deal.").optional(),
   ...filterParams(TASK_FILTERS),
