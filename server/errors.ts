@@ -110,14 +110,15 @@ export interface ErrorDetail {
  */
 export const ERROR_LIMITS = { message: 1_000, details: 1_000, pathSegments: 32, segment: 256 } as const;
 
-/** `text` cut to at most `max` characters, the last one "…" when it was cut. */
+/** `text` cut to at most `max` characters, the last one "…" when it was cut (docs/architecture.md, "The REST facade"). */
 export function truncateText(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 /**
  * `details` within {@link ERROR_LIMITS}: the first 1,000, each path cut to its first 32 segments and every segment and
- * message to its limit. The one place answers bound them (the error envelope and per-item bulk errors).
+ * message to its limit. The one place answers bound them (the error envelope and per-item bulk errors; spec §2.1,
+ * docs/architecture.md, "The REST facade").
  */
 export function boundedDetails(details: readonly ErrorDetail[]): ErrorDetail[] {
   return details.slice(0, ERROR_LIMITS.details).map((detail) => ({

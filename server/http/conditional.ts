@@ -5,7 +5,10 @@ import type { Reply, Step } from "./exchange";
 import { invokeProcedure } from "./procedure";
 import type { RouteEntry } from "./routes";
 
-/** Longest `If-Match` or `If-None-Match` accepted, in characters (about 280 tags); the OpenAPI document says so. */
+/**
+ * Longest `If-Match` or `If-None-Match` accepted, in characters (about 280 tags); the OpenAPI document says so
+ * (docs/architecture.md, "The REST facade").
+ */
 export const CONDITION_MAX_LENGTH = 8_192;
 
 /** A conditional header's value, refused when longer than {@link CONDITION_MAX_LENGTH}. */

@@ -15,7 +15,7 @@ export const IdSchema = z
 
 /**
  * Longest ISO 8601 timestamp accepted or returned, in characters: nanoseconds and a ±hh:mm offset take 35
- * (`2026-11-24T09:00:00.123456789+05:30`); responses always use the 24 of `2026-11-24T09:00:00.123Z`.
+ * (`2026-11-24T09:00:00.123456789+05:30`); responses always use the 24 of `2026-11-24T09:00:00.123Z` (spec §2.2).
  */
 export const DATE_TIME_MAX_LENGTH = 40;
 
@@ -25,7 +25,7 @@ export const TimestampSchema = z.iso
   .max(DATE_TIME_MAX_LENGTH)
   .describe("ISO 8601 UTC timestamp with milliseconds.");
 
-/** A calendar date, `YYYY-MM-DD` (10 characters). */
+/** A calendar date, `YYYY-MM-DD` (10 characters), such as a deal's expected close date (spec §2.5). */
 export const DateSchema = z.iso.date().max(10);
 
 /** A boolean query parameter: the strings `true` or `false`. */

@@ -46,7 +46,7 @@ export const TEST_EVENT_NAME = "webhook.test";
 
 /**
  * An event name in an answer (the feed, delivery attempts): text of at most 100 characters, documented as the enum of
- * {@link EVENT_NAMES} and {@link TEST_EVENT_NAME}, the only names the services record.
+ * {@link EVENT_NAMES} and {@link TEST_EVENT_NAME}, the only names the services record (spec §6.1).
  */
 export const EventNameTextSchema = z
   .string()

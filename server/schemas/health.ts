@@ -35,12 +35,13 @@ export const SignalSeveritySchema = z
 /** Keys of the five scored signals, in the order the breakdown lists them. */
 export const HEALTH_SIGNAL_KEYS = ["devices", "engagement", "pipeline", "service", "external"] as const;
 
-/** Days of score history `GET /health-scores/{accountId}` answers: one point per UTC day, ending today. */
+/** Days of score history `GET /health-scores/{accountId}` answers: one point per UTC day, ending today (spec §2.10). */
 export const HISTORY_DAYS = 90;
 
 /**
  * Most external signals `GET /health-scores/{accountId}` lists (the most recent by occurredAt); the score counts every
- * active one, and the external signal's `inputs.activeSignals` gives their number.
+ * active one, and the external signal's `inputs.activeSignals` gives their number (docs/architecture.md,
+ * "Health scores").
  */
 export const EXTERNAL_SIGNALS_LISTED_MAX = 100;
 

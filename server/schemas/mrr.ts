@@ -5,7 +5,10 @@ import { MRR_EXAMPLE } from "./examples";
 /** Name of the category that gathers deals without a `serviceCategory` (null or blank). */
 export const UNCATEGORISED = "Uncategorised";
 
-/** Most categories the summary lists: those with the most mrr; `totals` always covers every deal. */
+/**
+ * Most categories the summary lists: those with the most mrr; `totals` always covers every deal (docs/architecture.md,
+ * "The REST facade").
+ */
 export const MRR_CATEGORIES_MAX = 500;
 
 // Counts of an organisation's accounts and deals stay far below 2^31.

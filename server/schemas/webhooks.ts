@@ -12,16 +12,22 @@ import {
   WEBHOOK_TEST_EXAMPLE,
 } from "./examples";
 
-/** Most endpoints an organisation can register; `GET /webhook-endpoints` lists them all in one page. */
+/**
+ * Most endpoints an organisation can register; `GET /webhook-endpoints` lists them all in one page (docs/architecture.md,
+ * "Webhooks and the outbox"). The 101st is refused with 422 `validation_error`.
+ */
 export const WEBHOOK_ENDPOINTS_MAX = 100;
 
-/** Longest endpoint URL, in characters, as given and as stored (normalised by the WHATWG URL parser). */
+/**
+ * Longest endpoint URL, in characters, as given and as stored (normalised by the WHATWG URL parser; docs/architecture.md,
+ * "Webhooks and the outbox").
+ */
 export const WEBHOOK_URL_MAX_LENGTH = 2_048;
 
-/** Longest endpoint description, in characters. */
+/** Longest endpoint description, in characters (docs/architecture.md, "Webhooks and the outbox"). */
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
 
-/** What an endpoint can subscribe to: every event name of the feed, or `*` for all of them. */
+/** What an endpoint can subscribe to: every event name of the feed, or `*` for all of them (spec §6.1). */
 export const SUBSCRIBABLE_EVENTS = [...EVENT_NAMES, "*"] as const;
 
 /** One of {@link SUBSCRIBABLE_EVENTS}. */
