@@ -25,8 +25,11 @@ export const TimestampSchema = z.iso
   .max(DATE_TIME_MAX_LENGTH)
   .describe("ISO 8601 UTC timestamp with milliseconds.");
 
-/** A calendar date, `YYYY-MM-DD` (10 characters), such as a deal's expected close date (spec §2.5). */
-export const DateSchema = z.iso.date().max(10);
+/**
+ * A calendar date, `YYYY-MM-DD`, such as a deal's expected close date (spec §2.5). Its pattern admits exactly 10
+ * characters, which the document states as `maxLength` (a second check would only repeat the format's issue).
+ */
+export const DateSchema = z.iso.date().meta({ maxLength: 10 });
 
 /** A boolean query parameter: the strings `true` or `false`. */
 export const BooleanQuerySchema = z
