@@ -103,6 +103,31 @@ export interface ErrorDetail {
 }
 
 /**
+ * Bounds of an error's `message` and `details` as sent and as the OpenAPI document declares them (docs/architecture.md,
+ * "The REST facade"): at most 1,000 details of at most 32 path segments, each segment at most 256 characters, each
+ * message at most 1,000 characters. Details can name what the caller sent (unknown field names, values), so a request
+ * can never make its own error answer unbounded.
+ */
+export const ERROR_LIMITS = { message: 1_000, details: 1_000, pathSegments: 32, segment: 256 } as const;
+
+/** `text` cut to at most `max` characters, the last one "…" when it was cut (docs/architecture.md, "The REST facade"). */
+export function truncateText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/**
+ * `details` within {@link ERROR_LIMITS}: the first 1,000, each path cut to its first 32 segments and every segment and
+ * message to its limit. The one place answers bound them (the error envelope and per-item bulk errors; spec §2.1,
+ * docs/architecture.md, "The REST facade").
+ */
+export function boundedDetails(details: readonly ErrorDetail[]): ErrorDetail[] {
+  return details.slice(0, ERROR_LIMITS.details).map((detail) => ({
+    path: detail.path.slice(0, ERROR_LIMITS.pathSegments).map((part) => truncateText(part, ERROR_LIMITS.segment)),
+    message: truncateText(detail.message, ERROR_LIMITS.message),
+  }));
+}
+
+/**
  * The application's one error type. Thrown by services and procedures with a spec §7 code; the REST facade turns it
  * into the error envelope with the code's HTTP status (see {@link ERROR_CODES}).
  */

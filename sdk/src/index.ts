@@ -1,11 +1,25 @@
-// @msp-crm/sdk: a typed client of the MSP CRM public API (issue #14). Types come from the served OpenAPI document
-// (`npm run sdk:generate` writes src/schema.d.ts with openapi-typescript); requests go through openapi-fetch.
+// @msp-crm/sdk: a typed client of the MSP CRM public API. Types and resource methods come from the served OpenAPI
+// document (`npm run sdk:generate` writes src/schema.ts with openapi-typescript and src/resources.ts); requests go
+// through openapi-fetch.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import createFetchClient, { type FetchResponse, type MaybeOptionalInit } from "openapi-fetch";
 import type { HttpMethod, PathsWithMethod, RequiredKeysOf } from "openapi-typescript-helpers";
+import { resources } from "./resources.js";
 import type { paths } from "./schema.js";
+import type { Caller, CallOptions, ItemOf, ListPath, ListQuery, OperationCall } from "./types.js";
 
 export type { components, paths } from "./schema.js";
+export type {
+  Body,
+  BulkMethod,
+  CallOptions,
+  ItemOf,
+  ListPath,
+  ListQuery,
+  PartialData,
+  Query,
+  SuccessData,
+} from "./types.js";
 
 /** The error envelope of spec §2.1 as one typed error: every non-2xx answer the client does not retry. */
 export class ApiError extends Error {
@@ -87,36 +101,18 @@ function retryingFetch(base: typeof fetch, maxRetries: number): typeof fetch {
   };
 }
 
-type Paths = keyof paths;
-type Json<T> = T extends { content: { "application/json": infer B } } ? B : never;
-type Success<R> = R extends { 200: infer A } ? Json<A> : R extends { 201: infer A } ? Json<A> : never;
-/** Paths whose GET answers a page (`data` array with `hasMore` and `nextCursor`). */
-export type ListPath = {
-  [P in Paths]: paths[P] extends { get: { responses: infer R } }
-    ? Success<R> extends { data: unknown[]; hasMore: boolean }
-      ? P
-      : never
-    : never;
-}[Paths];
-/** One record of a list path's pages. */
-export type ItemOf<P extends ListPath> = paths[P] extends { get: { responses: infer R } }
-  ? Success<R> extends { data: Array<infer I> }
-    ? I
-    : never
-  : never;
-/** The query parameters of a list path, without the cursor (the client follows it). */
-export type ListQuery<P extends ListPath> = paths[P] extends { get: { parameters: { query?: infer Q } } }
-  ? Omit<NonNullable<Q>, "cursor">
-  : never;
 /** An event of the events feed, as `GET /events` returns it. */
 export type FeedEvent = ItemOf<"/events">;
 
 /**
  * A client of the API.
- * - `GET`, `POST`, `PATCH`, `DELETE`: every operation, typed by path (openapi-fetch); they return the envelope's
- *   `data` and throw {@link ApiError} on an error answer.
- * - `list(path, query)`: every record of a list, page after page, as an async iterable.
+ * - Resource methods, generated from the document: `crm.accounts.list(query)` (every record, page after page, as an
+ *   async iterable), `.get(id)`, `.create(body)`, `.update(id, body)`, `.delete(id)`, `.bulk(body)` (typed by mode:
+ *   `{ mode: "partial" }` resolves to the 207 shape), and the same for every resource, webhook endpoints and events.
+ * - `GET`, `POST`, `PATCH`, `DELETE`: every operation, typed by path (openapi-fetch).
+ * - `list(path, query)`: every record of a list, page after page.
  * - `events.follow()`: the events feed, forever, page by page with the cursor to keep.
+ * Every call resolves to the envelope's `data` and throws {@link ApiError} on an error answer.
  */
 export function createClient(options: ClientOptions) {
   const raw = createFetchClient<paths>({
@@ -131,21 +127,54 @@ export function createClient(options: ClientOptions) {
     return (data as { data: unknown }).data as T extends { data: infer D } ? D : never;
   }
 
-  async function* list<P extends ListPath>(path: P, query?: ListQuery<P>): AsyncGenerator<ItemOf<P>> {
+  async function* pages<P extends ListPath>(
+    path: P,
+    call: OperationCall,
+    options: CallOptions = {},
+  ): AsyncGenerator<ItemOf<P>> {
     let cursor: string | undefined;
     for (;;) {
-      const params = { query: { ...(query ?? {}), ...(cursor ? { cursor } : {}) } };
-      const call = raw.GET(path as never, { params } as never) as Promise<{
+      const params = { path: call.path, query: { ...(call.query ?? {}), ...(cursor ? { cursor } : {}) } };
+      const { data, error, response } = await (raw.GET(
+        path as never,
+        {
+          params,
+          headers: options.headers,
+          signal: options.signal,
+        } as never,
+      ) as Promise<{
         data?: { data: ItemOf<P>[]; hasMore: boolean; nextCursor: string | null };
         error?: unknown;
         response: Response;
-      }>;
-      const { data, error, response } = await call;
+      }>);
       if (error !== undefined || !data) throw new ApiError(response.status, error);
       yield* data.data;
       if (!data.hasMore || !data.nextCursor) return;
       cursor = data.nextCursor;
     }
+  }
+
+  const caller: Caller = {
+    send: (method, path, call, options = {}) => {
+      const send = raw[method.toUpperCase() as "GET"] as unknown as (
+        path: string,
+        init: object,
+      ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+      const init = {
+        params: { path: call.path, query: call.query },
+        body: call.body,
+        headers: options.headers,
+        signal: options.signal,
+      };
+      return unwrap(send(path, init)) as never;
+    },
+    list: pages,
+  };
+  const generated = resources(caller);
+
+  /** Every record of a list, page after page: `for await (const a of crm.list("/accounts", { limit: 100 }))`. */
+  function list<P extends ListPath>(path: P, query?: ListQuery<P>): AsyncGenerator<ItemOf<P>> {
+    return pages(path, { query: query as object | undefined });
   }
 
   return {
@@ -158,7 +187,9 @@ export function createClient(options: ClientOptions) {
     /** Every DELETE operation. */
     DELETE: ((path: never, init?: never) => unwrap(raw.DELETE(path, init))) as unknown as UnwrappedMethod<"delete">,
     list,
+    ...generated,
     events: {
+      ...generated.events,
       /**
        * Follows the events feed from `after` (a cursor you kept; none: the start of the feed) until `signal` aborts:
        * each page of new events with the cursor to keep once you have applied them. Polls every `intervalMs` (default

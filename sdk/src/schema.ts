@@ -505,7 +505,7 @@ export interface paths {
          *
          *     Requires scope `health:read`.
          */
-        get: operations["health-list"];
+        get: operations["healthScores-list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -527,7 +527,7 @@ export interface paths {
          *
          *     Requires scope `health:read`.
          */
-        get: operations["health-get"];
+        get: operations["healthScores-get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -551,7 +551,7 @@ export interface paths {
          *
          *     Requires scope `health:write`.
          */
-        post: operations["health-pushSignal"];
+        post: operations["healthScores-pushSignal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -633,7 +633,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description Every endpoint of the organisation, newest first, in one page (hasMore is always false): an organisation has few. Secrets are never shown here.
+         * @description Every endpoint of the organisation, newest first, in one page (hasMore is always false): an organisation has at most 100. Secrets are never shown here.
          *
          *     Requires scope `webhooks:read`.
          */
@@ -872,7 +872,10 @@ export interface components {
             accountId: string;
             /** @description Estimated monthly recurring revenue in currency units per month, 0 to 9999999999.99, at most 2 decimals. Default 0. */
             estimatedMrr?: number;
-            /** @description Chance of winning, integer percent 0 to 100. Default 10. */
+            /**
+             * Format: int32
+             * @description Chance of winning, integer percent 0 to 100. Default 10.
+             */
             probability?: number;
             /**
              * @description Initial stage; default QUALIFICATION. A deal created as CLOSED_WON or CLOSED_LOST gets closedAt = now and records deal.created only.
@@ -959,10 +962,16 @@ export interface components {
                  * @enum {string}
                  */
                 status: "up" | "down";
-                /** @description Round-trip time of the probe in milliseconds. */
+                /**
+                 * Format: int32
+                 * @description Round-trip time of the probe in milliseconds.
+                 */
                 latencyMs: number;
-                /** @description Backend: postgres or pglite for the database; redis, vercel-kv or memory for the cache. */
-                driver: string;
+                /**
+                 * @description Backend: postgres or pglite for the database; redis, vercel-kv or memory for the cache.
+                 * @enum {string}
+                 */
+                driver: "postgres" | "pglite" | "redis" | "vercel-kv" | "memory";
                 /** @description Why the component is down. */
                 error?: string;
             };
@@ -973,10 +982,16 @@ export interface components {
                  * @enum {string}
                  */
                 status: "up" | "down";
-                /** @description Round-trip time of the probe in milliseconds. */
+                /**
+                 * Format: int32
+                 * @description Round-trip time of the probe in milliseconds.
+                 */
                 latencyMs: number;
-                /** @description Backend: postgres or pglite for the database; redis, vercel-kv or memory for the cache. */
-                driver: string;
+                /**
+                 * @description Backend: postgres or pglite for the database; redis, vercel-kv or memory for the cache.
+                 * @enum {string}
+                 */
+                driver: "postgres" | "pglite" | "redis" | "vercel-kv" | "memory";
                 /** @description Why the component is down. */
                 error?: string;
             };
@@ -1046,11 +1061,20 @@ export interface components {
          *     }
          */
         AccountBulkResult: {
-            /** @description Accounts created. */
+            /**
+             * Format: int32
+             * @description Accounts created.
+             */
             created: number;
-            /** @description Existing accounts matched by externalId and updated (also when nothing changed). */
+            /**
+             * Format: int32
+             * @description Existing accounts matched by externalId and updated (also when nothing changed).
+             */
             updated: number;
-            /** @description created + updated; equals the number of items sent. */
+            /**
+             * Format: int32
+             * @description created + updated; equals the number of items sent.
+             */
             total: number;
             /** @description One result per item, in request order. */
             results: {
@@ -1108,17 +1132,32 @@ export interface components {
              * @constant
              */
             mode: "partial";
-            /** @description Items that created a record. */
+            /**
+             * Format: int32
+             * @description Items that created a record.
+             */
             created: number;
-            /** @description Items that updated an existing record. */
+            /**
+             * Format: int32
+             * @description Items that updated an existing record.
+             */
             updated: number;
-            /** @description Items refused; nothing was written for them. */
+            /**
+             * Format: int32
+             * @description Items refused; nothing was written for them.
+             */
             failed: number;
-            /** @description Items sent. */
+            /**
+             * Format: int32
+             * @description Items sent.
+             */
             total: number;
             /** @description One result per item, in request order. */
             results: {
-                /** @description Position of the item in the request, from 0. */
+                /**
+                 * Format: int32
+                 * @description Position of the item in the request, from 0.
+                 */
                 index: number;
                 /**
                  * @description What happened to it; error: nothing was written for it.
@@ -1129,8 +1168,11 @@ export interface components {
                 id: string | null;
                 /** @description Why the item was refused; null unless status is error. */
                 error: {
-                    /** @description Error code, as in the error envelope (validation_error). */
-                    code: string;
+                    /**
+                     * @description Error code, as in the error envelope (validation_error).
+                     * @enum {string}
+                     */
+                    code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
                     /** @description What is wrong with this item. */
                     message: string;
                     /** @description The item's issues, paths relative to the item. */
@@ -1197,7 +1239,7 @@ export interface components {
             title: string | null;
             /** @description Phone number as given. */
             phone: string | null;
-            /** @description Account relationships: the primary one first, then by account name (ties by accountId). Empty when the contact is related to no account. */
+            /** @description Account relationships, at most 100: the primary one first, then by account name (ties by accountId). Empty when the contact is related to no account. */
             accounts: components["schemas"]["ContactAccountRelationship"][];
             /**
              * Format: date-time
@@ -1222,6 +1264,8 @@ export interface components {
             role: string | null;
             /** @description true for the contact's primary account; at most one per contact. */
             isPrimary: boolean;
+            /** @description Only with expand=account: the account it refers to, as GET /accounts/{id} returns it; null when none. */
+            account?: components["schemas"]["Account"] | null;
         };
         /**
          * @example {
@@ -1243,11 +1287,20 @@ export interface components {
          *     }
          */
         ContactBulkResult: {
-            /** @description Contacts created. */
+            /**
+             * Format: int32
+             * @description Contacts created.
+             */
             created: number;
-            /** @description Existing contacts matched by email and updated (also when nothing changed; those keep updatedAt). */
+            /**
+             * Format: int32
+             * @description Existing contacts matched by email and updated (also when nothing changed; those keep updatedAt).
+             */
             updated: number;
-            /** @description created + updated; equals the number of items sent. */
+            /**
+             * Format: int32
+             * @description created + updated; equals the number of items sent.
+             */
             total: number;
             /** @description One result per item, in request order. */
             results: {
@@ -1297,7 +1350,10 @@ export interface components {
             accountId: string;
             /** @description Estimated monthly recurring revenue, currency units per month (2 decimals). */
             estimatedMrr: number;
-            /** @description Chance of winning, integer percent 0 to 100. */
+            /**
+             * Format: int32
+             * @description Chance of winning, integer percent 0 to 100.
+             */
             probability: number;
             /**
              * @description Pipeline stage. QUALIFICATION, DISCOVERY, PROPOSAL and NEGOTIATION are open; CLOSED_WON and CLOSED_LOST are the outcomes.
@@ -1347,13 +1403,22 @@ export interface components {
          *     }
          */
         DealBulkResult: {
-            /** @description Deals created; equals the number of items sent. */
+            /**
+             * Format: int32
+             * @description Deals created; equals the number of items sent.
+             */
             created: number;
-            /** @description Number of items sent. */
+            /**
+             * Format: int32
+             * @description Number of items sent.
+             */
             total: number;
             /** @description One result per item, in request order. */
             results: {
-                /** @description Position of the item in the request, from 0. */
+                /**
+                 * Format: int32
+                 * @description Position of the item in the request, from 0.
+                 */
                 index: number;
                 /**
                  * @description Id of the deal created for that item.
@@ -1497,11 +1562,20 @@ export interface components {
          *     }
          */
         DeviceBulkResult: {
-            /** @description Devices created. */
+            /**
+             * Format: int32
+             * @description Devices created.
+             */
             created: number;
-            /** @description Existing devices matched by rmmAgentId and updated (also when nothing changed). */
+            /**
+             * Format: int32
+             * @description Existing devices matched by rmmAgentId and updated (also when nothing changed).
+             */
             updated: number;
-            /** @description created + updated; equals the number of items sent. */
+            /**
+             * Format: int32
+             * @description created + updated; equals the number of items sent.
+             */
             total: number;
             /** @description One result per item, in request order. */
             results: {
@@ -1705,7 +1779,10 @@ export interface components {
              * @enum {string}
              */
             lifecycleStatus: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
-            /** @description Churn risk, 0 (healthy) to 100 (about to churn): the rounded sum of the contributions. */
+            /**
+             * Format: int32
+             * @description Churn risk, 0 (healthy) to 100 (about to churn): the rounded sum of the contributions.
+             */
             score: number;
             /**
              * @description Risk band of the score: LOW < 25 ≤ MEDIUM < 50 ≤ HIGH < 75 ≤ CRITICAL.
@@ -1728,7 +1805,10 @@ export interface components {
             key: "devices" | "engagement" | "pipeline" | "service" | "external";
             /** @description Human-readable name of the signal. */
             label: string;
-            /** @description Share of the score this signal can reach, in percent; the five weights add up to 100. */
+            /**
+             * Format: int32
+             * @description Share of the score this signal can reach, in percent; the five weights add up to 100.
+             */
             weight: number;
             /** @description Risk measured by this signal, 0 (none) to 100 (maximum), 2 decimals. */
             value: number;
@@ -1855,7 +1935,10 @@ export interface components {
              * @enum {string}
              */
             lifecycleStatus: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
-            /** @description Churn risk, 0 (healthy) to 100 (about to churn): the rounded sum of the contributions. */
+            /**
+             * Format: int32
+             * @description Churn risk, 0 (healthy) to 100 (about to churn): the rounded sum of the contributions.
+             */
             score: number;
             /**
              * @description Risk band of the score: LOW < 25 ≤ MEDIUM < 50 ≤ HIGH < 75 ≤ CRITICAL.
@@ -1869,7 +1952,7 @@ export interface components {
             computedAt: string;
             /** @description The five scored signals in the order devices, engagement, pipeline, service, external. */
             signals: components["schemas"]["HealthScoreSignal"][];
-            /** @description The active external signals (not expired), most recent occurredAt first. */
+            /** @description The active external signals (not expired), most recent occurredAt first, at most 100; the score counts every active signal (the external signal's inputs.activeSignals gives their number). */
             externalSignals: components["schemas"]["HealthSignal"][];
             /** @description Exactly 90 points, one per UTC day, oldest first, ending today (whose score is the current one). */
             history: {
@@ -1917,7 +2000,10 @@ export interface components {
              * @enum {string}
              */
             severity: "LOW" | "MEDIUM" | "HIGH" | "CRITICAL";
-            /** @description Churn risk the signal stands for, 0 to 100. */
+            /**
+             * Format: int32
+             * @description Churn risk the signal stands for, 0 to 100.
+             */
             score: number;
             /** @description Free-text explanation; null when none was sent. */
             message: string | null;
@@ -1967,7 +2053,10 @@ export interface components {
              * @example cm7k2x0a80001northwind0
              */
             accountId: string;
-            /** @description The account's churn risk after the signal, 0 to 100. */
+            /**
+             * Format: int32
+             * @description The account's churn risk after the signal, 0 to 100.
+             */
             score: number;
             /**
              * @description Risk band of the score: LOW < 25 ≤ MEDIUM < 50 ≤ HIGH < 75 ≤ CRITICAL.
@@ -2017,28 +2106,43 @@ export interface components {
              */
             computedAt: string;
             totals: components["schemas"]["MrrTotals"];
-            /** @description One row per service category having a CLOSED_WON or open deal, ordered by mrr descending, then by name. CLOSED_LOST deals count nowhere. */
+            /** @description One row per service category having a CLOSED_WON or open deal, ordered by mrr descending, then by name: the first 500 when there are more (totals still cover every deal). CLOSED_LOST deals count nowhere. */
             categories: components["schemas"]["MrrCategory"][];
         };
         /** @description The figures over all categories. Account counts are distinct accounts, so they can be less than the sum of the categories' counts (an account can buy in several categories). */
         MrrTotals: {
             /** @description Recurring revenue, currency units per month: sum of estimatedMrr of CLOSED_WON deals on accounts whose lifecycleStatus is not CHURNED. */
             mrr: number;
-            /** @description Distinct non-CHURNED accounts with at least one CLOSED_WON deal counted in mrr. */
+            /**
+             * Format: int32
+             * @description Distinct non-CHURNED accounts with at least one CLOSED_WON deal counted in mrr.
+             */
             accounts: number;
-            /** @description CLOSED_WON deals counted in mrr. */
+            /**
+             * Format: int32
+             * @description CLOSED_WON deals counted in mrr.
+             */
             deals: number;
             /** @description Probability-weighted open pipeline, currency units per month: sum of estimatedMrr × probability / 100 over open deals (any account lifecycle), rounded to 2 decimals after summing. */
             weightedPipeline: number;
             /** @description Unweighted open pipeline, currency units per month: sum of estimatedMrr of open deals. */
             pipelineMrr: number;
-            /** @description Open deals counted in the pipeline figures. */
+            /**
+             * Format: int32
+             * @description Open deals counted in the pipeline figures.
+             */
             openDeals: number;
             /** @description Recurring revenue on churned accounts, currency units per month: sum of estimatedMrr of CLOSED_WON deals on accounts whose lifecycleStatus is CHURNED. Not part of mrr. */
             churnedMrr: number;
-            /** @description Distinct CHURNED accounts with at least one CLOSED_WON deal. */
+            /**
+             * Format: int32
+             * @description Distinct CHURNED accounts with at least one CLOSED_WON deal.
+             */
             churnedAccounts: number;
-            /** @description CLOSED_WON deals on CHURNED accounts. */
+            /**
+             * Format: int32
+             * @description CLOSED_WON deals on CHURNED accounts.
+             */
             churnedDeals: number;
         };
         MrrCategory: {
@@ -2046,21 +2150,36 @@ export interface components {
             serviceCategory: string;
             /** @description Recurring revenue, currency units per month: sum of estimatedMrr of CLOSED_WON deals on accounts whose lifecycleStatus is not CHURNED. */
             mrr: number;
-            /** @description Distinct non-CHURNED accounts with at least one CLOSED_WON deal counted in mrr. */
+            /**
+             * Format: int32
+             * @description Distinct non-CHURNED accounts with at least one CLOSED_WON deal counted in mrr.
+             */
             accounts: number;
-            /** @description CLOSED_WON deals counted in mrr. */
+            /**
+             * Format: int32
+             * @description CLOSED_WON deals counted in mrr.
+             */
             deals: number;
             /** @description Probability-weighted open pipeline, currency units per month: sum of estimatedMrr × probability / 100 over open deals (any account lifecycle), rounded to 2 decimals after summing. */
             weightedPipeline: number;
             /** @description Unweighted open pipeline, currency units per month: sum of estimatedMrr of open deals. */
             pipelineMrr: number;
-            /** @description Open deals counted in the pipeline figures. */
+            /**
+             * Format: int32
+             * @description Open deals counted in the pipeline figures.
+             */
             openDeals: number;
             /** @description Recurring revenue on churned accounts, currency units per month: sum of estimatedMrr of CLOSED_WON deals on accounts whose lifecycleStatus is CHURNED. Not part of mrr. */
             churnedMrr: number;
-            /** @description Distinct CHURNED accounts with at least one CLOSED_WON deal. */
+            /**
+             * Format: int32
+             * @description Distinct CHURNED accounts with at least one CLOSED_WON deal.
+             */
             churnedAccounts: number;
-            /** @description CLOSED_WON deals on CHURNED accounts. */
+            /**
+             * Format: int32
+             * @description CLOSED_WON deals on CHURNED accounts.
+             */
             churnedDeals: number;
         };
         /**
@@ -2096,8 +2215,11 @@ export interface components {
         Event: {
             /** @description Event id, evt_<unix_seconds>_<token>: the same in the feed, on every delivery and redelivery. */
             id: string;
-            /** @description Event name, e.g. account.updated (see the webhook documentation for the list). */
-            event: string;
+            /**
+             * @description Event name, e.g. account.updated; webhook.test only in test deliveries, never in the feed.
+             * @enum {string}
+             */
+            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "webhook.test";
             /**
              * Format: date-time
              * @description When the change was recorded: ISO 8601 UTC with milliseconds.
@@ -2165,19 +2287,25 @@ export interface components {
         WebhookEndpoint: {
             /** @description Endpoint id, wh_<24 hex>. */
             id: string;
-            /** @description Absolute http(s) URL deliveries are POSTed to. */
+            /**
+             * Format: uri
+             * @description Absolute http(s) URL deliveries are POSTed to.
+             */
             url: string;
             /** @description Free text, at most 500 characters; null when none. */
             description: string | null;
             /** @description Subscribed event names (see the webhook guide), or exactly ["*"] for every event. */
-            events: string[];
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "*")[];
             /** @description false: nothing is delivered until it is enabled again. */
             enabled: boolean;
             /** @description Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or 5 failed deliveries in a row; null while enabled. */
             disabledReason: string | null;
             /** @description When it was disabled (ISO 8601 UTC); null while enabled. */
             disabledAt: string | null;
-            /** @description Deliveries in a row that ended failed (all 5 attempts); any successful attempt resets it. */
+            /**
+             * Format: int32
+             * @description Deliveries in a row that ended failed (all 5 attempts); any successful attempt resets it.
+             */
             consecutiveFailures: number;
             /**
              * Format: date-time
@@ -2215,19 +2343,25 @@ export interface components {
         WebhookEndpointCreated: {
             /** @description Endpoint id, wh_<24 hex>. */
             id: string;
-            /** @description Absolute http(s) URL deliveries are POSTed to. */
+            /**
+             * Format: uri
+             * @description Absolute http(s) URL deliveries are POSTed to.
+             */
             url: string;
             /** @description Free text, at most 500 characters; null when none. */
             description: string | null;
             /** @description Subscribed event names (see the webhook guide), or exactly ["*"] for every event. */
-            events: string[];
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "*")[];
             /** @description false: nothing is delivered until it is enabled again. */
             enabled: boolean;
             /** @description Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or 5 failed deliveries in a row; null while enabled. */
             disabledReason: string | null;
             /** @description When it was disabled (ISO 8601 UTC); null while enabled. */
             disabledAt: string | null;
-            /** @description Deliveries in a row that ended failed (all 5 attempts); any successful attempt resets it. */
+            /**
+             * Format: int32
+             * @description Deliveries in a row that ended failed (all 5 attempts); any successful attempt resets it.
+             */
             consecutiveFailures: number;
             /**
              * Format: date-time
@@ -2302,15 +2436,24 @@ export interface components {
             deliveryId: string;
             /** @description evt_<unix_seconds>_<token>: the same on every attempt and redelivery. */
             eventId: string;
-            /** @description Event name (webhook.test for test events). */
-            event: string;
-            /** @description 1-based number within the delivery, redeliveries included. */
+            /**
+             * @description Event name (webhook.test for test events).
+             * @enum {string}
+             */
+            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "webhook.test";
+            /**
+             * Format: int32
+             * @description 1-based number within the delivery, redeliveries included.
+             */
             attempt: number;
             /** @description HTTP status of the receiver's answer; null when none came (timeout, refused, blocked address). */
             responseStatus: number | null;
             /** @description true for a 2xx answer. */
             success: boolean;
-            /** @description How long the attempt took, in milliseconds. */
+            /**
+             * Format: int32
+             * @description How long the attempt took, in milliseconds.
+             */
             durationMs: number;
             /** @description Why it failed, when it did; null on success. */
             error: string | null;
@@ -2333,16 +2476,16 @@ export interface components {
                  * @enum {string}
                  */
                 code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
-                /** @description Human-readable explanation. */
+                /** @description Human-readable explanation, at most 1,000 characters. */
                 message: string;
                 /**
                  * Format: uri
                  * @description Link to the error reference.
                  */
                 docsUrl: string;
-                /** @description Validation issues; present for validation_error (and bad_request on malformed parameters). */
+                /** @description Validation issues; present for validation_error (and bad_request on malformed parameters). At most 1,000: the first ones. */
                 details?: {
-                    /** @description Where the issue is, from the root of the body or query, e.g. ["accounts", "3", "name"]. */
+                    /** @description Where the issue is, from the root of the body or query, e.g. ["accounts", "3", "name"]; a segment longer than 256 characters (an unknown field's name) is cut, ending in "…". */
                     path: string[];
                     /** @description What is wrong there. */
                     message: string;
@@ -2352,7 +2495,7 @@ export interface components {
             requestId: string;
             /**
              * Format: date-time
-             * @description Time of the response, ISO 8601 UTC.
+             * @description Time of the response, ISO 8601 UTC with milliseconds.
              */
             timestamp: string;
         };
@@ -2375,9 +2518,9 @@ export interface components {
         "RateLimit-Policy": string;
         /** @description IETF draft-ietf-httpapi-ratelimit-headers: the tighter policy now, "name";r=<requests remaining>;t=<seconds until it frees one>. Example: "key";r=59;t=60. */
         RateLimit: string;
-        /** @description Seconds to wait before retrying. */
+        /** @description Seconds to wait before retrying: at most 60, the length of a rate-limit window. */
         "Retry-After": number;
-        /** @description Entity tag of the answer's data (a strong validator): send it back in If-None-Match on a GET (304 when unchanged) or in If-Match on a PATCH or DELETE (412 precondition_failed when the record changed). Issue #14. */
+        /** @description Entity tag of the answer's data (a strong validator): send it back in If-None-Match on a GET (304 when unchanged) or in If-Match on a PATCH or DELETE (412 precondition_failed when the record changed). */
         ETag: string;
         /** @description true when this is the stored response of an earlier request with the same Idempotency-Key. */
         "X-Idempotent-Replay": "true";
@@ -2392,7 +2535,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -2463,6 +2606,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
             };
             /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
             422: {
@@ -2614,7 +2773,7 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
             header?: never;
@@ -3289,11 +3448,11 @@ export interface operations {
     "accounts-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -3487,7 +3646,7 @@ export interface operations {
                 force?: "true" | "false";
             };
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -3701,7 +3860,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -4024,7 +4183,7 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
@@ -4724,13 +4883,13 @@ export interface operations {
     "contacts-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -4928,7 +5087,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -5306,7 +5465,7 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
@@ -5508,7 +5667,10 @@ export interface operations {
                     accountId: string;
                     /** @description Estimated monthly recurring revenue in currency units per month, 0 to 9999999999.99, at most 2 decimals. Default 0. */
                     estimatedMrr?: number;
-                    /** @description Chance of winning, integer percent 0 to 100. Default 10. */
+                    /**
+                     * Format: int32
+                     * @description Chance of winning, integer percent 0 to 100. Default 10.
+                     */
                     probability?: number;
                     /**
                      * @description Initial stage; default QUALIFICATION. A deal created as CLOSED_WON or CLOSED_LOST gets closedAt = now and records deal.created only.
@@ -6007,13 +6169,13 @@ export interface operations {
     "deals-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -6208,7 +6370,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -6237,7 +6399,10 @@ export interface operations {
                     accountId?: string;
                     /** @description Estimated monthly recurring revenue in currency units per month, 0 to 9999999999.99, at most 2 decimals. Default 0. */
                     estimatedMrr?: number;
-                    /** @description Chance of winning, integer percent 0 to 100. Default 10. */
+                    /**
+                     * Format: int32
+                     * @description Chance of winning, integer percent 0 to 100. Default 10.
+                     */
                     probability?: number;
                     /**
                      * @description New stage. Any stage may be set, including reopening a closed deal; see the operation description for events and closedAt.
@@ -6567,7 +6732,7 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
@@ -6969,13 +7134,13 @@ export interface operations {
     "tasks-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -7169,7 +7334,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -7376,7 +7541,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -7716,7 +7881,7 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
@@ -8409,13 +8574,13 @@ export interface operations {
     "devices-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -8609,7 +8774,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -8816,7 +8981,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -9141,7 +9306,7 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
             header?: never;
@@ -9541,11 +9706,11 @@ export interface operations {
     "touchpoints-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -9778,7 +9943,7 @@ export interface operations {
                 "updatedAt[lt]"?: string;
                 /** @description Only records whose updatedAt is at most this time (ISO 8601 with a time zone). */
                 "updatedAt[lte]"?: string;
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
@@ -10159,13 +10324,13 @@ export interface operations {
     "notes-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -10350,7 +10515,7 @@ export interface operations {
             };
         };
     };
-    "health-list": {
+    "healthScores-list": {
         parameters: {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
@@ -10581,11 +10746,11 @@ export interface operations {
             };
         };
     };
-    "health-get": {
+    "healthScores-get": {
         parameters: {
             query?: never;
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -10860,7 +11025,7 @@ export interface operations {
             };
         };
     };
-    "health-pushSignal": {
+    "healthScores-pushSignal": {
         parameters: {
             query?: never;
             header?: {
@@ -10895,7 +11060,10 @@ export interface operations {
                      * @enum {string}
                      */
                     severity: "LOW" | "MEDIUM" | "HIGH" | "CRITICAL";
-                    /** @description Churn risk the signal stands for, integer 0 to 100. */
+                    /**
+                     * Format: int32
+                     * @description Churn risk the signal stands for, integer 0 to 100.
+                     */
                     score: number;
                     /** @description Free-text explanation, up to 2,000 characters. */
                     message?: string | null;
@@ -11121,7 +11289,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -11206,6 +11374,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
             };
             /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
             401: {
@@ -11301,7 +11485,7 @@ export interface operations {
                 types?: string;
                 /** @description Only events about this resource. */
                 resource?: "account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint";
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
             header?: never;
@@ -11482,11 +11666,11 @@ export interface operations {
     "events-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -11693,7 +11877,7 @@ export interface operations {
     "webhookEndpoints-list": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
             header?: never;
@@ -11737,8 +11921,8 @@ export interface operations {
                      *           "previousSecretExpiresAt": null
                      *         }
                      *       ],
-                     *       "hasMore": true,
-                     *       "nextCursor": "wh_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "hasMore": false,
+                     *       "nextCursor": null,
                      *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
                      *       "timestamp": "2026-11-24T09:00:00.123Z"
                      *     }
@@ -11750,7 +11934,7 @@ export interface operations {
                         /** @description Always false: every endpoint is on this page. */
                         hasMore: boolean;
                         /** @description Always null. */
-                        nextCursor: string | null;
+                        nextCursor: null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
                         /**
@@ -11868,10 +12052,13 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Absolute http(s) URL, at most 2,048 characters, not a private address. */
+                    /**
+                     * Format: uri
+                     * @description Absolute http(s) URL, at most 2,048 characters, not a private address.
+                     */
                     url: string;
                     /** @description Event names to subscribe to, or ["*"] for every event; unknown names are refused (422). */
-                    events: string[];
+                    events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "*")[];
                     /** @description Free text, at most 500 characters; null clears it. */
                     description?: string | null;
                 };
@@ -12068,11 +12255,11 @@ export interface operations {
     "webhookEndpoints-get": {
         parameters: {
             query?: {
-                /** @description Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
             header?: {
-                /** @description An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14). */
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
                 "If-None-Match"?: string;
             };
             path: {
@@ -12269,7 +12456,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -12490,7 +12677,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14). */
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
                 "Idempotency-Key"?: string;
@@ -12512,10 +12699,13 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Absolute http(s) URL, at most 2,048 characters, not a private address. */
+                    /**
+                     * Format: uri
+                     * @description Absolute http(s) URL, at most 2,048 characters, not a private address.
+                     */
                     url?: string;
                     /** @description Event names to subscribe to, or ["*"] for every event; unknown names are refused (422). */
-                    events?: string[];
+                    events?: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "*")[];
                     /** @description Free text, at most 500 characters; null clears it. */
                     description?: string | null;
                     /** @description true enables it (clearing the failure count and reason); false disables it by the user. */

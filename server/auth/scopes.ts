@@ -22,9 +22,9 @@ export const SCOPES = {
   "leads:read": "read leads and ICP scores",
   "leads:write": "create and update leads",
   "compliance:read": "read compliance items and framework status",
-  "events:read": "read the events feed: every change of every resource, deletions included (issue #13)",
-  "webhooks:read": "read webhook endpoints and their delivery attempts (issue #13)",
-  "webhooks:write": "create, update, delete and test webhook endpoints, rotate secrets, redeliver (issue #13)",
+  "events:read": "read the events feed: every change of every resource, deletions included",
+  "webhooks:read": "read webhook endpoints and their delivery attempts",
+  "webhooks:write": "create, update, delete and test webhook endpoints, rotate secrets, redeliver",
   "admin:read": "all read scopes",
 } as const;
 

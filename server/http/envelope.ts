@@ -1,5 +1,13 @@
 import { createHash, randomBytes } from "node:crypto";
-import { type ApiError, ERROR_CODES, type ErrorCode, type ErrorDetail } from "../errors";
+import {
+  type ApiError,
+  boundedDetails,
+  ERROR_CODES,
+  ERROR_LIMITS,
+  type ErrorCode,
+  type ErrorDetail,
+  truncateText,
+} from "../errors";
 import type { Reply } from "./exchange";
 
 /** A new request id, `req_` followed by 24 hex characters (spec §2.1). */
@@ -53,7 +61,8 @@ export function successReply(
 
 /**
  * An error envelope (spec §2.1, §7), serialised once: `{ success: false, error: { code, message, docsUrl, details? },
- * requestId, timestamp }` with the code's status unless `status` overrides it (only `GET /status`: 503).
+ * requestId, timestamp }` with the code's status unless `status` overrides it (only `GET /status`: 503). The message
+ * and details are cut to {@link ERROR_LIMITS}, the bounds the OpenAPI document declares.
  */
 export function errorReply(
   requestId: string,
@@ -64,9 +73,9 @@ export function errorReply(
 ): Reply {
   const error = {
     code,
-    message,
+    message: truncateText(message, ERROR_LIMITS.message),
     docsUrl: docsUrlFor(origin, code),
-    ...(options.details ? { details: options.details } : {}),
+    ...(options.details ? { details: boundedDetails(options.details) } : {}),
   };
   const body = { success: false, error, requestId, timestamp: new Date().toISOString() };
   return {

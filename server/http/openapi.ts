@@ -1,25 +1,100 @@
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import { SCOPES } from "../auth/scopes";
-import { ERROR_CODES, type ErrorCode } from "../errors";
+import { ERROR_CODES, ERROR_LIMITS, type ErrorCode } from "../errors";
 import { v1Router } from "../routers/v1";
+import { DATE_TIME_MAX_LENGTH } from "../schemas/common";
 import { IDEMPOTENT_METHODS } from "../services/idempotency";
+import { CONDITION_MAX_LENGTH } from "./conditional";
 import { collectRoutes } from "./routes";
 
 type Json = Record<string, unknown>;
 
 const API_DESCRIPTION = `JSON REST API of the MSP CRM: accounts and the rest of an MSP's customer data.
 
-**Authentication.** Every operation except GET /status needs \`Authorization: Bearer <API_KEY>\` (msp_live_… or msp_test_…). Each operation lists the scope it requires; \`x:write\` implies \`x:read\` and \`admin:read\` implies every read scope. A missing or invalid key gives 401 unauthorized, a missing scope 403 insufficient_scope.
+**Authentication.** Every operation except GET /status needs \`Authorization: Bearer <API_KEY>\` (msp_live_… or msp_test_…). Each operation names the scope it requires in its description and in \`x-required-scope\`; the bearerAuth scheme's \`x-scopes\` lists every scope with what it grants. \`x:write\` implies \`x:read\` and \`admin:read\` implies every read scope. A missing or invalid key gives 401 unauthorized, a missing scope 403 insufficient_scope. (OpenAPI lists scopes in a security requirement only for OAuth2 and OpenID Connect schemes; these keys are neither, so each requirement names the scheme alone.)
+
+**Browsers (CORS).** API keys are server-side secrets: the API sends no Access-Control-Allow-* headers, so a web page on another origin cannot call it. Call it from your server, never from a browser with a key in it.
 
 **Envelope.** Every response is \`{success, data, hasMore?, nextCursor?, requestId, timestamp}\` or \`{success:false, error:{code, message, docsUrl, details?}, requestId, timestamp}\`; the request id is also in the X-Request-Id header. This document and /postman.json are served as plain documents, without the envelope, and need no key.
 
 **Lists.** \`limit\` 1–100 (default 50; more is refused with 422), keyset pagination with \`cursor\` = the previous page's \`nextCursor\` (the id of its last record), \`updatedAfter\` (strictly later), and \`sort\` (field:direction pairs over a per-endpoint allow-list; unknown fields ignored). \`nextCursor\` is also returned on the last page, so a client can poll for records created later.
 
-**Validation.** Bodies are strict: an unknown field is refused with 422 validation_error naming it. Query parameters too. A malformed path id gives 400 bad_request; a body that is not JSON, 400 invalid_json. Bodies are limited to 1 MiB (1,048,576 bytes) and 32 levels of JSON nesting; larger or deeper bodies get 413 payload_too_large.
+**Validation.** Bodies are strict: an unknown field is refused with 422 validation_error naming it. Query parameters too. A malformed path id gives 400 bad_request; a body that is not JSON, 400 invalid_json. Bodies are limited to 1 MiB (1,048,576 bytes) and 32 levels of JSON nesting; larger or deeper bodies get 413 payload_too_large. Every string, array and integer of this document carries its bounds (maxLength, enum or const; maxItems; minimum, maximum and format int32 or int64): requests outside them are refused and answers stay within them. An error's message is at most ${ERROR_LIMITS.message.toLocaleString("en")} characters and its details at most ${ERROR_LIMITS.details.toLocaleString("en")} (the first ones).
 
-**Rate limits.** Two sliding windows of 60 seconds apply at once, per key and per organisation (Starter 30/60, Growth 60/120, Scale 120/240, Pro 120–300/240–600 requests per minute). Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds) of the tighter window and X-RateLimit-Policy: sliding-window; a request over either window gets 429 rate_limited with Retry-After (seconds). Requests without a valid key are counted per client IP.
+**Rate limits.** Two sliding windows of 60 seconds apply at once, per key and per organisation (Starter 30/60, Growth 60/120, Scale 120/240, Pro 120–300/240–600 requests per minute). Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds) of the tighter window and X-RateLimit-Policy: sliding-window, and the IETF draft's RateLimit-Policy and RateLimit; a request over either window gets 429 rate_limited with Retry-After (seconds). Requests without a valid key are counted per client IP.
 
 **Idempotency.** POST, PATCH and DELETE accept an Idempotency-Key header (1–255 of A–Z a–z 0–9 _ -; otherwise 400 bad_request). Within 24 hours the same key with the same method, path and body replays the first response (status, body, Content-Type) with X-Idempotent-Replay: true and X-Original-Request-Id, without running the operation again; with a different request it gives 422 idempotency_conflict; while the first request is still running, 409 idempotency_in_progress with Retry-After: 1. Keys are scoped to the API key (and so the organisation). Failed requests (status 400 or more) are not stored and can be retried with the same key.`;
+
+const INT32_MAX = 2_147_483_647;
+
+/** The operations' tags, declared with descriptions in this order (Postman folders and /docs sections follow it). */
+const TAGS = [
+  { name: "Status", description: "Whether the service, its database and its rate-limit store answer; no key needed." },
+  {
+    name: "Accounts",
+    description:
+      "The MSP's customers (spec §2.3, §4.1): list, create, read, update, soft delete (CHURNED) and hard delete, bulk upsert on externalId.",
+  },
+  {
+    name: "Contacts",
+    description: "People at accounts with their account relationships (spec §2.4, §4.2); bulk upsert on email.",
+  },
+  { name: "Deals", description: "The pipeline (spec §2.5, §4.3): stages, won and lost outcomes, MRR per deal." },
+  { name: "Tasks", description: "Follow-ups on accounts and deals (spec §2.7, §4.5)." },
+  {
+    name: "Devices",
+    description: "The RMM inventory (spec §2.6, §4.4): online, end-of-life and patch state; bulk upsert on rmmAgentId.",
+  },
+  { name: "Touchpoints", description: "Logged interactions with accounts (spec §2.9, §4.7)." },
+  { name: "Notes", description: "Notes on accounts, deals, contracts and leads (spec §2.8, §4.6)." },
+  {
+    name: "Health scores",
+    description: "Churn risk per account, 0 to 100, with its breakdown and 90-day history; external signals pushed in.",
+  },
+  { name: "MRR", description: "Monthly recurring revenue and pipeline by service category, computed on request." },
+  {
+    name: "Events",
+    description:
+      "Every change of every resource in order, deletions included, to keep a copy in sync; the payload webhooks carry.",
+  },
+  {
+    name: "Webhooks",
+    description:
+      "Endpoints that receive signed event deliveries (Standard Webhooks), their delivery attempts, tests and redelivery.",
+  },
+] as const;
+
+/**
+ * `format` of an integer schema from the bounds it declares: int32 when they fit in 32 bits, else int64 (every integer
+ * of the document is bounded within ±(2^53 − 1), so int64 holds the rest). Walks the whole document.
+ */
+function addIntegerFormats(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) addIntegerFormats(item);
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  const schema = node as Json;
+  const isInteger = schema.type === "integer" || (Array.isArray(schema.type) && schema.type.includes("integer"));
+  if (isInteger && schema.format === undefined) {
+    const fits = (bound: unknown) => typeof bound === "number" && Math.abs(bound) <= INT32_MAX;
+    schema.format = fits(schema.minimum) && fits(schema.maximum) ? "int32" : "int64";
+  }
+  for (const value of Object.values(schema)) addIntegerFormats(value);
+}
+
+const REQUEST_ID_SCHEMA = {
+  type: "string",
+  pattern: "^req_[0-9a-f]{24}$",
+  maxLength: 28,
+  description: "Also in the X-Request-Id header.",
+};
+const TIMESTAMP_SCHEMA = {
+  type: "string",
+  format: "date-time",
+  maxLength: DATE_TIME_MAX_LENGTH,
+  description: "Time of the response, ISO 8601 UTC with milliseconds.",
+};
 
 const ErrorEnvelope = {
   type: "object",
@@ -32,39 +107,38 @@ const ErrorEnvelope = {
       required: ["code", "message", "docsUrl"],
       properties: {
         code: { type: "string", enum: Object.keys(ERROR_CODES), description: "Error code (spec §7)." },
-        message: { type: "string", description: "Human-readable explanation." },
-        docsUrl: { type: "string", format: "uri", description: "Link to the error reference." },
+        message: {
+          type: "string",
+          maxLength: ERROR_LIMITS.message,
+          description: `Human-readable explanation, at most ${ERROR_LIMITS.message.toLocaleString("en")} characters.`,
+        },
+        docsUrl: { type: "string", format: "uri", maxLength: 2_048, description: "Link to the error reference." },
         details: {
           type: "array",
-          description: "Validation issues; present for validation_error (and bad_request on malformed parameters).",
+          maxItems: ERROR_LIMITS.details,
+          description: `Validation issues; present for validation_error (and bad_request on malformed parameters). At most ${ERROR_LIMITS.details.toLocaleString("en")}: the first ones.`,
           items: {
             type: "object",
             required: ["path", "message"],
             properties: {
               path: {
                 type: "array",
-                items: { type: "string" },
-                description: 'Where the issue is, from the root of the body or query, e.g. ["accounts", "3", "name"].',
+                maxItems: ERROR_LIMITS.pathSegments,
+                items: { type: "string", maxLength: ERROR_LIMITS.segment },
+                description: `Where the issue is, from the root of the body or query, e.g. ["accounts", "3", "name"]; a segment longer than ${ERROR_LIMITS.segment} characters (an unknown field's name) is cut, ending in "…".`,
               },
-              message: { type: "string", description: "What is wrong there." },
+              message: { type: "string", maxLength: ERROR_LIMITS.message, description: "What is wrong there." },
             },
           },
         },
       },
     },
-    requestId: { type: "string", pattern: "^req_[0-9a-f]{24}$", description: "Also in the X-Request-Id header." },
-    timestamp: { type: "string", format: "date-time", description: "Time of the response, ISO 8601 UTC." },
+    requestId: REQUEST_ID_SCHEMA,
+    timestamp: TIMESTAMP_SCHEMA,
   },
 };
 
-const envelopeFields = {
-  requestId: { type: "string", pattern: "^req_[0-9a-f]{24}$", description: "Also in the X-Request-Id header." },
-  timestamp: {
-    type: "string",
-    format: "date-time",
-    description: "Time of the response, ISO 8601 UTC with milliseconds.",
-  },
-};
+const envelopeFields = { requestId: REQUEST_ID_SCHEMA, timestamp: TIMESTAMP_SCHEMA };
 
 const COMMON_HEADERS = [
   "X-Request-Id",
@@ -79,35 +153,41 @@ const REQUEST_ID_HEADER = Object.fromEntries(
   COMMON_HEADERS.map((name) => [name, { $ref: `#/components/headers/${name}` }]),
 );
 const HEADER_DEFINITIONS: Record<string, Json> = {
-  "X-Request-Id": { description: "The request id, req_<token>; also in the body.", schema: { type: "string" } },
+  "X-Request-Id": {
+    description: "The request id, req_<token>; also in the body.",
+    schema: { type: "string", pattern: "^req_[0-9a-f]{24}$", maxLength: 28 },
+  },
   "X-RateLimit-Limit": {
     description: "Requests per minute allowed by the tighter of the two sliding windows (per key, per organisation).",
-    schema: { type: "integer" },
+    schema: { type: "integer", minimum: 0, maximum: INT32_MAX },
   },
   "X-RateLimit-Remaining": {
     description: "Requests left in that window.",
-    schema: { type: "integer", minimum: 0 },
+    schema: { type: "integer", minimum: 0, maximum: INT32_MAX },
   },
   "X-RateLimit-Reset": {
     description: "Unix time in seconds when that window next frees a request.",
-    schema: { type: "integer" },
+    schema: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
   },
   "X-RateLimit-Policy": { description: "Always sliding-window.", schema: { const: "sliding-window" } },
   "RateLimit-Policy": {
     description:
       'IETF draft-ietf-httpapi-ratelimit-headers: the policies that apply, as a list of "name";q=<requests>;w=<window seconds>: "key" and "org" for a request with an API key, "ip" without one. Example: "key";q=60;w=60, "org";q=120;w=60.',
-    schema: { type: "string" },
+    schema: { type: "string", maxLength: 200 },
   },
   RateLimit: {
     description:
       'IETF draft-ietf-httpapi-ratelimit-headers: the tighter policy now, "name";r=<requests remaining>;t=<seconds until it frees one>. Example: "key";r=59;t=60.',
-    schema: { type: "string" },
+    schema: { type: "string", maxLength: 100 },
   },
-  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
+  "Retry-After": {
+    description: "Seconds to wait before retrying: at most 60, the length of a rate-limit window.",
+    schema: { type: "integer", minimum: 1, maximum: 60 },
+  },
   ETag: {
     description:
-      "Entity tag of the answer's data (a strong validator): send it back in If-None-Match on a GET (304 when unchanged) or in If-Match on a PATCH or DELETE (412 precondition_failed when the record changed). Issue #14.",
-    schema: { type: "string" },
+      "Entity tag of the answer's data (a strong validator): send it back in If-None-Match on a GET (304 when unchanged) or in If-Match on a PATCH or DELETE (412 precondition_failed when the record changed).",
+    schema: { type: "string", pattern: '^"[A-Za-z0-9_-]{27}"$', maxLength: 29 },
   },
   "X-Idempotent-Replay": {
     description: "true when this is the stored response of an earlier request with the same Idempotency-Key.",
@@ -115,7 +195,7 @@ const HEADER_DEFINITIONS: Record<string, Json> = {
   },
   "X-Original-Request-Id": {
     description: "On a replay: the request id of the request whose response is replayed.",
-    schema: { type: "string" },
+    schema: { type: "string", pattern: "^req_[0-9a-f]{24}$", maxLength: 28 },
   },
 };
 const IDEMPOTENCY_PARAMETER = {
@@ -124,27 +204,25 @@ const IDEMPOTENCY_PARAMETER = {
   required: false,
   description:
     "Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8).",
-  schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,255}$" },
+  schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,255}$", maxLength: 255 },
 };
 
 const IF_NONE_MATCH_PARAMETER = {
   name: "If-None-Match",
   in: "header",
   required: false,
-  description:
-    "An ETag of an earlier answer (or several, comma-separated): when the record still has it, the answer is 304 Not Modified without a body (issue #14).",
-  schema: { type: "string" },
+  description: `An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most ${CONDITION_MAX_LENGTH.toLocaleString("en")} characters (400 bad_request otherwise).`,
+  schema: { type: "string", maxLength: CONDITION_MAX_LENGTH },
 };
 const IF_MATCH_PARAMETER = {
   name: "If-Match",
   in: "header",
   required: false,
-  description:
-    "The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently (issue #14).",
-  schema: { type: "string" },
+  description: `The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most ${CONDITION_MAX_LENGTH.toLocaleString("en")} characters (400 bad_request otherwise).`,
+  schema: { type: "string", maxLength: CONDITION_MAX_LENGTH },
 };
 
-/** The reads that take `expand=account` (issue #14), and where each record names its account. */
+/** The reads that take `expand=account`, and where each record names its account. */
 export const EXPANDABLE: Readonly<Record<string, "accountId" | "objectId" | "accounts">> = {
   "/contacts": "accounts",
   "/contacts/{id}": "accounts",
@@ -158,12 +236,20 @@ export const EXPANDABLE: Readonly<Record<string, "accountId" | "objectId" | "acc
   "/notes/{id}": "objectId",
 };
 
-/** Whether an operation answers records with an `id` (a list's items or the record itself): those take `fields`. */
-function hasRecordId(data: Json, list: boolean, components: Json & { schemas: Record<string, Json> }): boolean {
+/**
+ * The fields of the records an operation answers (a list's items or the record itself) when they have an `id`: those
+ * operations take `fields`. Undefined otherwise.
+ */
+function recordFields(
+  data: Json,
+  list: boolean,
+  components: Json & { schemas: Record<string, Json> },
+): string[] | undefined {
   const resolve = (schema: Json | undefined): Json | undefined =>
     typeof schema?.$ref === "string" ? resolve(components.schemas[schema.$ref.split("/").pop() as string]) : schema;
   const record = list ? resolve((resolve(data)?.properties as Json | undefined)?.data as Json)?.items : data;
-  return Boolean((resolve(record as Json | undefined)?.properties as Json | undefined)?.id);
+  const properties = resolve(record as Json | undefined)?.properties as Json | undefined;
+  return properties?.id ? Object.keys(properties) : undefined;
 }
 
 const EXPANDED_ACCOUNT = {
@@ -191,7 +277,12 @@ function errorCodesOf(
   isIdempotent: boolean,
 ): Map<number, ErrorCode[]> {
   const codes: ErrorCode[] = [];
-  if (hasPathParams || isIdempotent || (operation.parameters as Json[] | undefined)?.some((p) => p.name === "cursor"))
+  const refusedParameters = new Set(["cursor", "If-Match", "If-None-Match"]);
+  if (
+    hasPathParams ||
+    isIdempotent ||
+    (operation.parameters as Json[] | undefined)?.some((p) => refusedParameters.has(p.name as string))
+  )
     codes.push("bad_request");
   if (hasBody) codes.push("invalid_json", "payload_too_large");
   if (isIdempotent) codes.push("idempotency_conflict", "idempotency_in_progress");
@@ -238,10 +329,24 @@ function build(baseUrl: string): Json {
       bearerAuth: {
         type: "http",
         scheme: "bearer",
-        description: `API key msp_live_… or msp_test_…. Scopes: ${Object.keys(SCOPES).join(", ")}.`,
+        description: `API key msp_live_… or msp_test_…, sent as Authorization: Bearer <key>. Each operation names the scope it needs in x-required-scope; x-scopes lists them all: ${Object.keys(SCOPES).join(", ")}.`,
       },
     },
   }) as unknown as Json;
+  const schemes = (document.components as Json & { securitySchemes: Record<string, Json> }).securitySchemes;
+  (schemes.bearerAuth as Json)["x-scopes"] = { ...SCOPES };
+  document.info = {
+    ...(document.info as Json),
+    contact: { name: "MSP CRM API reference", url: `${baseUrl}/docs` },
+  };
+  document.tags = TAGS.map((tag) => ({ ...tag }));
+  document.servers = [
+    {
+      url: `${baseUrl}/api/v1`,
+      description: "The API on the server this document was downloaded from (production, staging or local alike).",
+      "x-internal": false,
+    },
+  ];
 
   const components = document.components as Json & { schemas: Json };
   for (const name of Object.keys(components.schemas)) if (name.startsWith("error.")) delete components.schemas[name];
@@ -290,16 +395,19 @@ function build(baseUrl: string): Json {
       route.meta.envelope === "list"
         ? exampleOf((inner.properties as Json).data as Json, components as never)
         : exampleOf(inner, components as never);
+    // A list that is always one page (its nextCursor is typed null) shows so in its example too.
+    const onePage = ((inner.properties as Json | undefined)?.nextCursor as Json | undefined)?.type === "null";
     const envelopeExample = {
       success: true,
       data: dataExample,
       ...(route.meta.envelope === "list"
         ? {
-            hasMore: true,
-            nextCursor:
-              (dataExample as Array<{ id?: string; accountId?: string }>)?.[0]?.id ??
-              (dataExample as Array<{ accountId?: string }>)?.[0]?.accountId ??
-              null,
+            hasMore: !onePage,
+            nextCursor: onePage
+              ? null
+              : ((dataExample as Array<{ id?: string; accountId?: string }>)?.[0]?.id ??
+                (dataExample as Array<{ accountId?: string }>)?.[0]?.accountId ??
+                null),
           }
         : {}),
       requestId: EXAMPLE_REQUEST_ID,
@@ -326,7 +434,8 @@ function build(baseUrl: string): Json {
       success.headers = { ...success.headers, ETag: { $ref: "#/components/headers/ETag" } };
     }
     const conditionalWrite = route.pathParams.length > 0 && (route.method === "PATCH" || route.method === "DELETE");
-    if (route.method === "GET" && hasRecordId(inner, route.meta.envelope === "list", components as never)) {
+    const fields = recordFields(inner, route.meta.envelope === "list", components as never);
+    if (route.method === "GET" && fields) {
       operation.parameters = [
         ...((operation.parameters as Json[] | undefined) ?? []),
         {
@@ -334,8 +443,8 @@ function build(baseUrl: string): Json {
           in: "query",
           required: false,
           description:
-            "Sparse fieldset (issue #14): comma-separated fields of the record to return; id is always included. An unknown field gives 422.",
-          schema: { type: "string", maxLength: 1000 },
+            "Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422.",
+          schema: { type: "string", maxLength: 1000, example: fields.slice(0, 2).join(",") },
         },
         ...(EXPANDABLE[route.path]
           ? [
@@ -416,7 +525,8 @@ function build(baseUrl: string): Json {
     }
     operation.responses = result;
     if (isProtected && route.meta.scope) {
-      operation.security = [{ bearerAuth: [route.meta.scope] }];
+      // The scope goes in x-required-scope: OpenAPI names scopes in a requirement for OAuth2 and OpenID Connect only.
+      operation.security = [{ bearerAuth: [] }];
       operation["x-required-scope"] = route.meta.scope;
       operation.description = `${operation.description ? `${operation.description}\n\n` : ""}Requires scope \`${route.meta.scope}\`.`;
     } else {
@@ -427,11 +537,15 @@ function build(baseUrl: string): Json {
     const schema = (components.schemas as Record<string, Json>)[name] as Json & { properties?: Json };
     if (schema?.properties) schema.properties.account = EXPANDED_ACCOUNT;
   }
-  const contact = (components.schemas as Record<string, Json>).Contact as Json & {
-    properties?: { accounts?: { items?: Json & { properties?: Json } } };
-  };
-  const link = contact?.properties?.accounts?.items;
+  const schemas = components.schemas as Record<string, Json>;
+  const contact = schemas.Contact as Json & { properties?: { accounts?: { items?: Json & { properties?: Json } } } };
+  // The relationship is a component of its own: the expanded account goes there, where generators read it.
+  const items = contact?.properties?.accounts?.items;
+  const link = (typeof items?.$ref === "string" ? schemas[items.$ref.split("/").pop() as string] : items) as
+    | (Json & { properties?: Json })
+    | undefined;
   if (link?.properties) link.properties.account = EXPANDED_ACCOUNT;
+  addIntegerFormats(document);
   return document;
 }
 
@@ -443,7 +557,7 @@ const cache = new Map<string, string>();
  * The OpenAPI 3.1 document of `/api/v1` as served (spec §1, §4.8): generated by trpc-to-openapi from the v1 router's
  * zod schemas and completed here (the spec §2.1 envelope around every success schema, the success status, every error
  * response with its codes, the Bearer scheme with each operation's scope), with `servers[0].url` = `<origin>/api/v1`.
- * Serialised once per origin; the text never changes once built (issue #11 D).
+ * Serialised once per origin; the text never changes once built.
  */
 export function openApiText(origin: string): string {
   let text = cache.get(origin);

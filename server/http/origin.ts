@@ -60,6 +60,7 @@ export function publicOrigin(read: HeaderReader, encrypted = false, trust: Trust
   const forwardedProto = proxied ? listHeader(read, "x-forwarded-proto")[0]?.toLowerCase() : undefined;
   const protocol =
     forwardedProto === "https" || forwardedProto === "http" ? forwardedProto : encrypted ? "https" : "http";
-  if (!host || !HOST_PATTERN.test(host)) return `http://localhost:${env().PORT}`;
+  // A DNS name is at most 253 characters (plus a port): a longer Host would make the links we print unbounded.
+  if (!host || host.length > 259 || !HOST_PATTERN.test(host)) return `http://localhost:${env().PORT}`;
   return `${protocol}://${host.toLowerCase()}`;
 }

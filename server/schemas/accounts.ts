@@ -56,12 +56,12 @@ const externalId = z
 export const AccountSchema = z
   .object({
     id: IdSchema,
-    name: z.string().describe("Account name."),
+    name: z.string().max(255).describe("Account name."),
     lifecycleStatus: LifecycleStatusSchema,
-    industry: z.string().nullable().describe("Industry."),
-    employeeCount: z.int().nullable().describe("Number of employees."),
-    domain: z.string().nullable().describe("Primary web domain."),
-    externalId: z.string().nullable().describe("Identifier in the caller's system; unique per organisation."),
+    industry: z.string().max(100).nullable().describe("Industry."),
+    employeeCount: z.int().min(0).max(10_000_000).nullable().describe("Number of employees."),
+    domain: z.string().max(253).nullable().describe("Primary web domain."),
+    externalId: z.string().max(255).nullable().describe("Identifier in the caller's system; unique per organisation."),
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
@@ -118,7 +118,13 @@ export const AccountListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(ACCOUNT_SORT_FIELDS), "createdAt:asc"),
   lifecycle: LifecycleStatusSchema.describe("Only accounts with this lifecycle status.").optional(),
-  industry: z.string().min(1).max(100).describe("Only accounts of this industry (exact, case-insensitive).").optional(),
+  industry: z
+    .string()
+    .min(1)
+    .max(100)
+    .describe("Only accounts of this industry (exact, case-insensitive).")
+    .meta({ example: "Healthcare" })
+    .optional(),
   ...filterParams(ACCOUNT_FILTERS),
 });
 
@@ -162,17 +168,22 @@ export const AccountBulkSchema = z
 /** Response data of `POST /accounts/bulk`: counts and one result per item, in request order. */
 export const AccountBulkResultSchema = z
   .object({
-    created: z.int().describe("Accounts created."),
-    updated: z.int().describe("Existing accounts matched by externalId and updated (also when nothing changed)."),
-    total: z.int().describe("created + updated; equals the number of items sent."),
+    created: z.int().min(0).max(BULK_MAX).describe("Accounts created."),
+    updated: z
+      .int()
+      .min(0)
+      .max(BULK_MAX)
+      .describe("Existing accounts matched by externalId and updated (also when nothing changed)."),
+    total: z.int().min(0).max(BULK_MAX).describe("created + updated; equals the number of items sent."),
     results: z
       .array(
         z.object({
-          externalId: z.string().nullable().describe("The item's externalId (null when it had none)."),
+          externalId: z.string().max(255).nullable().describe("The item's externalId (null when it had none)."),
           id: IdSchema.describe("Id of the account the item created or updated."),
           action: z.enum(["created", "updated"]).describe("What happened to the item's account."),
         }),
       )
+      .max(BULK_MAX)
       .describe("One result per item, in request order."),
   })
   .meta({ id: "AccountBulkResult", example: ACCOUNT_BULK_RESULT_EXAMPLE });

@@ -1,5 +1,6 @@
 // Per-item bulk results (issue #13 item 6): the shared pieces of `?mode=partial` on the four bulk endpoints.
 import { type ZodError, z } from "zod";
+import { ERROR_CODES, ERROR_LIMITS } from "../errors";
 import { IdSchema } from "./common";
 
 /** `mode` of a bulk request: `all` (default: all-or-none, spec §4) or `partial` (commit the valid items, 207). */
@@ -43,15 +44,21 @@ export const PartialBulkItemSchema = z.object({
   id: IdSchema.nullable().describe("Id of the record it created or updated; null on error."),
   error: z
     .object({
-      code: z.string().describe("Error code, as in the error envelope (validation_error)."),
-      message: z.string().describe("What is wrong with this item."),
+      code: z
+        .enum(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES])
+        .describe("Error code, as in the error envelope (validation_error)."),
+      message: z.string().max(ERROR_LIMITS.message).describe("What is wrong with this item."),
       details: z
         .array(
           z.object({
-            path: z.array(z.string()).describe('Where in the item, e.g. ["accountId"].'),
-            message: z.string().describe("What is wrong there."),
+            path: z
+              .array(z.string().max(ERROR_LIMITS.segment))
+              .max(ERROR_LIMITS.pathSegments)
+              .describe('Where in the item, e.g. ["accountId"].'),
+            message: z.string().max(ERROR_LIMITS.message).describe("What is wrong there."),
           }),
         )
+        .max(ERROR_LIMITS.details)
         .describe("The item's issues, paths relative to the item."),
     })
     .nullable()
@@ -66,7 +73,7 @@ export const PartialBulkResultSchema = z
     updated: z.int().min(0).max(500).describe("Items that updated an existing record."),
     failed: z.int().min(0).max(500).describe("Items refused; nothing was written for them."),
     total: z.int().min(0).max(500).describe("Items sent."),
-    results: z.array(PartialBulkItemSchema).describe("One result per item, in request order."),
+    results: z.array(PartialBulkItemSchema).max(500).describe("One result per item, in request order."),
   })
   .meta({
     id: "PartialBulkResult",

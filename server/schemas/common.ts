@@ -13,8 +13,23 @@ export const IdSchema = z
   .describe("Record identifier (opaque string, cuid style).")
   .meta({ example: "cm7k2x0a80001northwind0" });
 
+/**
+ * Longest ISO 8601 timestamp accepted or returned, in characters: nanoseconds and a ±hh:mm offset take 35
+ * (`2026-11-24T09:00:00.123456789+05:30`); responses always use the 24 of `2026-11-24T09:00:00.123Z` (spec §2.2).
+ */
+export const DATE_TIME_MAX_LENGTH = 40;
+
 /** ISO 8601 UTC timestamp with milliseconds, as every timestamp in responses (spec §2.2). */
-export const TimestampSchema = z.iso.datetime().describe("ISO 8601 UTC timestamp with milliseconds.");
+export const TimestampSchema = z.iso
+  .datetime()
+  .max(DATE_TIME_MAX_LENGTH)
+  .describe("ISO 8601 UTC timestamp with milliseconds.");
+
+/**
+ * A calendar date, `YYYY-MM-DD`, such as a deal's expected close date (spec §2.5). Its pattern admits exactly 10
+ * characters, which the document states as `maxLength` (a second check would only repeat the format's issue).
+ */
+export const DateSchema = z.iso.date().meta({ maxLength: 10 });
 
 /** A boolean query parameter: the strings `true` or `false`. */
 export const BooleanQuerySchema = z
@@ -38,6 +53,7 @@ export const ListQueryBase = {
   ).optional(),
   updatedAfter: z.iso
     .datetime({ offset: true })
+    .max(DATE_TIME_MAX_LENGTH)
     .describe("ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it.")
     .meta({ example: "2026-11-20T00:00:00Z" })
     .optional(),
@@ -61,10 +77,11 @@ export function sortParam(fields: readonly string[], fallback: string) {
  */
 export function listOf<T extends z.ZodType>(item: T) {
   return z.object({
-    data: z.array(item),
+    data: z.array(item).max(PAGE_SIZE.max),
     hasMore: z.boolean().describe("false when this page is the end of the list."),
     nextCursor: z
       .string()
+      .max(64)
       .nullable()
       .describe("Id of the last record of this page, to pass as cursor for the next page; null on an empty page."),
   });

@@ -20,7 +20,10 @@ export const CONTACT_SORT_FIELDS = ["createdAt", "updatedAt", "email", "lastName
 /** Default contact order. */
 export const CONTACT_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as const;
 
-/** Most account relationships one `PATCH /contacts/{id}` may set. */
+/**
+ * Most account relationships a contact can have: what one `PATCH /contacts/{id}` may set, and what bulk upserts may
+ * add up to (an item that would add a 101st is refused, 422).
+ */
 export const CONTACT_ACCOUNTS_MAX = 100;
 
 const email = z
@@ -61,8 +64,8 @@ const isPrimary = z
 export const ContactAccountLinkSchema = z
   .object({
     accountId: IdSchema.describe("Id of the related account."),
-    accountName: z.string().describe("The related account's current name."),
-    role: z.string().nullable().describe("The contact's role at the account (null when not given)."),
+    accountName: z.string().max(255).describe("The related account's current name."),
+    role: z.string().max(100).nullable().describe("The contact's role at the account (null when not given)."),
     isPrimary: z.boolean().describe("true for the contact's primary account; at most one per contact."),
   })
   .meta({ id: "ContactAccountRelationship" });
@@ -74,15 +77,16 @@ export const ContactAccountLinkSchema = z
 export const ContactSchema = z
   .object({
     id: IdSchema,
-    email: z.string().describe("Email address as stored (trimmed, spelling kept)."),
-    firstName: z.string().nullable().describe("First name."),
-    lastName: z.string().nullable().describe("Last name."),
-    title: z.string().nullable().describe("Job title."),
-    phone: z.string().nullable().describe("Phone number as given."),
+    email: z.string().max(254).describe("Email address as stored (trimmed, spelling kept)."),
+    firstName: z.string().max(100).nullable().describe("First name."),
+    lastName: z.string().max(100).nullable().describe("Last name."),
+    title: z.string().max(200).nullable().describe("Job title."),
+    phone: z.string().max(50).nullable().describe("Phone number as given."),
     accounts: z
       .array(ContactAccountLinkSchema)
+      .max(CONTACT_ACCOUNTS_MAX)
       .describe(
-        "Account relationships: the primary one first, then by account name (ties by accountId). Empty when the contact is related to no account.",
+        `Account relationships, at most ${CONTACT_ACCOUNTS_MAX}: the primary one first, then by account name (ties by accountId). Empty when the contact is related to no account.`,
       ),
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema.describe(
@@ -206,6 +210,7 @@ export const ContactListQuerySchema = z.strictObject({
     .min(1)
     .max(254)
     .describe("Only the contact with this email address (exact match, case-insensitive).")
+    .meta({ example: "anna.lopez@northwind-dental.example" })
     .optional(),
   ...filterParams(CONTACT_FILTERS),
 });
@@ -233,19 +238,22 @@ export const ContactBulkSchema = z
 /** Response data of `POST /contacts/bulk`: counts and one result per item, in request order. */
 export const ContactBulkResultSchema = z
   .object({
-    created: z.int().describe("Contacts created."),
+    created: z.int().min(0).max(BULK_MAX).describe("Contacts created."),
     updated: z
       .int()
+      .min(0)
+      .max(BULK_MAX)
       .describe("Existing contacts matched by email and updated (also when nothing changed; those keep updatedAt)."),
-    total: z.int().describe("created + updated; equals the number of items sent."),
+    total: z.int().min(0).max(BULK_MAX).describe("created + updated; equals the number of items sent."),
     results: z
       .array(
         z.object({
-          email: z.string().describe("The item's email as sent (trimmed)."),
+          email: z.string().max(254).describe("The item's email as sent (trimmed)."),
           id: IdSchema.describe("Id of the contact the item created or updated."),
           action: z.enum(["created", "updated"]).describe("What happened to the item's contact."),
         }),
       )
+      .max(BULK_MAX)
       .describe("One result per item, in request order."),
   })
   .meta({ id: "ContactBulkResult", example: CONTACT_BULK_RESULT_EXAMPLE });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { BULK_MAX } from "./accounts";
 import { BulkModeSchema, bulkItem } from "./bulk";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { DateSchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import {
   DEAL_BULK_EXAMPLE,
   DEAL_BULK_RESULT_EXAMPLE,
@@ -80,24 +80,27 @@ const ownerId = z
   .max(255)
   .nullable()
   .describe("Identifier of the deal owner (a user in the caller's system, up to 255 characters; not checked).");
-const expectedCloseDate = z.iso
-  .date()
-  .nullable()
-  .describe("Expected close date, YYYY-MM-DD (a calendar date, no time zone).");
+const expectedCloseDate = DateSchema.nullable().describe(
+  "Expected close date, YYYY-MM-DD (a calendar date, no time zone).",
+);
 
 /** A deal as every deal endpoint returns it (spec §2.5). */
 export const DealSchema = z
   .object({
     id: IdSchema,
-    name: z.string().describe("Deal name."),
+    name: z.string().max(255).describe("Deal name."),
     accountId: IdSchema.describe("Id of the account the deal belongs to."),
-    estimatedMrr: z.number().describe("Estimated monthly recurring revenue, currency units per month (2 decimals)."),
-    probability: z.int().describe("Chance of winning, integer percent 0 to 100."),
+    estimatedMrr: z
+      .number()
+      .min(0)
+      .max(MRR_MAX)
+      .describe("Estimated monthly recurring revenue, currency units per month (2 decimals)."),
+    probability: z.int().min(0).max(100).describe("Chance of winning, integer percent 0 to 100."),
     stage: DealStageSchema,
     type: DealTypeSchema,
-    serviceCategory: z.string().nullable().describe("Service line (free text), used by the MRR summary."),
-    ownerId: z.string().nullable().describe("Identifier of the deal owner."),
-    expectedCloseDate: z.iso.date().nullable().describe("Expected close date, YYYY-MM-DD."),
+    serviceCategory: z.string().max(100).nullable().describe("Service line (free text), used by the MRR summary."),
+    ownerId: z.string().max(255).nullable().describe("Identifier of the deal owner."),
+    expectedCloseDate: DateSchema.nullable().describe("Expected close date, YYYY-MM-DD."),
     closedAt: TimestampSchema.nullable().describe(
       "Read-only. When the deal entered CLOSED_WON or CLOSED_LOST (ISO 8601 UTC); null while the deal is open.",
     ),
@@ -171,7 +174,13 @@ export const DealListQuerySchema = z.strictObject({
   sort: sortParam(Object.keys(DEAL_SORT_FIELDS), "createdAt:asc"),
   stage: DealStageSchema.describe("Only deals in this stage.").optional(),
   accountId: IdSchema.describe("Only deals of this account.").optional(),
-  ownerId: z.string().min(1).max(255).describe("Only deals of this owner (exact match).").optional(),
+  ownerId: z
+    .string()
+    .min(1)
+    .max(255)
+    .describe("Only deals of this owner (exact match).")
+    .meta({ example: "user-17" })
+    .optional(),
   type: DealTypeSchema.describe("Only deals of this type.").optional(),
   ...filterParams(DEAL_FILTERS),
 });
@@ -199,15 +208,20 @@ export const DealBulkSchema = z
 /** Response data of `POST /deals/bulk`: counts and one result per item, in request order. */
 export const DealBulkResultSchema = z
   .object({
-    created: z.int().describe("Deals created; equals the number of items sent."),
-    total: z.int().describe("Number of items sent."),
+    created: z.int().min(0).max(BULK_MAX).describe("Deals created; equals the number of items sent."),
+    total: z.int().min(0).max(BULK_MAX).describe("Number of items sent."),
     results: z
       .array(
         z.object({
-          index: z.int().describe("Position of the item in the request, from 0."),
+          index: z
+            .int()
+            .min(0)
+            .max(BULK_MAX - 1)
+            .describe("Position of the item in the request, from 0."),
           id: IdSchema.describe("Id of the deal created for that item."),
         }),
       )
+      .max(BULK_MAX)
       .describe("One result per item, in request order."),
   })
   .meta({ id: "DealBulkResult", example: DEAL_BULK_RESULT_EXAMPLE });

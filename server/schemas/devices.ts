@@ -1,7 +1,15 @@
 import { z } from "zod";
 import { BULK_MAX } from "./accounts";
 import { BulkModeSchema, bulkItem } from "./bulk";
-import { BooleanQuerySchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import {
+  BooleanQuerySchema,
+  DATE_TIME_MAX_LENGTH,
+  IdSchema,
+  ListQueryBase,
+  listOf,
+  sortParam,
+  TimestampSchema,
+} from "./common";
 import {
   DEVICE_BULK_EXAMPLE,
   DEVICE_BULK_RESULT_EXAMPLE,
@@ -56,6 +64,7 @@ const isEndOfLife = z
 const patchCompliant = z.boolean().describe("Whether the device has every required patch installed.");
 const lastSeenAt = z.iso
   .datetime({ offset: true })
+  .max(DATE_TIME_MAX_LENGTH)
   .nullable()
   .describe("When the agent last reported in: ISO 8601 timestamp with a time zone (Z or ±hh:mm); stored in UTC.");
 
@@ -63,11 +72,14 @@ const lastSeenAt = z.iso
 export const DeviceSchema = z
   .object({
     id: IdSchema,
-    rmmAgentId: z.string().describe("Agent identifier in the remote-monitoring tool; unique per organisation."),
+    rmmAgentId: z
+      .string()
+      .max(255)
+      .describe("Agent identifier in the remote-monitoring tool; unique per organisation."),
     accountId: IdSchema.describe("Id of the account the device belongs to."),
-    hostname: z.string().describe("Host name."),
-    deviceType: z.string().nullable().describe("Kind of device, free text."),
-    os: z.string().nullable().describe("Operating system and version, free text."),
+    hostname: z.string().max(255).describe("Host name."),
+    deviceType: z.string().max(100).nullable().describe("Kind of device, free text."),
+    os: z.string().max(255).nullable().describe("Operating system and version, free text."),
     isOnline: z.boolean().describe("Whether the agent currently reports in."),
     isEndOfLife: z.boolean().describe("Whether the device is past its vendor's end of life."),
     patchCompliant: z.boolean().describe("Whether the device has every required patch installed."),
@@ -166,17 +178,22 @@ export const DeviceBulkSchema = z
 /** Response data of `POST /devices/bulk` (spec §4.4): counts and one result per item, in request order. */
 export const DeviceBulkResultSchema = z
   .object({
-    created: z.int().describe("Devices created."),
-    updated: z.int().describe("Existing devices matched by rmmAgentId and updated (also when nothing changed)."),
-    total: z.int().describe("created + updated; equals the number of items sent."),
+    created: z.int().min(0).max(BULK_MAX).describe("Devices created."),
+    updated: z
+      .int()
+      .min(0)
+      .max(BULK_MAX)
+      .describe("Existing devices matched by rmmAgentId and updated (also when nothing changed)."),
+    total: z.int().min(0).max(BULK_MAX).describe("created + updated; equals the number of items sent."),
     results: z
       .array(
         z.object({
-          rmmAgentId: z.string().describe("The item's rmmAgentId."),
+          rmmAgentId: z.string().max(255).describe("The item's rmmAgentId."),
           id: IdSchema.describe("Id of the device the item created or updated."),
           action: z.enum(["created", "updated"]).describe("What happened to this item."),
         }),
       )
+      .max(BULK_MAX)
       .describe("One result per item, in request order."),
   })
   .meta({ id: "DeviceBulkResult", example: DEVICE_BULK_RESULT_EXAMPLE });

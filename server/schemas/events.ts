@@ -1,6 +1,6 @@
 // The events feed and the payload shared with webhooks (spec §6.2, issue #13).
 import { z } from "zod";
-import { PAGE_SIZE } from "./common";
+import { DATE_TIME_MAX_LENGTH, PAGE_SIZE } from "./common";
 import { EVENT_EXAMPLE, EVENT_PAGE_EXAMPLE } from "./examples";
 
 /**
@@ -44,6 +44,15 @@ export type EventName = (typeof EVENT_NAMES)[number];
  */
 export const TEST_EVENT_NAME = "webhook.test";
 
+/**
+ * An event name in an answer (the feed, delivery attempts): text of at most 100 characters, documented as the enum of
+ * {@link EVENT_NAMES} and {@link TEST_EVENT_NAME}, the only names the services record (spec §6.1).
+ */
+export const EventNameTextSchema = z
+  .string()
+  .max(100)
+  .meta({ enum: [...EVENT_NAMES, TEST_EVENT_NAME] });
+
 /** Resources the events feed reports on (issue #13): the first part of every event name. */
 export const EVENT_RESOURCES = ["account", "contact", "deal", "device", "task", "note", "touchpoint"] as const;
 
@@ -52,11 +61,11 @@ export const ActorSchema = z
   .discriminatedUnion("type", [
     z.object({
       type: z.literal("api_key").describe("An API key made the request."),
-      id: z.string().describe("Id of the API key that made the request."),
+      id: z.string().max(64).describe("Id of the API key that made the request."),
     }),
     z.object({
       type: z.literal("user").describe("A person in the settings area."),
-      id: z.string().describe("Id of the settings user."),
+      id: z.string().max(64).describe("Id of the settings user."),
     }),
     z.object({ type: z.literal("system").describe("The service itself: the demo seed or a scheduled job.") }),
   ])
@@ -76,28 +85,35 @@ export const EventSchema = z
   .object({
     id: z
       .string()
+      .max(64)
       .describe("Event id, evt_<unix_seconds>_<token>: the same in the feed, on every delivery and redelivery."),
-    event: z.string().describe("Event name, e.g. account.updated (see the webhook documentation for the list)."),
-    timestamp: z.iso.datetime().describe("When the change was recorded: ISO 8601 UTC with milliseconds."),
-    orgId: z.string().describe("Owning organisation."),
+    event: EventNameTextSchema.describe(
+      "Event name, e.g. account.updated; webhook.test only in test deliveries, never in the feed.",
+    ),
+    timestamp: z.iso
+      .datetime()
+      .max(DATE_TIME_MAX_LENGTH)
+      .describe("When the change was recorded: ISO 8601 UTC with milliseconds."),
+    orgId: z.string().max(64).describe("Owning organisation."),
     resource: z
       .enum(EVENT_RESOURCES)
       .nullable()
       .describe("The resource the event is about; null only for webhook test events."),
     actor: ActorSchema,
     data: z
-      .record(z.string(), z.unknown())
+      .record(z.string().max(64), z.unknown())
       .describe(
         "The record after the change, exactly as its GET returns it; for a hard deletion a tombstone {id, resource, deleted: true} with the record's external key where it has one (externalId of an account, rmmAgentId of a device).",
       ),
     changedFields: z
-      .array(z.string())
+      .array(z.string().max(64))
+      .max(50)
       .optional()
       .describe(
         "Present when an existing record changed (updates, soft deletion, stage changes, offline and end-of-life): the fields whose values changed, updatedAt left out.",
       ),
     previous: z
-      .record(z.string(), z.unknown())
+      .record(z.string().max(64), z.unknown())
       .optional()
       .describe("Present with changedFields: the values those fields had before the change."),
   })
@@ -145,10 +161,11 @@ export type EventListQuery = z.infer<typeof EventListQuerySchema>;
 /** A page of the events feed: `nextCursor` is present on the last page too, to continue from later. */
 export const EventListSchema = z
   .object({
-    data: z.array(EventSchema),
+    data: z.array(EventSchema).max(PAGE_SIZE.max),
     hasMore: z.boolean().describe("true when more events are visible now; false on the last page."),
     nextCursor: z
       .string()
+      .max(200)
       .nullable()
       .describe(
         "Pass as cursor to continue after this page. Present on the last page too (poll it later for newer events); null only when the feed is empty and no cursor was given.",

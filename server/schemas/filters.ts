@@ -3,7 +3,7 @@
 // of its query schema, so the OpenAPI document lists it and generated clients type it, and anything else is refused
 // (422) by the strict schema.
 import { z } from "zod";
-import { IdSchema } from "./common";
+import { DATE_TIME_MAX_LENGTH, IdSchema } from "./common";
 
 /** What a filterable field holds: its operators and how a value is read. */
 export type FilterKind = "text" | "id" | "number" | "date" | { enum: readonly string[] };
@@ -38,9 +38,20 @@ function kindOf(kind: FilterKind): keyof typeof FILTER_OPERATORS {
   return typeof kind === "string" ? kind : "enum";
 }
 
+// Example values tools show beside each parameter (Postman lists them switched off), one per kind of field.
+const EXAMPLES = {
+  text: "Northwind",
+  id: "cm7k2x0a80001northwind0",
+  number: 50,
+  date: "2026-11-01T00:00:00Z",
+  in: { text: "Northwind,Harbor", id: "cm7k2x0a80001northwind0,cm7k2x0a80009harborlog0", number: "10,50" },
+} as const;
+
 function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.ZodType {
   const what = `Only records whose ${field} is ${OP_TEXT[op]}`;
   if (op === "in") {
+    const example =
+      typeof kind === "object" ? kind.enum.slice(0, 2).join(",") : EXAMPLES.in[kind as keyof typeof EXAMPLES.in];
     const item =
       kind === "number"
         ? "-?\\d+(\\.\\d+)?"
@@ -53,18 +64,29 @@ function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.Zod
       .string()
       .max(5_000)
       .regex(new RegExp(`^${item}(,${item}){0,49}$`), "must be 1 to 50 comma-separated values of the field's type")
-      .describe(`${what}.`);
+      .describe(`${what}.`)
+      .meta({ example });
   }
-  if (kind === "number") return z.number().min(-1e12).max(1e12).describe(`${what} this number.`);
+  if (kind === "number")
+    return z.number().min(-1e12).max(1e12).describe(`${what} this number.`).meta({ example: EXAMPLES.number });
   if (kind === "date")
-    return z.iso.datetime({ offset: true }).describe(`${what} this time (ISO 8601 with a time zone).`);
+    return z.iso
+      .datetime({ offset: true })
+      .max(DATE_TIME_MAX_LENGTH)
+      .describe(`${what} this time (ISO 8601 with a time zone).`)
+      .meta({ example: EXAMPLES.date });
   if (kind === "id") return IdSchema.describe(`${what} this id.`);
-  if (typeof kind === "object") return z.enum(kind.enum as [string, ...string[]]).describe(`${what} this value.`);
+  if (typeof kind === "object")
+    return z
+      .enum(kind.enum as [string, ...string[]])
+      .describe(`${what} this value.`)
+      .meta({ example: kind.enum[0] });
   return z
     .string()
     .min(1)
     .max(255)
-    .describe(`${what} this text${op === "eq" ? " (case-insensitive)" : ""}.`);
+    .describe(`${what} this text${op === "eq" ? " (case-insensitive)" : ""}.`)
+    .meta({ example: EXAMPLES.text });
 }
 
 /**

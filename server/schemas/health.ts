@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { LifecycleStatusSchema } from "./accounts";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import {
+  DATE_TIME_MAX_LENGTH,
+  DateSchema,
+  IdSchema,
+  ListQueryBase,
+  listOf,
+  sortParam,
+  TimestampSchema,
+} from "./common";
 import {
   HEALTH_SCORE_EXAMPLE,
   HEALTH_SCORE_SUMMARY_EXAMPLE,
@@ -27,6 +35,16 @@ export const SignalSeveritySchema = z
 /** Keys of the five scored signals, in the order the breakdown lists them. */
 export const HEALTH_SIGNAL_KEYS = ["devices", "engagement", "pipeline", "service", "external"] as const;
 
+/** Days of score history `GET /health-scores/{accountId}` answers: one point per UTC day, ending today (spec §2.10). */
+export const HISTORY_DAYS = 90;
+
+/**
+ * Most external signals `GET /health-scores/{accountId}` lists (the most recent by occurredAt); the score counts every
+ * active one, and the external signal's `inputs.activeSignals` gives their number (docs/architecture.md,
+ * "Health scores").
+ */
+export const EXTERNAL_SIGNALS_LISTED_MAX = 100;
+
 /**
  * One line of the score breakdown (spec §2.10): a signal's risk `value` (0–100), its `weight` (percent of the score)
  * and its `contribution` = weight × value / 100. The contributions add up to the score (before rounding it to an
@@ -39,13 +57,21 @@ export const HealthScoreSignalSchema = z
       .describe(
         "devices (RMM device health), engagement (days since the last touchpoint), pipeline (open renewals, recently lost deals), service (overdue tasks), external (pushed signals).",
       ),
-    label: z.string().describe("Human-readable name of the signal."),
-    weight: z.int().describe("Share of the score this signal can reach, in percent; the five weights add up to 100."),
-    value: z.number().describe("Risk measured by this signal, 0 (none) to 100 (maximum), 2 decimals."),
-    contribution: z.number().describe("Points this signal adds to the score: weight × value / 100, 2 decimals."),
-    detail: z.string().describe("What the value is made of, in words."),
+    label: z.string().max(100).describe("Human-readable name of the signal."),
+    weight: z
+      .int()
+      .min(0)
+      .max(100)
+      .describe("Share of the score this signal can reach, in percent; the five weights add up to 100."),
+    value: z.number().min(0).max(100).describe("Risk measured by this signal, 0 (none) to 100 (maximum), 2 decimals."),
+    contribution: z
+      .number()
+      .min(0)
+      .max(100)
+      .describe("Points this signal adds to the score: weight × value / 100, 2 decimals."),
+    detail: z.string().max(1_000).describe("What the value is made of, in words."),
     inputs: z
-      .record(z.string(), z.union([z.number(), z.string(), z.null()]))
+      .record(z.string().max(64), z.union([z.number(), z.string().max(DATE_TIME_MAX_LENGTH), z.null()]))
       .describe(
         "The raw figures behind the value, e.g. {total, offline, endOfLife, notPatchCompliant} for devices, {daysSinceLastTouchpoint, lastTouchpointAt} for engagement, {openRenewals, lostDealsLast90Days} for pipeline, {overdueTasks} for service, {activeSignals} for external.",
       ),
@@ -60,11 +86,11 @@ export const ExternalSignalSchema = z
   .object({
     id: IdSchema,
     accountId: IdSchema.describe("The account the signal is about."),
-    source: z.string().describe("System that sent the signal, e.g. psa, nps-survey."),
-    type: z.string().describe("Kind of signal in the sender's terms, e.g. ticket_escalation, low_nps."),
+    source: z.string().max(100).describe("System that sent the signal, e.g. psa, nps-survey."),
+    type: z.string().max(100).describe("Kind of signal in the sender's terms, e.g. ticket_escalation, low_nps."),
     severity: SignalSeveritySchema,
-    score: z.int().describe("Churn risk the signal stands for, 0 to 100."),
-    message: z.string().nullable().describe("Free-text explanation; null when none was sent."),
+    score: z.int().min(0).max(100).describe("Churn risk the signal stands for, 0 to 100."),
+    message: z.string().max(2_000).nullable().describe("Free-text explanation; null when none was sent."),
     occurredAt: TimestampSchema.describe("When the signal was observed (ISO 8601 UTC)."),
     expiresAt: TimestampSchema.describe("When the signal stops counting (ISO 8601 UTC)."),
     createdAt: TimestampSchema.describe("When the signal was received (ISO 8601 UTC)."),
@@ -77,9 +103,11 @@ export type ExternalSignal = z.infer<typeof ExternalSignalSchema>;
 
 /** One day of the 90-day score history. */
 export const HealthHistoryPointSchema = z.object({
-  date: z.iso.date().describe("UTC calendar day, YYYY-MM-DD."),
+  date: DateSchema.describe("UTC calendar day, YYYY-MM-DD."),
   score: z
     .int()
+    .min(0)
+    .max(100)
     .nullable()
     .describe(
       "Score recorded that day, or the last score recorded before it when none was (carried forward); null before the account's first recorded score.",
@@ -88,15 +116,20 @@ export const HealthHistoryPointSchema = z.object({
 
 const computedFields = {
   accountId: IdSchema.describe("The account."),
-  accountName: z.string().describe("The account's name."),
+  accountName: z.string().max(255).describe("The account's name."),
   lifecycleStatus: LifecycleStatusSchema.describe("The account's lifecycle status (not an input of the score)."),
-  score: z.int().describe("Churn risk, 0 (healthy) to 100 (about to churn): the rounded sum of the contributions."),
+  score: z
+    .int()
+    .min(0)
+    .max(100)
+    .describe("Churn risk, 0 (healthy) to 100 (about to churn): the rounded sum of the contributions."),
   riskLevel: RiskLevelSchema,
   computedAt: TimestampSchema.describe(
     "When the score was computed: now for GET /health-scores/{accountId}; when it was stored for the list (see its staleness).",
   ),
   signals: z
     .array(HealthScoreSignalSchema)
+    .max(HEALTH_SIGNAL_KEYS.length)
     .describe("The five scored signals in the order devices, engagement, pipeline, service, external."),
 };
 
@@ -106,10 +139,16 @@ export const HealthScoreSchema = z
     ...computedFields,
     externalSignals: z
       .array(ExternalSignalSchema)
-      .describe("The active external signals (not expired), most recent occurredAt first."),
+      .max(EXTERNAL_SIGNALS_LISTED_MAX)
+      .describe(
+        `The active external signals (not expired), most recent occurredAt first, at most ${EXTERNAL_SIGNALS_LISTED_MAX}; the score counts every active signal (the external signal's inputs.activeSignals gives their number).`,
+      ),
     history: z
       .array(HealthHistoryPointSchema)
-      .describe("Exactly 90 points, one per UTC day, oldest first, ending today (whose score is the current one)."),
+      .max(HISTORY_DAYS)
+      .describe(
+        `Exactly ${HISTORY_DAYS} points, one per UTC day, oldest first, ending today (whose score is the current one).`,
+      ),
   })
   .meta({ id: "HealthScore", example: HEALTH_SCORE_EXAMPLE });
 
@@ -168,12 +207,14 @@ export const SignalCreateSchema = z
     message: z.string().max(2000).nullable().optional().describe("Free-text explanation, up to 2,000 characters."),
     occurredAt: z.iso
       .datetime({ offset: true })
+      .max(DATE_TIME_MAX_LENGTH)
       .describe(
         "When the signal was observed, ISO 8601 with a time zone; default now; at most 5 minutes in the future.",
       )
       .optional(),
     expiresAt: z.iso
       .datetime({ offset: true })
+      .max(DATE_TIME_MAX_LENGTH)
       .describe(
         "When the signal stops counting, ISO 8601 with a time zone; default occurredAt + 30 days; must be later than occurredAt. A signal already expired is stored but never counts.",
       )
@@ -189,7 +230,7 @@ export const SignalCreatedSchema = z
   .object({
     signal: ExternalSignalSchema,
     accountId: IdSchema.describe("The account."),
-    score: z.int().describe("The account's churn risk after the signal, 0 to 100."),
+    score: z.int().min(0).max(100).describe("The account's churn risk after the signal, 0 to 100."),
     riskLevel: RiskLevelSchema,
     computedAt: TimestampSchema.describe("When the new score was computed."),
   })

@@ -26,8 +26,12 @@ export const NoteSchema = z
     id: IdSchema,
     objectType: NoteObjectTypeSchema,
     objectId: IdSchema.describe("Id of the record the note is attached to."),
-    body: z.string().describe("Text of the note."),
-    authorId: z.string().nullable().describe("Author's identifier in the caller's system; null when not given."),
+    body: z.string().max(NOTE_BODY_MAX).describe("Text of the note."),
+    authorId: z
+      .string()
+      .max(255)
+      .nullable()
+      .describe("Author's identifier in the caller's system; null when not given."),
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })

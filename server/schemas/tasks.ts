@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { DATE_TIME_MAX_LENGTH, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import { TASK_CREATE_EXAMPLE, TASK_EXAMPLE, TASK_UPDATE_EXAMPLE } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
@@ -31,6 +31,7 @@ const title = z.string().trim().min(1).max(255).describe("Task title, 1 to 255 c
 const description = z.string().max(10_000).nullable().describe("Free-text description, up to 10,000 characters.");
 const dueAt = z.iso
   .datetime({ offset: true })
+  .max(DATE_TIME_MAX_LENGTH)
   .nullable()
   .describe("When the task is due: ISO 8601 timestamp with a time zone (Z or ±hh:mm); returned in UTC.");
 const assigneeId = z
@@ -51,12 +52,12 @@ const dealId = IdSchema.nullable().describe(
 export const TaskSchema = z
   .object({
     id: IdSchema,
-    title: z.string().describe("Task title."),
-    description: z.string().nullable().describe("Free-text description."),
+    title: z.string().max(255).describe("Task title."),
+    description: z.string().max(10_000).nullable().describe("Free-text description."),
     status: TaskStatusSchema,
     priority: TaskPrioritySchema,
     dueAt: TimestampSchema.nullable().describe("When the task is due, ISO 8601 UTC; null when it has no due time."),
-    assigneeId: z.string().nullable().describe("Identifier of the assignee."),
+    assigneeId: z.string().max(255).nullable().describe("Identifier of the assignee."),
     accountId: IdSchema.nullable().describe("Id of the related account, or null."),
     dealId: IdSchema.nullable().describe("Id of the related deal, or null."),
     completedAt: TimestampSchema.nullable().describe(
@@ -126,7 +127,13 @@ export const TaskListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(TASK_SORT_FIELDS), "createdAt:asc"),
   status: TaskStatusSchema.describe("Only tasks with this status.").optional(),
-  assigneeId: z.string().min(1).max(255).describe("Only tasks of this assignee (exact match).").optional(),
+  assigneeId: z
+    .string()
+    .min(1)
+    .max(255)
+    .describe("Only tasks of this assignee (exact match).")
+    .meta({ example: "user-17" })
+    .optional(),
   accountId: IdSchema.describe("Only tasks related to this account.").optional(),
   dealId: IdSchema.describe("Only tasks related to this deal.").optional(),
   ...filterParams(TASK_FILTERS),

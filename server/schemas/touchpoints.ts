@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { DATE_TIME_MAX_LENGTH, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import { TOUCHPOINT_CREATE_EXAMPLE, TOUCHPOINT_EXAMPLE } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
@@ -34,8 +34,8 @@ export const TouchpointSchema = z
     contactId: IdSchema.nullable().describe("Id of the contact involved; null when none was given."),
     type: TouchpointTypeSchema,
     direction: TouchpointDirectionSchema,
-    subject: z.string().nullable().describe("Subject line or short title."),
-    notes: z.string().nullable().describe("Free-text notes."),
+    subject: z.string().max(255).nullable().describe("Subject line or short title."),
+    notes: z.string().max(10_000).nullable().describe("Free-text notes."),
     occurredAt: TimestampSchema.describe("When the interaction happened (ISO 8601 UTC)."),
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
@@ -63,6 +63,7 @@ export const TouchpointCreateSchema = z
     notes: z.string().max(10_000).nullable().describe("Free-text notes, up to 10,000 characters.").optional(),
     occurredAt: z.iso
       .datetime({ offset: true })
+      .max(DATE_TIME_MAX_LENGTH)
       .refine((value) => Date.parse(value) <= Date.now() + OCCURRED_AT_MAX_SKEW_MS, {
         message: "must not be more than 5 minutes in the future",
       })

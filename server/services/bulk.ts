@@ -2,7 +2,7 @@
 // commits the valid items together and answers for each item. Shared by the four bulk endpoints; the set-based bulk
 // services themselves are unchanged.
 import { savepoint } from "../db/transaction";
-import { ApiError, type ErrorDetail } from "../errors";
+import { ApiError, boundedDetails, ERROR_LIMITS, type ErrorDetail, truncateText } from "../errors";
 import { type InvalidItem, isInvalidItem, type PartialBulkResult } from "../schemas/bulk";
 import { issuesToDetails } from "../schemas/common";
 
@@ -45,7 +45,7 @@ export async function runBulk<T, R>(options: {
       errors.set(index, {
         code: "validation_error",
         message: "The item is not valid",
-        details: issuesToDetails(item.invalid),
+        details: boundedDetails(issuesToDetails(item.invalid)),
       });
     }
   });
@@ -64,7 +64,12 @@ export async function runBulk<T, R>(options: {
       if (refused.size === 0 || pass + 1 >= MAX_PASSES) throw error;
       for (const [position, details] of refused) {
         const index = batch[position];
-        if (index !== undefined) errors.set(index, { code: error.code, message: error.message, details });
+        if (index !== undefined)
+          errors.set(index, {
+            code: error.code,
+            message: truncateText(error.message, ERROR_LIMITS.message),
+            details: boundedDetails(details),
+          });
       }
       pending = batch.filter((_, position) => !refused.has(position));
     }

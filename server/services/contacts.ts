@@ -3,6 +3,7 @@ import { newId } from "../db/ids";
 import { prisma, transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail } from "../errors";
 import {
+  CONTACT_ACCOUNTS_MAX,
   CONTACT_DEFAULT_SORT,
   CONTACT_FILTERS,
   type Contact,
@@ -253,8 +254,8 @@ interface BulkRow {
  * Records `contact.created` per created and `contact.updated` per changed contact, in request order (spec §6.1).
  * @returns `{ created, updated, total, results: [{ email, id, action }] }` in request order.
  * @throws ApiError `validation_error` (422) when an email appears twice in the request (case-insensitively, path
- * `contacts.<i>.email`) or an item's accountId names no account of the organisation (path `contacts.<i>.accountId`);
- * nothing is written then.
+ * `contacts.<i>.email`), an item's accountId names no account of the organisation, or it would give its contact more
+ * than {@link CONTACT_ACCOUNTS_MAX} account relationships (path `contacts.<i>.accountId`); nothing is written then.
  */
 export async function bulkUpsertContacts(
   orgId: string,
@@ -369,6 +370,7 @@ export async function bulkUpsertContacts(
       ];
     });
     const relinked = await upsertLinks(tx, orgId, links, now);
+    await refuseCrowdedContacts(tx, orgId, rows, outcome);
     const created = new Set([...outcome.values()].filter((o) => o.action === "created").map((o) => o.id));
     const touched = [...relinked].filter((id) => !created.has(id) && !changedIds.has(id));
     if (touched.length > 0) {
@@ -404,6 +406,43 @@ export async function bulkUpsertContacts(
   });
   const created = results.filter((r) => r.action === "created").length;
   return { created, updated: results.length - created, total: results.length, results };
+}
+
+/**
+ * Refuses the items whose contact now has more than {@link CONTACT_ACCOUNTS_MAX} account relationships (the bound the
+ * contact's `accounts` is documented with). A contact appears once per request, so each crowded contact is one item's.
+ * @throws ApiError `validation_error` (422) naming `contacts.<i>.accountId` of each such item.
+ */
+async function refuseCrowdedContacts(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  rows: ReadonlyArray<{ accountId?: string }>,
+  outcome: ReadonlyMap<number, { id: string }>,
+): Promise<void> {
+  const linked = rows.flatMap((row, index) => (row.accountId ? [outcome.get(index)?.id ?? ""] : []));
+  if (linked.length === 0) return;
+  const crowded = await tx.$queryRawUnsafe<{ contactId: string }[]>(
+    `SELECT "contactId" FROM "ContactAccount" WHERE "orgId" = $1 AND "contactId" = ANY($2::text[])
+     GROUP BY "contactId" HAVING count(*) > $3`,
+    orgId,
+    linked,
+    CONTACT_ACCOUNTS_MAX,
+  );
+  if (crowded.length === 0) return;
+  const ids = new Set(crowded.map((row) => row.contactId));
+  const details = rows.flatMap((row, index) =>
+    row.accountId && ids.has(outcome.get(index)?.id ?? "")
+      ? [
+          {
+            path: ["contacts", String(index), "accountId"],
+            message: `would give the contact more than ${CONTACT_ACCOUNTS_MAX} account relationships`,
+          },
+        ]
+      : [],
+  );
+  throw new ApiError("validation_error", `A contact has at most ${CONTACT_ACCOUNTS_MAX} account relationships`, {
+    details,
+  });
 }
 
 /**

@@ -12,7 +12,7 @@ import type {
   SignalCreate,
   SignalCreated,
 } from "../schemas/health";
-import { HEALTH_DEFAULT_SORT, HEALTH_SORT_FIELDS } from "../schemas/health";
+import { EXTERNAL_SIGNALS_LISTED_MAX, HEALTH_DEFAULT_SORT, HEALTH_SORT_FIELDS, HISTORY_DAYS } from "../schemas/health";
 import { listPage } from "./pagination";
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -453,9 +453,6 @@ export async function refreshHealthScores(orgId: string, accountIds: readonly st
   return accountIds.length;
 }
 
-/** Number of days of `history` (spec §2.10). */
-export const HISTORY_DAYS = 90;
-
 /**
  * Exactly {@link HISTORY_DAYS} points, one per UTC day ending `today`, oldest first: a day's snapshot score, else the
  * last known score before it carried forward (including a snapshot older than the window), else null.
@@ -541,7 +538,7 @@ export function toExternalSignal(row: SignalRow, now: Date): ExternalSignal {
 /**
  * Churn-risk score of one account with breakdown, active external signals and 90-day history (spec §2.10, §4.7).
  * The score is computed now, from the account's data as it is, and written nowhere (a read writes no row); today's
- * point of the history is that score.
+ * point of the history is that score. `externalSignals` lists the 100 most recent active signals; the score counts all.
  * @throws ApiError `not_found` (404) when the account is missing or belongs to another organisation (spec §1).
  */
 export async function getHealthScore(orgId: string, accountId: string): Promise<HealthScore> {
@@ -553,6 +550,7 @@ export async function getHealthScore(orgId: string, accountId: string): Promise<
     prisma().healthSignal.findMany({
       where: { orgId, accountId, expiresAt: { gt: now } },
       orderBy: [{ occurredAt: "desc" }, { id: "asc" }],
+      take: EXTERNAL_SIGNALS_LISTED_MAX,
       select: signalSelect,
     }),
     loadHistory(orgId, accountId, now),

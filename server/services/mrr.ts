@@ -1,5 +1,5 @@
 import { prisma } from "../db/transaction";
-import { type MrrCategory, type MrrSummary, UNCATEGORISED } from "../schemas/mrr";
+import { MRR_CATEGORIES_MAX, type MrrCategory, type MrrSummary, UNCATEGORISED } from "../schemas/mrr";
 
 type Figures = Omit<MrrCategory, "serviceCategory">;
 
@@ -61,7 +61,8 @@ function figuresOf(row: MrrRow): Figures {
  * probability / 100 over open deals (stage neither CLOSED_WON nor CLOSED_LOST); `churnedMrr` = Σ estimatedMrr of
  * CLOSED_WON deals on CHURNED accounts; with account and deal counts. Deals without a category (null or blank) are
  * grouped under "Uncategorised". Amounts in currency units per month, 2 decimals.
- * @returns `{ computedAt, totals, categories }`, categories ordered by mrr descending then name. Never throws an
+ * @returns `{ computedAt, totals, categories }`, categories ordered by mrr descending then name, the first 500 of
+ *          them (totals cover every deal). Never throws an
  *          ApiError: an organisation without deals gets zero totals and no categories.
  */
 export async function getMrrSummary(orgId: string): Promise<MrrSummary> {
@@ -74,6 +75,7 @@ export async function getMrrSummary(orgId: string): Promise<MrrSummary> {
     .sort(
       (a, b) =>
         b.mrr - a.mrr || (a.serviceCategory < b.serviceCategory ? -1 : a.serviceCategory > b.serviceCategory ? 1 : 0),
-    );
+    )
+    .slice(0, MRR_CATEGORIES_MAX);
   return { computedAt: now.toISOString(), totals: total ? figuresOf(total) : { ...EMPTY }, categories };
 }

@@ -1,6 +1,7 @@
-import { db } from "../db/client";
+import { type Database, db } from "../db/client";
 import { prisma } from "../db/transaction";
 import { kv } from "../kv";
+import type { KvDriver } from "../kv/store";
 
 /**
  * Connectivity of one dependency: `up` with its round-trip time in ms, or `down` with the reason, which names the
@@ -9,13 +10,13 @@ import { kv } from "../kv";
 export interface ComponentStatus {
   status: "up" | "down";
   latencyMs: number;
-  driver: string;
+  driver: Database["kind"] | KvDriver;
   error?: string;
 }
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-async function check(driver: string, probe: () => Promise<unknown>): Promise<ComponentStatus> {
+async function check(driver: ComponentStatus["driver"], probe: () => Promise<unknown>): Promise<ComponentStatus> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -6,6 +6,12 @@ import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 import { EVENT_NAMES, TEST_EVENT_NAME } from "../schemas/events";
+import {
+  type SubscribableEvent,
+  WEBHOOK_DESCRIPTION_MAX_LENGTH,
+  WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_URL_MAX_LENGTH,
+} from "../schemas/webhooks";
 import { actorOf, newEventId, type WriteOrigin } from "../services/events";
 import { attemptDelivery, type DeliveryAttemptView, lastAttempt, newDeliveryId } from "./deliveries";
 import { blockedReason } from "./ssrf";
@@ -17,9 +23,6 @@ export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** Reason recorded when a user disables an endpoint. */
 export const DISABLED_BY_USER = "disabled by a user";
 
-const URL_MAX_LENGTH = 2_048;
-const DESCRIPTION_MAX_LENGTH = 500;
-
 /** An endpoint as the settings area shows it: never its secret (see {@link revealWebhookSecret}). */
 export interface WebhookEndpointView {
   /** `wh_<24 hex>` */
@@ -28,7 +31,7 @@ export interface WebhookEndpointView {
   url: string;
   description: string | null;
   /** Event names of spec §6.1, or exactly `["*"]` for all. */
-  events: string[];
+  events: SubscribableEvent[];
   /** False: nothing is delivered until it is enabled again. */
   enabled: boolean;
   /** Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or the consecutive-failure rule. */
@@ -56,11 +59,16 @@ const viewSelect = {
   previousSecretExpiresAt: true,
 } as const;
 
-type ViewRow = { [K in keyof typeof viewSelect]: WebhookEndpointView[K] };
+// As stored: `events` is a text array the services wrote from checked names only.
+type ViewRow = Omit<{ [K in keyof typeof viewSelect]: WebhookEndpointView[K] }, "events"> & { events: string[] };
 
 function toView(row: ViewRow, now = new Date()): WebhookEndpointView {
   const expires = row.previousSecretExpiresAt;
-  return { ...row, previousSecretExpiresAt: expires && expires > now ? expires : null };
+  return {
+    ...row,
+    events: row.events as SubscribableEvent[],
+    previousSecretExpiresAt: expires && expires > now ? expires : null,
+  };
 }
 
 function newEndpointId(): string {
@@ -95,8 +103,9 @@ function checkUrl(value: unknown, details: ErrorDetail[]): string | undefined {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     details.push({ path: ["url"], message: `must use http or https, not ${url.protocol.replace(/:$/, "")}` });
-  } else if (text.length > URL_MAX_LENGTH) {
-    details.push({ path: ["url"], message: `must be at most ${URL_MAX_LENGTH} characters` });
+  } else if (Math.max(text.length, url.toString().length) > WEBHOOK_URL_MAX_LENGTH) {
+    // The parser's normal form (percent-encoding, punycode) is what is stored and shown, so it counts too.
+    details.push({ path: ["url"], message: `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters` });
   } else if (url.username || url.password) {
     details.push({ path: ["url"], message: "must not carry a user name or password" });
   }
@@ -155,8 +164,11 @@ function checkEvents(value: unknown, details: ErrorDetail[]): string[] | undefin
 function checkDescription(value: unknown, details: ErrorDetail[]): string | null | undefined {
   if (value === undefined) return undefined;
   if (value === null) return null;
-  if (typeof value !== "string" || value.length > DESCRIPTION_MAX_LENGTH) {
-    details.push({ path: ["description"], message: `must be text of at most ${DESCRIPTION_MAX_LENGTH} characters` });
+  if (typeof value !== "string" || value.length > WEBHOOK_DESCRIPTION_MAX_LENGTH) {
+    details.push({
+      path: ["description"],
+      message: `must be text of at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters`,
+    });
     return undefined;
   }
   return value.trim() === "" ? null : value.trim();
@@ -178,6 +190,7 @@ async function findOwned(orgId: string, id: string) {
  * @param input.events event names of spec §6.1 (duplicates dropped), or exactly `["*"]`.
  * @param input.description optional, at most 500 characters.
  * @returns `{endpoint, secret}` with secret `whsec_<43 base64url characters>`.
+ * @throws ApiError `validation_error` (422) when the organisation already has {@link WEBHOOK_ENDPOINTS_MAX} endpoints.
  * @throws ApiError `validation_error` (422) with one detail per problem (`url`, `events`, `events.<i>`, `description`),
  *   each named in the message too (e.g. "url must not point at a private or reserved address: hooks.lan resolves to
  *   10.0.0.5").
@@ -193,9 +206,20 @@ export async function createWebhookEndpoint(
   const description = checkDescription(input.description, details);
   if (details.length > 0 || !url || !events) throw validationError(details);
   const secret = newSecret();
-  const row = await prisma().webhookEndpoint.create({
-    data: { id: newEndpointId(), orgId, url, events, description: description ?? null, secret },
-    select: viewSelect,
+  const row = await transaction(async (tx) => {
+    // Creations of one organisation take turns, so two at once cannot both pass the count.
+    await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook-endpoints:${orgId}`}, 0))::text`;
+    if ((await tx.webhookEndpoint.count({ where: { orgId } })) >= WEBHOOK_ENDPOINTS_MAX) {
+      throw new ApiError(
+        "validation_error",
+        `An organisation has at most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints; delete one to add another`,
+        { details: [{ path: [], message: `the organisation already has ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints` }] },
+      );
+    }
+    return tx.webhookEndpoint.create({
+      data: { id: newEndpointId(), orgId, url, events, description: description ?? null, secret },
+      select: viewSelect,
+    });
   });
   return { endpoint: toView(row), secret };
 }

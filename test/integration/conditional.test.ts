@@ -79,6 +79,31 @@ describe("conditional requests", () => {
     const winner = results.find((res) => res.status === 200)?.body.data.assigneeId;
     expect((await api("GET", `/tasks/${task.body.data.id}`)).body.data.assigneeId).toBe(winner);
   });
+
+  it("refuses an If-None-Match or If-Match longer than 8,192 characters: 400 bad_request naming the header", async () => {
+    const created = await api("POST", "/accounts", { name: "Long condition" });
+    const tags = Array.from({ length: 300 }, () => created.headers.get("etag")).join(", ");
+    expect(tags.length).toBeGreaterThan(8_192);
+    for (const [method, name] of [
+      ["GET", "If-None-Match"],
+      ["PATCH", "If-Match"],
+    ] as const) {
+      const res = await api(
+        method,
+        `/accounts/${created.body.data.id}`,
+        method === "PATCH" ? { name: "x" } : undefined,
+        {
+          [name]: tags,
+        },
+      );
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({
+        code: "bad_request",
+        details: [{ path: [name], message: "must be at most 8192 characters" }],
+      });
+    }
+    expect((await api("GET", `/accounts/${created.body.data.id}`)).body.data.name).toBe("Long condition");
+  });
 });
 
 describe("IETF rate-limit headers", () => {

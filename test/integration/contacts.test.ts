@@ -646,6 +646,44 @@ describe("POST /contacts/bulk", () => {
   });
 });
 
+describe("at most 100 account relationships per contact (the bound its accounts array is documented with)", () => {
+  it("bulk refuses the item that would add a 101st relationship, writing nothing; partial mode refuses that item only", async () => {
+    const { api, orgId } = await newOrg();
+    const created = await api("POST", "/accounts/bulk", {
+      accounts: Array.from({ length: 101 }, (_, i) => ({ name: `Site ${i}` })),
+    });
+    const ids: string[] = created.body.data.results.map((result: { id: string }) => result.id);
+    const contact = await api("POST", "/contacts", { email: "busy@many.test" });
+    const full = await api("PATCH", `/contacts/${contact.body.data.id}`, {
+      accounts: ids.slice(0, 100).map((accountId) => ({ accountId })),
+    });
+    expect(full.status).toBe(200);
+    expect(full.body.data.accounts).toHaveLength(100);
+    const eventsBefore = (await contactEvents(orgId)).length;
+
+    const items = [
+      { email: "other@many.test", accountId: ids[100] },
+      { email: "busy@many.test", accountId: ids[100] },
+    ];
+    const refused = await api("POST", "/contacts/bulk", { contacts: items });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details).toEqual([
+      { path: ["contacts", "1", "accountId"], message: "would give the contact more than 100 account relationships" },
+    ]);
+    expect(await prisma().contactAccount.count({ where: { orgId, contactId: contact.body.data.id } })).toBe(100);
+    expect(await prisma().contact.count({ where: { orgId, email: "other@many.test" } })).toBe(0);
+    expect((await contactEvents(orgId)).length).toBe(eventsBefore);
+
+    const partial = await api("POST", "/contacts/bulk?mode=partial", { contacts: items });
+    expect(partial.status).toBe(207);
+    expect(partial.body.data.results.map((result: { status: string }) => result.status)).toEqual(["created", "error"]);
+    expect(partial.body.data.results[1].error.details).toEqual([
+      { path: ["accountId"], message: "would give the contact more than 100 account relationships" },
+    ]);
+    expect((await api("GET", `/contacts/${contact.body.data.id}`)).body.data.accounts).toHaveLength(100);
+  });
+});
+
 describe("events from a test key", () => {
   it("flags contact.created and contact.updated with isTest", async () => {
     const { orgId } = await newOrg();

@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../server/errors";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
@@ -23,6 +24,40 @@ function expectErrorEnvelope(res: Awaited<ReturnType<typeof api>>, status: numbe
 }
 
 describe("error envelope (spec §2.1, §7)", () => {
+  it("links docsUrl to the origin called, and to localhost when the Host is no host name (longer than a DNS name)", async () => {
+    const url = new URL(server.url);
+    const docsUrlFor = (host: string) =>
+      new Promise<string>((resolve, reject) => {
+        request({ host: url.hostname, port: url.port, path: "/api/v1/accounts", headers: { Host: host } }, (res) => {
+          let text = "";
+          res.on("data", (chunk) => {
+            text += chunk;
+          });
+          res.on("end", () => resolve(JSON.parse(text).error.docsUrl));
+        })
+          .on("error", reject)
+          .end();
+      });
+    expect(await docsUrlFor("crm.lan:8080")).toBe("http://crm.lan:8080/docs/errors#unauthorized");
+    const long = `${Array.from({ length: 40 }, () => "a".repeat(60)).join(".")}.example`;
+    expect(await docsUrlFor(long)).toMatch(/^http:\/\/localhost:\d+\/docs\/errors#unauthorized$/);
+  });
+  it("keeps the details within their documented bounds, whatever the request names", async () => {
+    const long = "x".repeat(5_000);
+    const one = await api("POST", "/accounts", { name: "Bounded", [long]: 1 });
+    expectErrorEnvelope(one, 422, "validation_error");
+    const [detail] = one.body.error.details;
+    expect(detail.path[0]).toHaveLength(256);
+    expect(detail.path[0].endsWith("…")).toBe(true);
+    expect(detail.message.length).toBeLessThanOrEqual(1_000);
+
+    const many = Object.fromEntries(Array.from({ length: 1_500 }, (_, i) => [`unknown${i}`, i]));
+    const res = await api("POST", "/accounts", { name: "Bounded", ...many });
+    expectErrorEnvelope(res, 422, "validation_error");
+    expect(res.body.error.details).toHaveLength(1_000);
+    expect(res.body.error.details[0]).toEqual({ path: ["unknown0"], message: "Unrecognized field unknown0" });
+  });
+
   it("400 invalid_json for a body that is not JSON", async () => {
     expectErrorEnvelope(await api("POST", "/accounts", "{not json"), 400, "invalid_json");
     expectErrorEnvelope(

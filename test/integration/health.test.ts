@@ -254,6 +254,30 @@ describe("GET /health-scores/{accountId}", () => {
     }
     expect((await client(server.url)("GET", `/health-scores/${account.id}`)).status).toBe(401);
   });
+
+  it("lists the 100 most recent active signals and counts all of them in the score", async () => {
+    const org = await createTestOrg();
+    const account = await createAccount(org.orgId, "Noisy");
+    await prisma().healthSignal.createMany({
+      data: Array.from({ length: 101 }, (_, i) => ({
+        orgId: org.orgId,
+        accountId: account.id,
+        source: "psa",
+        type: `alert-${i}`,
+        severity: "LOW" as const,
+        score: 1,
+        occurredAt: ago(0, (i + 1) * 60_000),
+        expiresAt: ago(-1),
+      })),
+    });
+    const res = await client(server.url, org.key)("GET", `/health-scores/${account.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.externalSignals).toHaveLength(100);
+    expect(res.body.data.externalSignals[0].type).toBe("alert-0");
+    expect(res.body.data.externalSignals[99].type).toBe("alert-99");
+    const external = res.body.data.signals.find((signal: { key: string }) => signal.key === "external");
+    expect(external.inputs.activeSignals).toBe(101);
+  });
 });
 
 describe("POST /health-scores/{accountId}/signals", () => {

@@ -48,6 +48,23 @@ const ZERO = {
 };
 
 describe("GET /mrr", () => {
+  it("lists the 500 categories with the most mrr when there are more; totals still cover every deal", async () => {
+    const org = await createTestOrg();
+    const deals: [string, string, DealStage, string][] = Array.from({ length: 501 }, (_, i) => [
+      "Acme",
+      `Line ${String(i).padStart(3, "0")}`,
+      "CLOSED_WON",
+      String(1000 - i),
+    ]);
+    await seed(org.orgId, { Acme: "ACTIVE" }, deals);
+    const res = await client(server.url, org.key)("GET", "/mrr");
+    expect(res.status).toBe(200);
+    expect(res.body.data.categories).toHaveLength(500);
+    expect(res.body.data.categories[0]).toMatchObject({ serviceCategory: "Line 000", mrr: 1000 });
+    expect(res.body.data.categories[499]).toMatchObject({ serviceCategory: "Line 499", mrr: 501 });
+    expect(res.body.data.totals).toMatchObject({ deals: 501, mrr: ((1000 + 500) * 501) / 2 });
+  });
+
   let api: ReturnType<typeof client>;
   let orgId: string;
 

@@ -80,7 +80,7 @@ describe("GET /openapi.json", () => {
         "#/components/schemas/ErrorEnvelope",
       );
       if (scope) {
-        expect(operation.security).toEqual([{ bearerAuth: [scope] }]);
+        expect(operation.security).toEqual([{ bearerAuth: [] }]);
         expect(operation["x-required-scope"]).toBe(scope);
         expect(Object.keys(SCOPES)).toContain(scope);
         expect(operation.responses["401"].description).toContain("unauthorized");

@@ -1,5 +1,6 @@
-// Issue #14 item 1: the client as a user gets it. `npm pack` of sdk/ (built with tsc), installed from the tarball in an
-// empty project, an example compiled with `tsc --strict` against its declarations and run against a live server.
+// The client as a user gets it. `npm pack` of sdk/ (built with tsc), installed from the tarball in an empty project, an
+// example using the resource methods compiled with `tsc --strict` against its declarations and run against a live
+// server.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -30,15 +31,20 @@ const EXAMPLE = `import { ApiError, createClient } from "@msp-crm/sdk";
 declare const process: { env: Record<string, string | undefined> };
 
 const crm = createClient({ apiKey: process.env.CRM_KEY ?? "", baseUrl: process.env.CRM_URL });
-const created = await crm.POST("/accounts", { body: { name: "Packaged Ltd" } });
+const created = await crm.accounts.create({ name: "Packaged Ltd" });
 let count = 0;
-for await (const account of crm.list("/accounts", { limit: 10 })) if (account.id === created.id) count++;
+for await (const account of crm.accounts.list({ limit: 10 })) if (account.id === created.id) count++;
+const partial = await crm.accounts.bulk({ accounts: [{ name: "Bulk Ltd" }, { name: "" }] }, { mode: "partial" });
+const failed: number = partial.failed;
+const whole = await crm.accounts.bulk({ accounts: [{ name: "Whole Ltd" }] });
+const updated: number = whole.updated;
+const read = await crm.GET("/accounts/{id}", { params: { path: { id: created.id } } });
 try {
-  await crm.GET("/accounts/{id}", { params: { path: { id: "nosuchaccount00" } } });
+  await crm.accounts.get("nosuchaccount00");
 } catch (error) {
   if (error instanceof ApiError) console.log(error.code);
 }
-console.log(created.name, count);
+console.log(read.name, count, failed, updated);
 `;
 
 it("packs, installs from the tarball, compiles with tsc --strict and runs", { timeout: 180_000 }, async () => {
@@ -47,7 +53,15 @@ it("packs, installs from the tarball, compiles with tsc --strict and runs", { ti
   const [info] = JSON.parse(packed) as Array<{ filename: string; size: number; files: Array<{ path: string }> }>;
   if (!info) throw new Error("npm pack printed nothing");
   expect(info.files.map((file) => file.path).sort()).toEqual(
-    expect.arrayContaining(["README.md", "dist/index.d.ts", "dist/index.js", "package.json"]),
+    expect.arrayContaining([
+      "README.md",
+      "dist/index.d.ts",
+      "dist/index.js",
+      "dist/resources.d.ts",
+      "dist/resources.js",
+      "dist/types.d.ts",
+      "package.json",
+    ]),
   );
   console.log(`packed size: ${info.size} bytes (${info.files.length} files)`);
 
@@ -77,7 +91,7 @@ it("packs, installs from the tarball, compiles with tsc --strict and runs", { ti
     cwd: dir,
     env: { ...process.env, CRM_KEY: org.key, CRM_URL: server.url },
   });
-  expect(stdout.trim().split("\n")).toEqual(["not_found", "Packaged Ltd 1"]);
+  expect(stdout.trim().split("\n")).toEqual(["not_found", "Packaged Ltd 1 1 0"]);
   const installed = path.join(dir, "node_modules", "@msp-crm", "sdk", "dist");
   expect(readdirSync(installed).length).toBeGreaterThan(0);
   expect(statSync(path.join(installed, "index.js")).size).toBeGreaterThan(0);

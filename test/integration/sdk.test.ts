@@ -1,12 +1,13 @@
-// Issue #14 item 1: the TypeScript client (sdk/) against a live server: its types match the served document, every
-// kind of operation, pagination over 1,050 records, a create retried under injected 503s that creates exactly one
-// record, typed errors, webhook verification of a real delivery, and following the events feed.
+// The TypeScript client (sdk/) against a live server: its generated files match the served document, the resource
+// methods of every resource (bulk typed by mode), the path-typed calls, pagination over 1,050 records, a create retried
+// under injected 503s that creates exactly one record, typed errors, webhook verification of a real delivery, and
+// following the events feed.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SDK_SCHEMA_FILE, sdkSchemaText } from "../../scripts/sdk-generate";
-import { ApiError, createClient, verifyWebhook } from "../../sdk/src/index";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { sdkFiles } from "../../scripts/sdk-generate";
+import { ApiError, createClient, type PartialData, type SuccessData, verifyWebhook } from "../../sdk/src/index";
 import { createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { type Receiver, startReceiver } from "../helpers/receiver";
 
@@ -21,8 +22,124 @@ afterAll(async () => {
   await receiver.close();
 });
 
-it("has types generated from the document the API serves (npm run sdk:generate)", async () => {
-  expect(readFileSync(SDK_SCHEMA_FILE, "utf8") === (await sdkSchemaText()), "run npm run sdk:generate").toBe(true);
+it("has types and resource methods generated from the document the API serves (npm run sdk:generate)", async () => {
+  for (const { file, text } of await sdkFiles()) {
+    expect(readFileSync(file, "utf8") === text, `${file} is out of date: run npm run sdk:generate`).toBe(true);
+  }
+});
+
+describe("resource methods (generated from the document)", () => {
+  it("offers list/get/create/update/delete/bulk on every resource, webhook endpoints and the events feed", () => {
+    const crm = createClient({ apiKey: "msp_test_x", baseUrl: server.url });
+    const methods = (resource: object) => Object.keys(resource).sort();
+    expect(methods(crm.accounts)).toEqual(["bulk", "create", "delete", "get", "list", "update"]);
+    expect(methods(crm.contacts)).toEqual(["bulk", "create", "get", "list", "update"]);
+    expect(methods(crm.deals)).toEqual(["bulk", "create", "get", "list", "update"]);
+    expect(methods(crm.devices)).toEqual(["bulk", "create", "delete", "get", "list", "update"]);
+    expect(methods(crm.tasks)).toEqual(["create", "delete", "get", "list", "update"]);
+    expect(methods(crm.touchpoints)).toEqual(["create", "get", "list"]);
+    expect(methods(crm.notes)).toEqual(["create", "get", "list"]);
+    expect(methods(crm.healthScores)).toEqual(["get", "list", "pushSignal"]);
+    expect(methods(crm.mrr)).toEqual(["get"]);
+    expect(methods(crm.status)).toEqual(["get"]);
+    expect(methods(crm.events)).toEqual(["follow", "get", "list"]);
+    expect(methods(crm.webhookEndpoints)).toEqual([
+      "create",
+      "delete",
+      "deliveries",
+      "get",
+      "list",
+      "redeliver",
+      "rotateSecret",
+      "test",
+      "update",
+    ]);
+  });
+
+  it('types bulk by mode: all-or-none resolves to the 200 shape, { mode: "partial" } to the 207 shape', async () => {
+    const org = await createTestOrg();
+    const crm = createClient({ apiKey: org.key, baseUrl: server.url });
+    const whole = await crm.accounts.bulk({ accounts: [{ name: "Whole", externalId: "w-1" }] });
+    expectTypeOf(whole).toEqualTypeOf<SuccessData<"/accounts/bulk", "post">>();
+    expect(whole).toMatchObject({
+      created: 1,
+      updated: 0,
+      total: 1,
+      results: [{ externalId: "w-1", action: "created" }],
+    });
+    const partial = await crm.accounts.bulk(
+      { accounts: [{ name: "Part", externalId: "p-1" }, { name: "" }] },
+      { mode: "partial" },
+    );
+    expectTypeOf(partial).toEqualTypeOf<PartialData<"/accounts/bulk">>();
+    expect(partial).toMatchObject({ mode: "partial", created: 1, failed: 1, total: 2 });
+    expect(partial.results[1]).toMatchObject({ index: 1, status: "error", error: { code: "validation_error" } });
+    const deals = await crm.deals.bulk({ deals: [{ name: "Renewal", accountId: whole.results[0]?.id ?? "" }] });
+    expect(deals).toMatchObject({ created: 1, total: 1 });
+  });
+
+  it("creates, reads, updates, lists and deletes through resource methods, and throws ApiError", async () => {
+    const org = await createTestOrg();
+    const crm = createClient({ apiKey: org.key, baseUrl: server.url });
+    const account = await crm.accounts.create({ name: "Resourceful Ltd", externalId: "res-1" });
+    expect(await crm.accounts.get(account.id)).toEqual(account);
+    expect(await crm.accounts.get(account.id, { fields: "name" })).toEqual({ id: account.id, name: "Resourceful Ltd" });
+    const updated = await crm.accounts.update(account.id, { industry: "Legal" });
+    expect(updated.industry).toBe("Legal");
+    const contact = await crm.contacts.create({ email: "ann@resourceful.test", accountId: account.id });
+    expect((await crm.contacts.get(contact.id, { expand: "account" })).accounts[0]?.account?.name).toBe(
+      "Resourceful Ltd",
+    );
+    const names: string[] = [];
+    for await (const item of crm.accounts.list({ limit: 1 })) names.push(item.name);
+    expect(names).toEqual(["Resourceful Ltd"]);
+    const task = await crm.tasks.create({ title: "Call", accountId: account.id });
+    expect(await crm.tasks.delete(task.id)).toEqual({ id: task.id, deleted: true });
+    const signal = await crm.healthScores.pushSignal(account.id, {
+      source: "psa",
+      type: "escalation",
+      severity: "HIGH",
+      score: 80,
+    });
+    expect(signal).toMatchObject({ accountId: account.id, score: expect.any(Number) });
+    expect((await crm.healthScores.get(account.id)).externalSignals).toHaveLength(1);
+    expect(await crm.mrr.get()).toMatchObject({ totals: expect.any(Object) });
+    expect(await crm.status.get()).toMatchObject({ status: "ok" });
+    const events = [];
+    for await (const event of crm.events.list({ resource: "account" })) events.push(event);
+    expect(events.map((event) => event.event)).toEqual(["account.created", "account.updated"]);
+    expect((await crm.events.get(events[0]?.id ?? "")).id).toBe(events[0]?.id);
+    expect(await crm.accounts.delete(account.id, { force: "true" })).toEqual({ id: account.id, deleted: true });
+
+    const etag = await crm.tasks.create({ title: "Guarded" });
+    const stale = await crm.tasks
+      .update(etag.id, { title: "x" }, { headers: { "If-Match": '"not-the-current-tag-000000000"' } })
+      .catch((error) => error);
+    expect(stale).toBeInstanceOf(ApiError);
+    expect(stale).toMatchObject({ status: 412, code: "precondition_failed" });
+    const missing = await crm.deals.get("nosuchdeal00").catch((error) => error);
+    expect(missing).toMatchObject({ status: 404, code: "not_found", requestId: expect.stringMatching(/^req_/) });
+  });
+
+  it("manages webhook endpoints: create, list, test, deliveries, rotate, delete", async () => {
+    const org = await createTestOrg();
+    const crm = createClient({ apiKey: org.key, baseUrl: server.url });
+    const endpoint = await crm.webhookEndpoints.create({ url: receiver.url, events: ["account.created"] });
+    const listed = [];
+    for await (const item of crm.webhookEndpoints.list()) listed.push(item.id);
+    expect(listed).toEqual([endpoint.id]);
+    const sent = await crm.webhookEndpoints.test(endpoint.id);
+    expect(sent.attempt.success).toBe(true);
+    const attempts = [];
+    for await (const attempt of crm.webhookEndpoints.deliveries(endpoint.id, { limit: 10 })) attempts.push(attempt);
+    expect(attempts.map((attempt) => attempt.eventId)).toEqual([sent.eventId]);
+    const again = await crm.webhookEndpoints.redeliver(attempts[0]?.deliveryId ?? "");
+    expect(again.eventId).toBe(sent.eventId);
+    const rotated = await crm.webhookEndpoints.rotateSecret(endpoint.id);
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(await crm.webhookEndpoints.update(endpoint.id, { enabled: false })).toMatchObject({ enabled: false });
+    expect(await crm.webhookEndpoints.delete(endpoint.id)).toEqual({ id: endpoint.id, deleted: true });
+  });
 });
 
 describe("the client against a live server", () => {

@@ -4,6 +4,7 @@ process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { type Receiver, startReceiver, verifyServiceSignature } from "../helpers/receiver";
 
@@ -28,6 +29,32 @@ function standardHeaders(headers: Record<string, string | string[] | undefined>)
 }
 
 describe("webhook endpoints through the API", () => {
+  it("keeps an organisation to 100 endpoints, so the one-page list stays within its documented bound", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    await prisma().webhookEndpoint.createMany({
+      data: Array.from({ length: 99 }, (_, i) => ({
+        id: `wh_${String(i).padStart(24, "0")}`,
+        orgId: org.orgId,
+        url: `${receiver.url}/${i}`,
+        events: ["*"],
+        secret: "whsec_c2VjcmV0",
+      })),
+    });
+    const concurrent = await Promise.all(
+      [1, 2, 3].map((n) => api("POST", "/webhook-endpoints", { url: `${receiver.url}/extra-${n}`, events: ["*"] })),
+    );
+    expect(concurrent.map((res) => res.status).sort()).toEqual([201, 422, 422]);
+    const refused = concurrent.find((res) => res.status === 422);
+    expect(refused?.body.error).toMatchObject({
+      code: "validation_error",
+      message: "An organisation has at most 100 webhook endpoints; delete one to add another",
+    });
+    const list = await api("GET", "/webhook-endpoints");
+    expect(list.body.data).toHaveLength(100);
+    expect(list.body).toMatchObject({ hasMore: false, nextCursor: null });
+  });
+
   it("creates, reads, updates and deletes an endpoint, showing the secret once", async () => {
     const org = await createTestOrg();
     const api = client(server.url, org.key);

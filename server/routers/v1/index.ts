@@ -22,7 +22,7 @@ export const v1Router = router({
   devices: devicesRouter,
   touchpoints: touchpointsRouter,
   notes: notesRouter,
-  health: healthRouter,
+  healthScores: healthRouter,
   mrr: mrrRouter,
   events: eventsRouter,
   webhookEndpoints: webhookEndpointsRouter,

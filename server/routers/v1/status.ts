@@ -6,11 +6,11 @@ import { publicProcedure, router } from "../../trpc";
 
 const ComponentSchema = z.object({
   status: z.enum(["up", "down"]).describe("up when the probe answered within 2 s."),
-  latencyMs: z.int().describe("Round-trip time of the probe in milliseconds."),
+  latencyMs: z.int().min(0).max(3_600_000).describe("Round-trip time of the probe in milliseconds."),
   driver: z
-    .string()
+    .enum(["postgres", "pglite", "redis", "vercel-kv", "memory"])
     .describe("Backend: postgres or pglite for the database; redis, vercel-kv or memory for the cache."),
-  error: z.string().optional().describe("Why the component is down."),
+  error: z.string().max(200).optional().describe("Why the component is down."),
 });
 
 /** Response data of `GET /status` when everything is up (spec §4.8). */

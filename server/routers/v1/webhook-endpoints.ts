@@ -3,6 +3,7 @@ import { IdSchema, listOf } from "../../schemas/common";
 import {
   DeliveryAttemptSchema,
   DeliveryListQuerySchema,
+  WEBHOOK_ENDPOINTS_MAX,
   WebhookEndpointCreatedSchema,
   WebhookEndpointCreateSchema,
   WebhookEndpointSchema,
@@ -51,17 +52,16 @@ export const webhookEndpointsRouter = router({
         path: "/webhook-endpoints",
         tags,
         summary: "List webhook endpoints",
-        description:
-          "Every endpoint of the organisation, newest first, in one page (hasMore is always false): an organisation has few. Secrets are never shown here.",
+        description: `Every endpoint of the organisation, newest first, in one page (hasMore is always false): an organisation has at most ${WEBHOOK_ENDPOINTS_MAX}. Secrets are never shown here.`,
       },
       envelope: "list",
     })
     .input(z.void())
     .output(
       z.object({
-        data: z.array(WebhookEndpointSchema),
+        data: z.array(WebhookEndpointSchema).max(WEBHOOK_ENDPOINTS_MAX),
         hasMore: z.boolean().describe("Always false: every endpoint is on this page."),
-        nextCursor: z.string().nullable().describe("Always null."),
+        nextCursor: z.null().describe("Always null."),
       }),
     )
     .query(async ({ ctx }) => ({
@@ -134,7 +134,7 @@ export const webhookEndpointsRouter = router({
     .output(
       z
         .object({
-          id: z.string().describe("The deleted endpoint's id."),
+          id: z.string().max(64).describe("The deleted endpoint's id."),
           deleted: z.literal(true).describe("Always true."),
         })
         .meta({ example: { id: "wh_5f2c9d0e1a7b4c3d8e6f0a12", deleted: true } }),
