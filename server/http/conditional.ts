@@ -18,7 +18,7 @@ export function conditionalRequests(routes: readonly RouteEntry[]): Step {
   for (const route of routes) {
     if (route.method === "GET" && route.procedure && route.pathParams.length > 0) readOf.set(route.path, route);
   }
-  return async (exchange, next) => {
+  const conditional: Step = async (exchange, next) => {
     if (exchange.method === "GET") {
       const wanted = exchange.request.header("if-none-match");
       const reply = await next();
@@ -47,4 +47,5 @@ export function conditionalRequests(routes: readonly RouteEntry[]): Step {
       write: next,
     });
   };
+  return conditional;
 }
