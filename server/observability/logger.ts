@@ -68,8 +68,9 @@ function createLogger(): Logger {
       mixin: () => holder.__crmTraceFields?.() ?? {},
     },
     // Written asynchronously as soon as possible (no buffering threshold), so a burst costs one write, a quiet
-    // server's lines appear at once, and the request path never blocks on a slow stdout; flushed on exit.
-    pino.destination({ dest: 1, sync: false, minLength: 0 }),
+    // server's lines appear at once, and the request path never blocks on a slow stdout; flushed on exit. A reader
+    // that stops reading costs at most 16 MB of buffered lines, then lines are dropped rather than memory grown.
+    pino.destination({ dest: 1, sync: false, minLength: 0, maxLength: 16 * 1024 * 1024 }),
   );
 }
 

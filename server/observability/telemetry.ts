@@ -165,7 +165,8 @@ async function start(options: { patchRedis: boolean }): Promise<TelemetryState> 
     // The SDK's own default would be `unknown_service:node`.
     serviceName: named ? undefined : "msp-crm-api",
     instrumentations: [
-      new PrismaInstrumentation(),
+      // The operation and its SQL; the client's own serialise and compile steps would double the spans per query.
+      new PrismaInstrumentation({ ignoreSpanTypes: ["prisma:client:serialize", "prisma:client:compile"] }),
       // Redis spans only inside a trace, with the command's name alone: keys and arguments (window members, hashed
       // sign-in emails) tell a reader nothing and would grow every span.
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
