@@ -2,7 +2,7 @@
 import { afterEach, expect, it } from "vitest";
 import { captureLog, type LogCapture } from "../../test/helpers/log-capture";
 import { EnvSchema } from "../env";
-import { log } from "./logger";
+import { log, requestLog } from "./logger";
 
 const KEY = `msp_live_${"A1b2C3d4E5".repeat(3)}Zz9Yy8`;
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9pQw0Ytq1Yk=";
@@ -68,4 +68,12 @@ it("refuses a LOG_LEVEL it does not know, a METRICS_PORT equal to PORT and a MET
     METRICS_PORT: 9464,
   });
   expect(EnvSchema.parse({}).LOG_LEVEL).toBe("info");
+});
+
+it("writes a request's line with its fields, cheaply redacted at the top level", () => {
+  capture = captureLog();
+  requestLog().info({ requestId: "req_1", route: "/api/v1/accounts/{id}", status: 200, password: "x" }, "request");
+  expect(capture.lines()).toEqual([
+    expect.objectContaining({ level: "info", msg: "request", route: "/api/v1/accounts/{id}", password: "[redacted]" }),
+  ]);
 });

@@ -12,7 +12,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { env } from "../env";
-import { log } from "./logger";
+import { requestLog } from "./logger";
 import { knownMethod, recordRequest } from "./metrics";
 import { tracingOn } from "./telemetry";
 
@@ -96,8 +96,8 @@ export function observeRequest(requestId: string, method: string, header: Header
       ...(outcome.errorCode ? { errorCode: outcome.errorCode } : {}),
       ...(ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {}),
     };
-    if (outcome.status >= 500) log().error(line, "request");
-    else log().info(line, "request");
+    if (outcome.status >= 500) requestLog().error(line, "request");
+    else requestLog().info(line, "request");
   };
   if (!tracingOn()) {
     return { span: null, run: (fn) => fn(), stage: untracedStage, end: (outcome) => finish(outcome, null) };

@@ -1,7 +1,7 @@
 // The lines the server's logger writes, as written (after level filtering, redaction and serialisation), for tests
 // that run the service in-process.
 import pino from "pino";
-import { log } from "../../server/observability/logger";
+import { log, requestLog } from "../../server/observability/logger";
 
 /** Lines written since {@link captureLog} was called, parsed; `restore` stops capturing and resets the level. */
 export interface LogCapture {
@@ -10,8 +10,8 @@ export interface LogCapture {
 }
 
 /**
- * Captures what the process's logger writes (still writing it), at `level` (default `info`) for the capture's
- * duration.
+ * Captures what the process's logger writes (still writing it), request lines included, at `level` (default `info`)
+ * for the capture's duration.
  */
 export function captureLog(level: pino.LevelWithSilent = "info"): LogCapture {
   const logger = log();
@@ -23,8 +23,10 @@ export function captureLog(level: pino.LevelWithSilent = "info"): LogCapture {
     written.push(chunk);
     return write(chunk);
   };
-  const previous = logger.level;
+  const requests = requestLog();
+  const previous = [logger.level, requests.level] as const;
   logger.level = level;
+  requests.level = level;
   return {
     lines: () =>
       written
@@ -34,7 +36,7 @@ export function captureLog(level: pino.LevelWithSilent = "info"): LogCapture {
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     restore: () => {
       stream.write = write;
-      logger.level = previous;
+      [logger.level, requests.level] = previous;
     },
   };
 }
