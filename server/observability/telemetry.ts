@@ -138,6 +138,34 @@ function patchRedisClient(): void {
   createRequire(import.meta.url)("ioredis");
 }
 
+/** How often one OpenTelemetry diagnostic (an export failing against a collector that is down) is logged, ms. */
+const DIAGNOSTIC_INTERVAL_MS = 60_000;
+
+/**
+ * The SDK's own diagnostics (an exporter that cannot reach its collector, a bad variable) as JSON log lines, at
+ * `OTEL_LOG_LEVEL` (default `WARN`), each message at most once a minute: the SDK would otherwise print plain text, or
+ * nothing at all.
+ */
+function diagnosticsToLog(api: typeof import("@opentelemetry/api")): void {
+  const lastLogged = new Map<string, number>();
+  const write =
+    (level: "error" | "warn" | "info" | "debug") =>
+    (message: string, ...args: unknown[]) => {
+      const now = Date.now();
+      const topic = message.slice(0, 120);
+      if (now - (lastLogged.get(topic) ?? 0) < DIAGNOSTIC_INTERVAL_MS) return;
+      lastLogged.set(topic, now);
+      const detail = args.map((arg) => (arg instanceof Error ? arg.message : typeof arg === "string" ? arg : ""));
+      log()[level]({ component: "opentelemetry", detail: detail.filter(Boolean).join("; ") || undefined }, message);
+    };
+  const named = process.env.OTEL_LOG_LEVEL?.trim().toUpperCase() as keyof typeof api.DiagLogLevel | undefined;
+  const level = named && named in api.DiagLogLevel ? api.DiagLogLevel[named] : api.DiagLogLevel.WARN;
+  api.diag.setLogger(
+    { error: write("error"), warn: write("warn"), info: write("info"), debug: write("debug"), verbose: write("debug") },
+    { logLevel: level, suppressOverrideMessage: true },
+  );
+}
+
 async function start(options: { patchRedis: boolean }): Promise<TelemetryState> {
   const wanted = telemetryWanted();
   if (!wanted.traces && !wanted.otlpMetrics && wanted.metricsPort === null) return OFF;
@@ -176,6 +204,7 @@ async function start(options: { patchRedis: boolean }): Promise<TelemetryState> 
     ...(wanted.traces ? {} : { spanProcessors: [] }),
     logRecordProcessors: [],
   });
+  diagnosticsToLog(api);
   sdk.start();
   if (options.patchRedis) patchRedisClient();
 
