@@ -4,6 +4,7 @@
 // (telemetry off), one exporting to an in-process receiver. Needs a production build (`npm test` makes one first).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -86,6 +87,20 @@ async function until<T>(read: () => T | undefined | Promise<T | undefined>, what
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** Sends `text` as it is on a new connection to `base` and returns everything the server answers. */
+function rawRequest(base: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    let answer = "";
+    const socket = connect(Number(port), hostname, () => socket.write(text));
+    socket.on("data", (chunk) => {
+      answer += chunk;
+    });
+    socket.on("end", () => resolve(answer));
+    socket.on("error", reject);
+  });
 }
 
 /** Every span below `span` in its trace. */
@@ -200,6 +215,14 @@ describe("request log (telemetry off, the default)", () => {
       false,
     );
     record(await fetch(`${api}/no-such-thing/${org.key}`), null, false);
+    // A request Node cannot parse is answered (and logged) before any route.
+    const raw = await rawRequest(server.base, `BREW /api/v1/accounts?api_key=${org.key} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    sent.push({
+      id: /x-request-id: (\S+)/i.exec(raw)?.[1] ?? "",
+      status: Number(raw.split(" ")[1]),
+      route: null,
+      authenticated: false,
+    });
 
     const lines = await until(() => {
       const found = jsonLines(server.output()).filter((line) => line.msg === "request");
@@ -222,6 +245,8 @@ describe("request log (telemetry off, the default)", () => {
     }
     const refused = lines.find((line) => line.requestId === sent[2]?.id);
     expect(refused).toMatchObject({ status: 401, errorCode: "unauthorized" });
+    const unparsed = lines.find((line) => line.requestId === sent.at(-1)?.id);
+    expect(unparsed).toMatchObject({ status: 400, errorCode: "bad_request", method: "_OTHER", route: null });
 
     const output = server.output();
     for (const secretText of [
