@@ -9,6 +9,7 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  type Tracer,
   trace,
 } from "@opentelemetry/api";
 import { env } from "../env";
@@ -18,6 +19,13 @@ import { tracingOn } from "./telemetry";
 
 /** Tracer of the service's own spans (requests, pipeline steps, webhook deliveries). */
 export const TRACER_NAME = "msp-crm-api";
+
+// Taken on first use: the tracer provider is registered by startTelemetry, before any request.
+let cachedTracer: Tracer | undefined;
+function tracer(): Tracer {
+  cachedTracer ??= trace.getTracer(TRACER_NAME);
+  return cachedTracer;
+}
 
 /** What is known about a request once it is answered. */
 export interface RequestOutcome {
@@ -103,10 +111,9 @@ export function observeRequest(requestId: string, method: string, header: Header
     return { span: null, run: (fn) => fn(), stage: untracedStage, end: (outcome) => finish(outcome, null) };
   }
 
-  const tracer = trace.getTracer(TRACER_NAME);
   const verb = knownMethod(method);
   const parent = parentContext(header);
-  const span = tracer.startSpan(
+  const span = tracer().startSpan(
     verb === "_OTHER" ? "HTTP" : verb,
     { kind: SpanKind.SERVER, attributes: { "http.request.method": verb, "crm.request_id": requestId } },
     parent,
@@ -116,7 +123,7 @@ export function observeRequest(requestId: string, method: string, header: Header
     span,
     run: (fn) => context.with(active, fn),
     stage: async (name, body) => {
-      const child = tracer.startSpan(name, undefined, active);
+      const child = tracer().startSpan(name, undefined, active);
       let open = true;
       const close = () => {
         if (open) {
@@ -174,7 +181,7 @@ export async function clientSpan<T>(
   describe?: (result: T) => { attributes?: Record<string, string | number | boolean>; error?: string | null },
 ): Promise<T> {
   if (!tracingOn()) return fn();
-  const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind: SpanKind.CLIENT, attributes });
+  const span = tracer().startSpan(name, { kind: SpanKind.CLIENT, attributes });
   try {
     const result = await context.with(trace.setSpan(context.active(), span), fn);
     const described = describe?.(result);

@@ -192,13 +192,17 @@ async function start(options: { patchRedis: boolean }): Promise<TelemetryState> 
   const sdk = new NodeSDK({
     // The SDK's own default would be `unknown_service:node`.
     serviceName: named ? undefined : "msp-crm-api",
-    instrumentations: [
-      // The operation and its SQL; the client's own serialise and compile steps would double the spans per query.
-      new PrismaInstrumentation({ ignoreSpanTypes: ["prisma:client:serialize", "prisma:client:compile"] }),
-      // Redis spans only inside a trace, with the command's name alone: keys and arguments (window members, hashed
-      // sign-in emails) tell a reader nothing and would grow every span.
-      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
-    ],
+    // Spans of the database and Redis only when spans are exported: with metrics alone they would cost every query
+    // and command for nothing.
+    instrumentations: wanted.traces
+      ? [
+          // The operation and its SQL; the client's own serialise and compile steps would double the spans per query.
+          new PrismaInstrumentation({ ignoreSpanTypes: ["prisma:client:serialize", "prisma:client:compile"] }),
+          // Redis spans only inside a trace, with the command's name alone: keys and arguments (window members,
+          // hashed sign-in emails) tell a reader nothing and would grow every span.
+          new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
+        ]
+      : [],
     metricReaders: readers,
     // Without an endpoint the SDK would export spans to localhost:4318; logs go to stdout, not OTLP.
     ...(wanted.traces ? {} : { spanProcessors: [] }),
@@ -206,7 +210,7 @@ async function start(options: { patchRedis: boolean }): Promise<TelemetryState> 
   });
   diagnosticsToLog(api);
   sdk.start();
-  if (options.patchRedis) patchRedisClient();
+  if (options.patchRedis && wanted.traces) patchRedisClient();
 
   let metricsServer: Server | null = null;
   if (prometheus && wanted.metricsPort !== null) {
