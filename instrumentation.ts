@@ -5,6 +5,7 @@
 /**
  * Starts OpenTelemetry in the Node.js runtime when the environment asks for it (`OTEL_EXPORTER_OTLP_ENDPOINT`,
  * `METRICS_PORT`); nothing on the Edge runtime. Called once by Next.js before the first request.
+ * Source: docs/architecture.md, "Observability".
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;

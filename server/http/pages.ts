@@ -23,6 +23,7 @@ function template(page: string): string {
  * route as it is, a dynamic one with its parameters in braces (`/settings/webhooks/{id}`), Next.js's own assets as
  * `/_next/static/{path}` and `/_next/{path}`. Null when nothing matches (an unknown path) or the build has no
  * manifest (development before the first compile), so a label never carries a raw path.
+ * Source: docs/architecture.md, "Observability".
  */
 export function pageRoutes(distDir: string): (pathname: string) => string | null {
   const file = path.join(distDir, "routes-manifest.json");
@@ -48,6 +49,7 @@ export function pageRoutes(distDir: string): (pathname: string) => string | null
  * spans and the database's inside it.
  * @param handle Next.js's request handler (`app.getRequestHandler()`).
  * @param routeOf see {@link pageRoutes}.
+ * Source: docs/architecture.md, "Observability".
  */
 export function observedPages(
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,

@@ -10,7 +10,7 @@ const TOP_LEVEL_REDACTED = ["authorization", "cookie", "password", "secret", "ke
  * Field paths pino replaces with `[redacted]` wherever they appear one or two levels deep. The service never logs
  * headers, bodies or query strings; this is the second line of defence should a caller pass one anyway.
  */
-export const REDACTED_PATHS: readonly string[] = [
+const REDACTED_PATHS: readonly string[] = [
   ...TOP_LEVEL_REDACTED,
   "headers.authorization",
   "headers.cookie",
@@ -31,7 +31,7 @@ export const REDACTED_PATHS: readonly string[] = [
 const SECRET_IN_TEXT = /\b(?:msp_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{8,})|(?<=\bBearer\s+)[^\s"',]+/gi;
 
 /** `text` with every API key, webhook secret and bearer token in it replaced by `[redacted]`. */
-export function scrubSecrets(text: string): string {
+function scrubSecrets(text: string): string {
   return text.replace(SECRET_IN_TEXT, "[redacted]");
 }
 
@@ -52,7 +52,10 @@ const holder = globalThis as unknown as {
   __crmTraceFields?: TraceFields;
 };
 
-/** Lets the telemetry add the active span's ids to every line logged inside a traced request (./telemetry.ts). */
+/**
+ * Lets the telemetry add the active span's ids (`trace_id`, `span_id`, hex) to every line logged inside a traced
+ * request; undefined stops it. Source: docs/architecture.md, "Observability".
+ */
 export function setTraceFields(fields: TraceFields | undefined): void {
   holder.__crmTraceFields = fields;
 }
@@ -80,7 +83,7 @@ function createLogger(): Logger {
  * with `time` (ISO 8601), `level` (`trace`…`fatal`), `pid`, `hostname`, `msg`, the fields given, and `trace_id` /
  * `span_id` inside a traced request. `LOG_LEVEL` (default `info`) sets the threshold. Fields named like credentials
  * ({@link REDACTED_PATHS}) are replaced by `[redacted]`, and API keys, webhook secrets and bearer tokens are removed
- * from error messages and stacks ({@link scrubSecrets}). Log errors as `{ err }`.
+ * from error messages and stacks. Log errors as `{ err }`.
  * Source: docs/architecture.md, "Observability".
  */
 export function log(): Logger {
@@ -92,6 +95,7 @@ export function log(): Logger {
  * The logger of the per-request lines (./requests.ts): {@link log}'s, redacting the top-level credential names only.
  * Those lines are built from known fields (ids, the route template, status, duration), never from what a client sent,
  * and matching wildcard paths would more than triple the CPU a line costs (about 8 µs instead of 28 µs measured).
+ * Source: docs/architecture.md, "Observability".
  */
 export function requestLog(): Logger {
   holder.__crmRequestLogger ??= log().child({}, { redact: { paths: TOP_LEVEL_REDACTED, censor: "[redacted]" } });

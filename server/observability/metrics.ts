@@ -16,7 +16,7 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 
 /**
  * The method as the semantic conventions record it: one of the nine HTTP methods, else `_OTHER` (a client can send
- * any token as a method, which must not make a label value).
+ * any token as a method, which must not make a label value). Source: docs/architecture.md, "Observability".
  */
 export function knownMethod(method: string): string {
   return METHODS.has(method) ? method : "_OTHER";
@@ -118,7 +118,7 @@ export function recordRateLimitRefusal(subject: "key" | "anonymous"): void {
   meterInstruments().rateLimitRefusals.add(1, { "crm.rate_limit.subject": subject });
 }
 
-/** The outbox as the gauges report it. */
+/** The outbox as the gauges report it (docs/architecture.md, "Observability"). */
 export interface OutboxState {
   /** Events waiting to be handed to the worker. */
   waiting: number;
@@ -127,7 +127,7 @@ export interface OutboxState {
 }
 
 /** How long one reading of the outbox is reused, ms: scrapes and exports never query more often than this. */
-export const OUTBOX_READING_TTL_MS = 15_000;
+const OUTBOX_READING_TTL_MS = 15_000;
 
 /**
  * Reports the outbox through the observable gauges `crm.outbox.backlog` (events) and `crm.outbox.oldest_age`

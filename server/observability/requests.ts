@@ -18,7 +18,7 @@ import { knownMethod, recordRequest } from "./metrics";
 import { tracingOn } from "./telemetry";
 
 /** Tracer of the service's own spans (requests, pipeline steps, webhook deliveries). */
-export const TRACER_NAME = "msp-crm-api";
+const TRACER_NAME = "msp-crm-api";
 
 // Taken on first use: the tracer provider is registered by startTelemetry, before any request.
 let cachedTracer: Tracer | undefined;
@@ -27,7 +27,7 @@ function tracer(): Tracer {
   return cachedTracer;
 }
 
-/** What is known about a request once it is answered. */
+/** What is known about a request once it is answered (docs/architecture.md, "Observability"). */
 export interface RequestOutcome {
   /** The route template (`/api/v1/accounts/{id}`, `/settings/webhooks/{id}`); null when no route matched. */
   route: string | null;
@@ -38,7 +38,7 @@ export interface RequestOutcome {
   errorCode?: string | null;
 }
 
-/** A request being observed; see {@link observeRequest}. */
+/** A request being observed; see {@link observeRequest} (docs/architecture.md, "Observability"). */
 export interface RequestObservation {
   /** The request's server span, when tracing is on. */
   readonly span: Span | null;

@@ -8,7 +8,7 @@ import type { MetricReader } from "@opentelemetry/sdk-metrics";
 import { env } from "../env";
 import { log, setTraceFields } from "./logger";
 
-/** Which parts of the telemetry run in this process. */
+/** Which parts of the telemetry run in this process (docs/architecture.md, "Observability"). */
 export interface TelemetryState {
   /** Spans are exported over OTLP. */
   tracing: boolean;
@@ -44,7 +44,7 @@ function listed(name: string, fallback: string): string[] {
  * What the environment asks for: OTLP export when `OTEL_EXPORTER_OTLP_ENDPOINT` (or a signal's own
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `_METRICS_ENDPOINT`) is set and `OTEL_SDK_DISABLED` is not `true`; the
  * Prometheus endpoint when `METRICS_PORT` is set. `OTEL_TRACES_EXPORTER=none` / `OTEL_METRICS_EXPORTER=none` turn a
- * signal's OTLP export off, as the SDK's own variables say.
+ * signal's OTLP export off, as the SDK's own variables say. Source: docs/architecture.md, "Observability".
  */
 export function telemetryWanted(): { traces: boolean; otlpMetrics: boolean; metricsPort: number | null } {
   if (process.env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true")
@@ -285,17 +285,26 @@ export function startTelemetry(options: { patchRedis?: boolean } = {}): Promise<
   return holder.__crmTelemetry;
 }
 
-/** Whether spans are being recorded in this process (false until {@link startTelemetry} has finished). */
+/**
+ * Whether spans are being recorded in this process (false until {@link startTelemetry} has finished).
+ * Source: docs/architecture.md, "Observability".
+ */
 export function tracingOn(): boolean {
   return holder.__crmTelemetryState?.tracing === true;
 }
 
-/** Whether metrics are being recorded in this process (false until {@link startTelemetry} has finished). */
+/**
+ * Whether metrics are being recorded in this process (false until {@link startTelemetry} has finished).
+ * Source: docs/architecture.md, "Observability".
+ */
 export function metricsOn(): boolean {
   return holder.__crmTelemetryState?.metrics === true;
 }
 
-/** Exports what is buffered and stops the telemetry started by {@link startTelemetry}, within 5 s; safe to call when off. */
+/**
+ * Exports what is buffered and stops the telemetry started by {@link startTelemetry}, within 5 s; safe to call when
+ * off. Source: docs/architecture.md, "Observability".
+ */
 export async function stopTelemetry(): Promise<void> {
   const state = await holder.__crmTelemetry;
   holder.__crmTelemetry = undefined;

@@ -13,7 +13,7 @@ const RESPONSE_BYTES_LIMIT = RESPONSE_BODY_LIMIT * 4;
 /**
  * How an attempt ended: `success` (2xx), `http_error` (any other status, redirects included), `timeout`,
  * `network_error` (DNS, refused or reset connection, TLS) or `refused` (not sent: an invalid URL or an address the
- * SSRF filter blocks).
+ * SSRF filter blocks). Source: docs/architecture.md, "Observability".
  */
 export type PostResult = "success" | "http_error" | "timeout" | "network_error" | "refused";
 
