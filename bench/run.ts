@@ -764,6 +764,7 @@ async function main(): Promise<void> {
   };
   const observability = await measureObservability({
     origins: { shipped: servers.facade.origin, silent: observed.silent.origin, traced: observed.traced.origin },
+    pids: { shipped: servers.facade.pid, silent: observed.silent.pid, traced: observed.traced.pid },
     sink,
     key: fixture.key,
     accountId: fixture.accountId,
@@ -920,18 +921,22 @@ async function main(): Promise<void> {
   lines.push(
     `Observability on the facade (node:http), GET /api/v1/accounts/{id}, ${PROFILE.connections} connections, alternating slices`,
   );
-  lines.push(`  ${pad("case", 34)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}`);
-  for (const [label, result] of [
-    ["as shipped (log line, OTel off)", observability.get.shipped],
-    ["LOG_LEVEL=silent", observability.get.silent],
-    ["OpenTelemetry on (OTLP + /metrics)", observability.get.traced],
+  lines.push(
+    `  ${pad("case", 34)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}${pad("CPU µs/req", 12, true)}`,
+  );
+  const micros = (value: number | null) => (value === null ? "?" : value.toFixed(0));
+  for (const [label, config] of [
+    ["as shipped (log line, OTel off)", "shipped"],
+    ["LOG_LEVEL=silent", "silent"],
+    ["OpenTelemetry on (OTLP + /metrics)", "traced"],
   ] as const) {
+    const result = observability.get[config];
     lines.push(
-      `  ${pad(label, 34)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${result.non2xx + result.errors > 0 ? `  ${result.non2xx + result.errors} failed` : ""}`,
+      `  ${pad(label, 34)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${pad(micros(observability.cpuUsPerRequest[config]), 12, true)}${result.non2xx + result.errors > 0 ? `  ${result.non2xx + result.errors} failed` : ""}`,
     );
   }
   lines.push(
-    `  cost: the request log line ${percent(observability.costs.logLine)}, OpenTelemetry on ${percent(observability.costs.telemetry)} (${observability.exports} OTLP exports received)`,
+    `  cost: the request log line ${percent(observability.costs.logLine)} of throughput, ${micros(observability.costs.logLineCpuUs)} µs CPU/req; OpenTelemetry on ${percent(observability.costs.telemetry)}, ${micros(observability.costs.telemetryCpuUs)} µs CPU/req (${observability.exports} OTLP exports received)`,
   );
   lines.push("");
   lines.push("Targets");

@@ -2,6 +2,7 @@
 // "Observability"). The REST facade runs on node:http in three configurations at once — as shipped (request log line
 // at `info`, OpenTelemetry off), with the log silenced, and with OpenTelemetry on (every span and metric exported over
 // OTLP/HTTP to a sink in this process, /metrics served) — and GET /accounts/{id} is measured in alternating slices.
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type LoadResult, type LoadSample, runLoad, summariseLoad } from "./load";
@@ -9,10 +10,15 @@ import { type LoadResult, type LoadSample, runLoad, summariseLoad } from "./load
 /** The three facade servers: `shipped` (the defaults), `silent` (LOG_LEVEL=silent), `traced` (OpenTelemetry on). */
 export type ObservedConfig = "shipped" | "silent" | "traced";
 
-/** Requests/s of each configuration and what the log line and OpenTelemetry cost (share of throughput lost, 0–1). */
+/**
+ * Requests/s of each configuration, the server's CPU per answered request (µs; null where /proc is unreadable), and
+ * what the log line and OpenTelemetry cost: share of throughput lost (0–1), and extra CPU per request (µs). On a
+ * machine busy with other work, throughput swings from slice to slice; CPU per request moves much less.
+ */
 export interface ObservabilityResult {
   get: Record<ObservedConfig, LoadResult>;
-  costs: { logLine: number; telemetry: number };
+  cpuUsPerRequest: Record<ObservedConfig, number | null>;
+  costs: { logLine: number; telemetry: number; logLineCpuUs: number | null; telemetryCpuUs: number | null };
   /** OTLP export requests the sink received during the run (spans and metrics), to show telemetry really ran. */
   exports: number;
 }
@@ -57,12 +63,24 @@ export function observedEnv(sinkUrl: string, metricsPort: number): Record<"silen
   };
 }
 
+/** CPU time a process (all its threads) has used, ms; null where /proc is not readable. USER_HZ is 100 on Linux. */
+function cpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Measures GET /accounts/{id} on the three configurations, `slices` rounds of `durationMs` split evenly, after
- * `warmupMs` each.
+ * `warmupMs` each, and each server's CPU over its own slices (`pids`: the server processes).
  */
 export async function measureObservability(options: {
   origins: Record<ObservedConfig, string>;
+  pids: Record<ObservedConfig, number | undefined>;
   sink: OtlpSink;
   key: string;
   accountId: string;
@@ -82,10 +100,15 @@ export async function measureObservability(options: {
   for (const config of configs) await load(config, options.warmupMs);
   const exportsBefore = options.sink.exports();
   const samples: Record<ObservedConfig, LoadSample[]> = { shipped: [], silent: [], traced: [] };
+  const cpu: Record<ObservedConfig, number | null> = { shipped: 0, silent: 0, traced: 0 };
   for (let slice = 0; slice < options.slices; slice++) {
     for (let i = 0; i < configs.length; i++) {
       const config = configs[(slice + i) % configs.length] as ObservedConfig;
+      const before = cpuMs(options.pids[config]);
       samples[config].push(await load(config, options.durationMs / options.slices));
+      const after = cpuMs(options.pids[config]);
+      const used = cpu[config];
+      cpu[config] = before === null || after === null || used === null ? null : used + (after - before);
     }
   }
   const get = {
@@ -93,9 +116,26 @@ export async function measureObservability(options: {
     silent: summariseLoad(samples.silent),
     traced: summariseLoad(samples.traced),
   };
+  const perRequest = (config: ObservedConfig) => {
+    const used = cpu[config];
+    const answered = samples[config].reduce((sum, sample) => sum + sample.latencies.length, 0);
+    return used === null || answered === 0 ? null : (used * 1000) / answered;
+  };
+  const cpuUsPerRequest = {
+    shipped: perRequest("shipped"),
+    silent: perRequest("silent"),
+    traced: perRequest("traced"),
+  };
+  const difference = (a: number | null, b: number | null) => (a === null || b === null ? null : a - b);
   return {
     get,
-    costs: { logLine: 1 - get.shipped.rps / get.silent.rps, telemetry: 1 - get.traced.rps / get.shipped.rps },
+    cpuUsPerRequest,
+    costs: {
+      logLine: 1 - get.shipped.rps / get.silent.rps,
+      telemetry: 1 - get.traced.rps / get.shipped.rps,
+      logLineCpuUs: difference(cpuUsPerRequest.shipped, cpuUsPerRequest.silent),
+      telemetryCpuUs: difference(cpuUsPerRequest.traced, cpuUsPerRequest.shipped),
+    },
     exports: options.sink.exports() - exportsBefore,
   };
 }
