@@ -70,8 +70,119 @@ function parentContext(header: HeaderReader): Context {
   return env().TRUST_PROXY === 0 ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, header, headerGetter);
 }
 
-function untracedStage<T>(_name: string, body: (handover: <U>(rest: () => U) => U) => Promise<T>): Promise<T> {
-  return body((rest) => rest());
+function passOn<U>(rest: () => U): U {
+  return rest();
+}
+
+// Classes rather than closures: an observation is made for every request, and its methods are then shared, not
+// created per request.
+
+/** Writes the request's line and records its duration. */
+function finish(requestId: string, method: string, startedAt: number, outcome: RequestOutcome, span: Span | null) {
+  const durationMs = performance.now() - startedAt;
+  recordRequest(method, outcome.route, outcome.status, durationMs / 1000);
+  const ids = span?.spanContext();
+  const line = {
+    requestId,
+    method: method.slice(0, 16),
+    route: outcome.route,
+    status: outcome.status,
+    durationMs: Math.round(durationMs * 10) / 10,
+    orgId: outcome.orgId ?? null,
+    apiKeyId: outcome.apiKeyId ?? null,
+    ...(outcome.errorCode ? { errorCode: outcome.errorCode } : {}),
+    ...(ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {}),
+  };
+  if (outcome.status >= 500) requestLog().error(line, "request");
+  else requestLog().info(line, "request");
+}
+
+class UntracedObservation implements RequestObservation {
+  readonly span = null;
+  private readonly startedAt = performance.now();
+
+  constructor(
+    private readonly requestId: string,
+    private readonly method: string,
+  ) {}
+
+  run<T>(fn: () => T): T {
+    return fn();
+  }
+
+  stage<T>(_name: string, body: (handover: <U>(rest: () => U) => U) => Promise<T>): Promise<T> {
+    return body(passOn);
+  }
+
+  end(outcome: RequestOutcome): void {
+    finish(this.requestId, this.method, this.startedAt, outcome, null);
+  }
+}
+
+class TracedObservation implements RequestObservation {
+  readonly span: Span;
+  private readonly startedAt = performance.now();
+  private readonly verb: string;
+  private readonly active: Context;
+
+  constructor(
+    private readonly requestId: string,
+    private readonly method: string,
+    header: HeaderReader,
+  ) {
+    const known = knownMethod(method);
+    this.verb = known === "_OTHER" ? "HTTP" : known;
+    const parent = parentContext(header);
+    this.span = tracer().startSpan(
+      this.verb,
+      { kind: SpanKind.SERVER, attributes: { "http.request.method": known, "crm.request_id": requestId } },
+      parent,
+    );
+    this.active = trace.setSpan(parent, this.span);
+  }
+
+  run<T>(fn: () => T): T {
+    return context.with(this.active, fn);
+  }
+
+  async stage<T>(name: string, body: (handover: <U>(rest: () => U) => U) => Promise<T>): Promise<T> {
+    const active = this.active;
+    const child = tracer().startSpan(name, undefined, active);
+    let open = true;
+    const close = () => {
+      if (open) {
+        open = false;
+        child.end();
+      }
+    };
+    const handover = <U>(rest: () => U): U => {
+      close();
+      return context.with(active, rest);
+    };
+    try {
+      return await context.with(trace.setSpan(active, child), () => body(handover));
+    } finally {
+      close();
+    }
+  }
+
+  end(outcome: RequestOutcome): void {
+    const span = this.span;
+    span.updateName(outcome.route ? `${this.verb} ${outcome.route}` : this.verb);
+    span.setAttributes({
+      "http.response.status_code": outcome.status,
+      ...(outcome.route ? { "http.route": outcome.route } : {}),
+      ...(outcome.orgId ? { "crm.org_id": outcome.orgId } : {}),
+      ...(outcome.apiKeyId ? { "crm.api_key_id": outcome.apiKeyId } : {}),
+      ...(outcome.errorCode ? { "crm.error_code": outcome.errorCode } : {}),
+    });
+    if (outcome.status >= 500) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute("error.type", String(outcome.status));
+    }
+    finish(this.requestId, this.method, this.startedAt, outcome, span);
+    span.end();
+  }
 }
 
 /**
@@ -88,76 +199,7 @@ function untracedStage<T>(_name: string, body: (handover: <U>(rest: () => U) => 
  * @param header reads a request header by lower-case name (for a trusted proxy's `traceparent`).
  */
 export function observeRequest(requestId: string, method: string, header: HeaderReader): RequestObservation {
-  const startedAt = performance.now();
-  const finish = (outcome: RequestOutcome, span: Span | null) => {
-    const durationMs = performance.now() - startedAt;
-    recordRequest(method, outcome.route, outcome.status, durationMs / 1000);
-    const ids = span?.spanContext();
-    const line = {
-      requestId,
-      method: method.slice(0, 16),
-      route: outcome.route,
-      status: outcome.status,
-      durationMs: Math.round(durationMs * 10) / 10,
-      orgId: outcome.orgId ?? null,
-      apiKeyId: outcome.apiKeyId ?? null,
-      ...(outcome.errorCode ? { errorCode: outcome.errorCode } : {}),
-      ...(ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {}),
-    };
-    if (outcome.status >= 500) requestLog().error(line, "request");
-    else requestLog().info(line, "request");
-  };
-  if (!tracingOn()) {
-    return { span: null, run: (fn) => fn(), stage: untracedStage, end: (outcome) => finish(outcome, null) };
-  }
-
-  const verb = knownMethod(method);
-  const parent = parentContext(header);
-  const span = tracer().startSpan(
-    verb === "_OTHER" ? "HTTP" : verb,
-    { kind: SpanKind.SERVER, attributes: { "http.request.method": verb, "crm.request_id": requestId } },
-    parent,
-  );
-  const active = trace.setSpan(parent, span);
-  return {
-    span,
-    run: (fn) => context.with(active, fn),
-    stage: async (name, body) => {
-      const child = tracer().startSpan(name, undefined, active);
-      let open = true;
-      const close = () => {
-        if (open) {
-          open = false;
-          child.end();
-        }
-      };
-      const handover = <U>(rest: () => U): U => {
-        close();
-        return context.with(active, rest);
-      };
-      try {
-        return await context.with(trace.setSpan(active, child), () => body(handover));
-      } finally {
-        close();
-      }
-    },
-    end: (outcome) => {
-      span.updateName(`${verb === "_OTHER" ? "HTTP" : verb}${outcome.route ? ` ${outcome.route}` : ""}`);
-      span.setAttributes({
-        "http.response.status_code": outcome.status,
-        ...(outcome.route ? { "http.route": outcome.route } : {}),
-        ...(outcome.orgId ? { "crm.org_id": outcome.orgId } : {}),
-        ...(outcome.apiKeyId ? { "crm.api_key_id": outcome.apiKeyId } : {}),
-        ...(outcome.errorCode ? { "crm.error_code": outcome.errorCode } : {}),
-      });
-      if (outcome.status >= 500) {
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.setAttribute("error.type", String(outcome.status));
-      }
-      finish(outcome, span);
-      span.end();
-    },
-  };
+  return tracingOn() ? new TracedObservation(requestId, method, header) : new UntracedObservation(requestId, method);
 }
 
 /**
