@@ -10,6 +10,17 @@ const nextConfig = {
     "@prisma/adapter-pg",
     "pg",
     "ioredis",
+    // One OpenTelemetry API for the server and the bundles (spans join), and the SDK loaded from node_modules as
+    // the self-hosted server loads it (instrumentation.ts).
+    "@opentelemetry/api",
+    "@opentelemetry/sdk-node",
+    "@opentelemetry/sdk-metrics",
+    "@opentelemetry/exporter-prometheus",
+    "@opentelemetry/exporter-metrics-otlp-grpc",
+    "@opentelemetry/exporter-metrics-otlp-http",
+    "@opentelemetry/exporter-metrics-otlp-proto",
+    "@opentelemetry/instrumentation-ioredis",
+    "@prisma/instrumentation",
   ],
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: false },

@@ -16,6 +16,8 @@
 //      recording events costs a create and a bulk of 500.
 //   6. The platform layers (bench/platform.ts): GET and POST throughput with rate limiting and audit on and off, and
 //      POST with an Idempotency-Key; target: rate limiting + audit together cost ≤ 15% of throughput.
+//   7. Observability (bench/telemetry.ts): GET throughput as shipped (request log line, OpenTelemetry off), with the
+//      log silenced, and with OpenTelemetry exporting every span and metric; reported, no target.
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
 // The build: `next build` into .next-bench (NEXT_DIST_DIR) with the floor route written into app/ for the build only
@@ -38,6 +40,7 @@ import { FLOOR_PATH, installFloorRoute, removeFloorRoute } from "./floor-route";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
 import { LAYER_ENV, measurePlatformLayers } from "./platform";
 import { type ChildServer, startServer } from "./servers";
+import { measureObservability, observedEnv, startOtlpSink } from "./telemetry";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const argv = new Set(process.argv.slice(2));
@@ -751,7 +754,26 @@ async function main(): Promise<void> {
     durationMs: PROFILE.durationMs,
     slices: PROFILE.slices,
   });
-  await Promise.all([servers.facade.stop(), variants.noAudit.stop(), variants.off.stop()]);
+  await Promise.all([variants.noAudit.stop(), variants.off.stop()]);
+  const sink = await startOtlpSink();
+  cleanups.push(() => sink.close());
+  const observedVariants = observedEnv(sink.url, await freePort());
+  const observed = {
+    silent: await launch("facade", databaseUrl, observedVariants.silent),
+    traced: await launch("facade", databaseUrl, observedVariants.traced),
+  };
+  const observability = await measureObservability({
+    origins: { shipped: servers.facade.origin, silent: observed.silent.origin, traced: observed.traced.origin },
+    pids: { shipped: servers.facade.pid, silent: observed.silent.pid, traced: observed.traced.pid },
+    sink,
+    key: fixture.key,
+    accountId: fixture.accountId,
+    connections: PROFILE.connections,
+    warmupMs: PROFILE.warmupMs / 2,
+    durationMs: PROFILE.durationMs,
+    slices: PROFILE.slices,
+  });
+  await Promise.all([servers.facade.stop(), observed.silent.stop(), observed.traced.stop()]);
   const bulk = await measureBulk(servers.start, fixture, client);
   const pagination = await measurePagination(servers.start, fixture);
   const health = await measureHealth(servers.start, client);
@@ -896,6 +918,27 @@ async function main(): Promise<void> {
     `  cost POST: rate limit ${percent(platform.costs.postRateLimit)}, audit ${percent(platform.costs.postAudit)}, together ${percent(platform.costs.postTogether)}; Idempotency-Key ${percent(platform.costs.postIdempotency)}`,
   );
   lines.push("");
+  lines.push(
+    `Observability on the facade (node:http), GET /api/v1/accounts/{id}, ${PROFILE.connections} connections, alternating slices`,
+  );
+  lines.push(
+    `  ${pad("case", 34)}${pad("req/s", 9, true)}${pad("p50 ms", 9, true)}${pad("p99 ms", 9, true)}${pad("CPU µs/req", 12, true)}`,
+  );
+  const micros = (value: number | null) => (value === null ? "?" : value.toFixed(0));
+  for (const [label, config] of [
+    ["as shipped (log line, OTel off)", "shipped"],
+    ["LOG_LEVEL=silent", "silent"],
+    ["OpenTelemetry on (OTLP + /metrics)", "traced"],
+  ] as const) {
+    const result = observability.get[config];
+    lines.push(
+      `  ${pad(label, 34)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${pad(micros(observability.cpuUsPerRequest[config]), 12, true)}${result.non2xx + result.errors > 0 ? `  ${result.non2xx + result.errors} failed` : ""}`,
+    );
+  }
+  lines.push(
+    `  cost: the request log line ${percent(observability.costs.logLine)} of throughput, ${micros(observability.costs.logLineCpuUs)} µs CPU/req; OpenTelemetry on ${percent(observability.costs.telemetry)}, ${micros(observability.costs.telemetryCpuUs)} µs CPU/req (${observability.exports} OTLP exports received)`,
+  );
+  lines.push("");
   lines.push("Targets");
   for (const ratio of ratios) {
     lines.push(
@@ -939,6 +982,7 @@ async function main(): Promise<void> {
     health: { ...health, large: HEALTH_LARGE, small: HEALTH_SMALL },
     feed,
     platform,
+    observability,
     ratios,
     ...(profiles ? { profiles } : {}),
   };

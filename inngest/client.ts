@@ -1,4 +1,5 @@
-import { eventType, Inngest, staticSchema } from "inngest";
+import { trace } from "@opentelemetry/api";
+import { eventType, Inngest, Middleware, staticSchema } from "inngest";
 
 /**
  * The Inngest client of the service (DESIGN.md §6). Configured from the environment, read by the SDK:
@@ -7,8 +8,32 @@ import { eventType, Inngest, staticSchema } from "inngest";
  * - development: `INNGEST_DEV=1` (Dev Server on http://localhost:8288) or `INNGEST_DEV=<url of a Dev Server>`.
  * With neither, events are not sent at all (see `workerMode` in server/webhooks/worker.ts); the outbox keeps them.
  */
+/**
+ * Names the span Inngest's SDK opens for each function run (`inngest.execution`, made through the global OpenTelemetry
+ * provider when tracing is on) after the function, `inngest.execution <function id>`, and adds `inngest.function.id`,
+ * `inngest.run.id` and `inngest.attempt` (0-based), so a run is found by what it ran. Does nothing without tracing.
+ * Source: docs/architecture.md, "Observability".
+ */
+export class RunSpanNames extends Middleware.BaseMiddleware {
+  readonly id = "msp-crm:run-span-names";
+
+  override async wrapFunctionHandler({ ctx, fn, next }: Middleware.WrapFunctionHandlerArgs): Promise<unknown> {
+    const span = trace.getActiveSpan();
+    // Only the SDK's own run span: anything else (a host's request span) keeps its name.
+    if (span && (span as unknown as { name?: string }).name === "inngest.execution") {
+      span.updateName(`inngest.execution ${fn.id()}`);
+      span.setAttributes({
+        "inngest.function.id": fn.id(),
+        "inngest.run.id": ctx.runId,
+        "inngest.attempt": ctx.attempt,
+      });
+    }
+    return next();
+  }
+}
+
 // aiMetadata off: no AI steps here, and the SDK then leaves any global OpenTelemetry provider alone.
-export const inngest = new Inngest({ id: "msp-crm", aiMetadata: false });
+export const inngest = new Inngest({ id: "msp-crm", aiMetadata: false, middleware: [RunSpanNames] });
 
 /**
  * An outbox row (`Event`) is ready for fan-out. Sent after the commit that recorded it, and again by the sweeper

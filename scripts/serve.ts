@@ -70,6 +70,13 @@ async function main(): Promise<void> {
     console.error((error as Error).message);
     process.exit(1);
   }
+  // Telemetry first: the modules it instruments (the database client, ioredis) are imported below (README:
+  // Observability).
+  const { startTelemetry, stopTelemetry } = await import("../server/observability/telemetry");
+  await startTelemetry().catch((error: Error) => {
+    console.error(error.message);
+    process.exit(1);
+  });
 
   const { closeDb, db } = await import("../server/db/client");
   const { EmbeddedDatabaseBusyError } = await import("../server/db/embedded");
@@ -89,18 +96,22 @@ async function main(): Promise<void> {
   const { flushAudit } = await import("../server/services/audit");
   const { dispatchesSettled } = await import("../server/webhooks/hand-over");
   const { closeKv } = await import("../server/kv");
+  const { observedPages, pageRoutes } = await import("../server/http/pages");
   const demo = await ensureDemo(config.DATA_DIR);
 
   const next = (await import("next")).default;
   const app = next({ dev, dir: root, port: config.PORT });
   await app.prepare();
-  const pages = app.getRequestHandler();
+  const pages = observedPages(
+    app.getRequestHandler(),
+    pageRoutes(path.join(root, process.env.NEXT_DIST_DIR || ".next")),
+  );
   const api = nodeApiListener();
   const server = createServer((req, res) => {
     if (isApiTarget(req.url ?? "/")) api(req, res);
     else {
       relativeRedirects(res);
-      void pages(req, res);
+      pages(req, res);
     }
   });
   server.on("clientError", answerClientError);
@@ -119,7 +130,8 @@ async function main(): Promise<void> {
   // Scores missing or more than an hour old (accounts from before the health table, a stopped worker) are computed
   // once now, in the background; while a worker runs, the health refresh keeps them current.
   const { refreshChangedHealthScores } = await import("../server/services/health");
-  refreshChangedHealthScores().catch((error: unknown) => console.error(`Health refresh: ${String(error)}`));
+  const { log } = await import("../server/observability/logger");
+  refreshChangedHealthScores().catch((error: unknown) => log().error({ err: error }, "health refresh failed"));
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -139,6 +151,7 @@ async function main(): Promise<void> {
     await flushAudit();
     await closeKv().catch(() => undefined);
     await closeDb();
+    await stopTelemetry();
     console.log("Stopped.");
     process.exit(0);
   };

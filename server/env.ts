@@ -26,36 +26,59 @@ const optionalUrl = z.preprocess(
  *   default 1000), ms. Past it the limiter counts in this process until the store answers again (README: rate limits).
  * - `WEBHOOKS_ALLOW_LOOPBACK`: `true` lets webhook deliveries reach loopback addresses (127.0.0.0/8, ::1). A
  *   development and test setting; every other private range stays refused (DESIGN.md §6). Default false.
+ * - `LOG_LEVEL`: the least severe level written to the log (`trace`, `debug`, `info`, `warn`, `error`, `fatal`,
+ *   `silent`); default `info`, which logs one line per request (docs/architecture.md, "Observability").
+ * - `METRICS_PORT`: when set, metrics are served as Prometheus text at `/metrics` on this port, on every interface,
+ *   never on `PORT`. `METRICS_TOKEN`: when set, `/metrics` needs `Authorization: Bearer <token>` (else 401); at least
+ *   16 characters. The standard `OTEL_*` variables (`OTEL_EXPORTER_OTLP_ENDPOINT`, …) are read by the OpenTelemetry
+ *   SDK itself (docs/architecture.md, "Observability").
  */
-export const EnvSchema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  DATABASE_URL: optionalUrl,
-  REDIS_URL: optionalUrl,
-  KV_REST_API_URL: optionalUrl,
-  KV_REST_API_TOKEN: z.string().optional(),
-  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
-  PUBLIC_URL: optionalUrl,
-  TRUST_PROXY: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .regex(/^(false|true|vercel|\d{1,2})$/, "must be false, a number of proxy hops (0–99) or vercel")
-    .default("false")
-    .transform((value): TrustProxy => {
-      if (value === "vercel") return "vercel";
-      if (value === "true") return 1;
-      return value === "false" ? 0 : Number(value);
-    }),
-  DATA_DIR: z.string().min(1).default(".data"),
-  /** Days the events feed keeps events (issue #13); an older cursor is answered 410 cursor_expired. */
-  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
-  KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),
-  WEBHOOKS_ALLOW_LOOPBACK: z
-    .enum(["true", "false", "1", "0"])
-    .default("false")
-    .transform((value) => value === "true" || value === "1"),
-});
+export const EnvSchema = z
+  .object({
+    NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+    DATABASE_URL: optionalUrl,
+    REDIS_URL: optionalUrl,
+    KV_REST_API_URL: optionalUrl,
+    KV_REST_API_TOKEN: z.string().optional(),
+    PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+    PUBLIC_URL: optionalUrl,
+    TRUST_PROXY: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^(false|true|vercel|\d{1,2})$/, "must be false, a number of proxy hops (0–99) or vercel")
+      .default("false")
+      .transform((value): TrustProxy => {
+        if (value === "vercel") return "vercel";
+        if (value === "true") return 1;
+        return value === "false" ? 0 : Number(value);
+      }),
+    DATA_DIR: z.string().min(1).default(".data"),
+    /** Days the events feed keeps events (issue #13); an older cursor is answered 410 cursor_expired. */
+    EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+    RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
+    KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),
+    WEBHOOKS_ALLOW_LOOPBACK: z
+      .enum(["true", "false", "1", "0"])
+      .default("false")
+      .transform((value) => value === "true" || value === "1"),
+    LOG_LEVEL: z.preprocess(
+      (value) => (typeof value === "string" ? value.trim().toLowerCase() || undefined : value),
+      z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+    ),
+    METRICS_PORT: z.preprocess(
+      (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+      z.coerce.number().int().min(1).max(65535).optional(),
+    ),
+    METRICS_TOKEN: z.preprocess(
+      (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+      z.string().min(16, "must be at least 16 characters (e.g. openssl rand -hex 32)").optional(),
+    ),
+  })
+  .refine((config) => config.METRICS_PORT === undefined || config.METRICS_PORT !== config.PORT, {
+    path: ["METRICS_PORT"],
+    message: "must differ from PORT: metrics are never served on the public port",
+  });
 
 /** `TRUST_PROXY` parsed: 0 trusts no proxy, n trusts n hops of `X-Forwarded-*`, `vercel` trusts Vercel's headers. */
 export type TrustProxy = number | "vercel";

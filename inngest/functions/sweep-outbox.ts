@@ -1,3 +1,4 @@
+import { log } from "../../server/observability/logger";
 import { claimStuckDeliveries, claimUndispatchedEvents } from "../../server/webhooks/deliveries";
 import { recordWorkerHeartbeat } from "../../server/webhooks/worker";
 import { deliveryRequested, eventRecorded, inngest } from "../client";
@@ -32,7 +33,7 @@ export const sweepOutboxFunction = inngest.createFunction(
       if (claimed.length < SWEEP_BATCH) break;
     }
     if (reconnected) {
-      console.log(JSON.stringify({ level: "info", message: "webhook worker connected", handedOver: events }));
+      log().info({ handedOver: events }, "webhook worker connected");
     }
     const deliveries = await step.run("claim-stuck-deliveries", () => claimStuckDeliveries());
     if (deliveries.length > 0) {

@@ -2,6 +2,7 @@
 // `transaction()`, else the process-wide one; `outsideTransaction()` is for the few writes that must not join a
 // request's transaction (audit rows, after-commit hand-overs).
 import { AsyncLocalStorage } from "node:async_hooks";
+import { log } from "../observability/logger";
 import { db } from "./client";
 import type { PrismaClient } from "./generated/client";
 
@@ -51,7 +52,7 @@ export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>):
     try {
       await callback();
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", message: "after-commit callback failed", error: String(error) }));
+      log().error({ err: error }, "after-commit callback failed");
     }
   }
   return result;

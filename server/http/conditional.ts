@@ -36,7 +36,7 @@ export function conditionalRequests(routes: readonly RouteEntry[]): Step {
   for (const route of routes) {
     if (route.method === "GET" && route.procedure && route.pathParams.length > 0) readOf.set(route.path, route);
   }
-  return async (exchange, next) => {
+  const conditional: Step = async (exchange, next) => {
     if (exchange.method === "GET") {
       const wanted = condition((name) => exchange.request.header(name), "If-None-Match");
       const reply = await next();
@@ -65,4 +65,5 @@ export function conditionalRequests(routes: readonly RouteEntry[]): Step {
       write: next,
     });
   };
+  return conditional;
 }

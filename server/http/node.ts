@@ -6,6 +6,7 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import { ERROR_CODES, type ErrorCode } from "../errors";
+import { observeRequest } from "../observability/requests";
 import { enforceRateLimit } from "../services/rate-limits";
 import { docsUrlFor, newRequestId } from "./envelope";
 import type { ApiRequest, Reply } from "./exchange";
@@ -103,7 +104,8 @@ export function nodeApiListener(handler = handleApiRequest): (req: IncomingMessa
  * Answers the errors Node raises before a request reaches any listener (`clientError`), in the envelope: a request
  * line or headers over Node's 16 KB limit → 431 `headers_too_large`; any other malformed request (an unknown method,
  * a broken request line) → 400 `bad_request`. Counted against the socket address's anonymous rate-limit window, whose
- * headers it carries like every answer. A connection that is gone or timed out is closed without an answer.
+ * headers it carries like every answer, and logged like every request (method `_OTHER`, route null). A connection
+ * that is gone or timed out is closed without an answer.
  */
 export async function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): Promise<void> {
   if (!socket.writable || error.code === "ECONNRESET" || error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
@@ -111,12 +113,14 @@ export async function answerClientError(error: NodeJS.ErrnoException, socket: Du
     return;
   }
   const address = (socket as Socket).remoteAddress ?? null;
+  const requestId = newRequestId();
+  // Logged like every request, with the method unknown (the request line could not be read).
+  const observation = observeRequest(requestId, "_OTHER", () => undefined);
   const limits = await enforceRateLimit({
     kind: "anonymous",
     ip: clientAddress(() => undefined, address) ?? "unknown",
   });
   const code: ErrorCode = error.code === "HPE_HEADER_OVERFLOW" ? "headers_too_large" : "bad_request";
-  const requestId = newRequestId();
   const message =
     code === "headers_too_large"
       ? "The request line and headers exceed 16 KB; shorten the URL or the headers"
@@ -147,4 +151,5 @@ export async function answerClientError(error: NodeJS.ErrnoException, socket: Du
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join("");
   if (socket.writable) socket.end(`HTTP/1.1 ${status} ${ERROR_CODES[code].title}\r\n${head}\r\n${body}`);
+  observation.end({ route: null, status, errorCode: code });
 }

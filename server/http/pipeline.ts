@@ -2,9 +2,13 @@
 // PIPELINE in order; a step answers or hands over to the next. Errors thrown anywhere become the spec §2.1 error
 // envelope; the rate-limit headers go on every answer; the audit row is recorded once the answer exists.
 import { ApiError } from "../errors";
+import { log } from "../observability/logger";
+import { observeOutbox } from "../observability/metrics";
+import { observeRequest, type RequestObservation } from "../observability/requests";
 import { v1Router } from "../routers/v1";
 import { recordAudit } from "../services/audit";
 import type { Meta } from "../trpc";
+import { outboxBacklog } from "../webhooks/worker";
 import { identify, refuse } from "./authenticate";
 import { conditionalRequests } from "./conditional";
 import { apiErrorReply, errorReply, newRequestId } from "./envelope";
@@ -106,10 +110,16 @@ export interface ApiHandlerOptions {
   audit?: boolean;
 }
 
-function compose(steps: readonly Step[], exchange: Exchange): Promise<Reply> {
+function compose(steps: readonly Step[], exchange: Exchange, observation: RequestObservation): Promise<Reply> {
   const run = (index: number): Promise<Reply> => {
     const step = steps[index];
     if (!step) throw new Error("the pipeline ended without an answer");
+    // With tracing on each step is a child span of the request, ended when it hands over (README: "the pipeline").
+    if (observation.span) {
+      return observation.stage(`pipeline.${step.name}`, (handover) =>
+        step(exchange, () => handover(() => run(index + 1))),
+      );
+    }
     return step(exchange, () => run(index + 1));
   };
   return run(0);
@@ -117,14 +127,7 @@ function compose(steps: readonly Step[], exchange: Exchange): Promise<Reply> {
 
 function errorToReply(exchange: Exchange, error: unknown): Reply {
   if (error instanceof ApiError) return apiErrorReply(exchange.requestId, exchange.origin, error);
-  console.error(
-    JSON.stringify({
-      level: "error",
-      requestId: exchange.requestId,
-      error: String(error),
-      stack: (error as Error)?.stack,
-    }),
-  );
+  log().error({ requestId: exchange.requestId, err: error }, "unexpected error; answered 500 internal_error");
   return errorReply(
     exchange.requestId,
     exchange.origin,
@@ -133,14 +136,25 @@ function errorToReply(exchange: Exchange, error: unknown): Reply {
   );
 }
 
+/** The route template of an exchange for logs, spans and metrics (`/api/v1/accounts/{id}`); null when none matched. */
+function routeTemplate(exchange: Exchange): string | null {
+  const path = exchange.route?.path;
+  if (path === undefined) return null;
+  return `${API_PREFIX}${path === "/" ? "" : path}`;
+}
+
 /**
  * Builds the REST facade's handler (DESIGN.md §1): runs {@link PIPELINE} for a request and always answers, in the
  * spec §2.1 envelope with `X-Request-Id` and the rate-limit headers, errors included (400, 401, 403, 404, 405, 409,
- * 413, 422, 429, 500). HEAD is served as GET without a body. Never throws.
+ * 413, 422, 429, 500). HEAD is served as GET without a body. Never throws. Each request is observed once
+ * (`observeRequest`: one log line, the request-duration metric, and with tracing on a server span named
+ * `<METHOD> /api/v1/<template>` with one child span per step; docs/architecture.md, "Observability").
  */
 export function createApiHandler(options: ApiHandlerOptions = {}): (request: ApiRequest) => Promise<Reply> {
   const steps = PIPELINE.filter((step) => !options.without?.includes(step));
   const audit = options.audit !== false;
+  // The process that serves the API reports the outbox its writes feed (once per process, with metrics on).
+  observeOutbox(outboxBacklog);
   return async (request) => {
     const read = (name: string) => request.header(name);
     const exchange: Exchange = {
@@ -154,12 +168,14 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
       query: new Map(),
       pathParams: {},
     };
-    let reply: Reply;
-    try {
-      reply = await compose(steps, exchange);
-    } catch (error) {
-      reply = errorToReply(exchange, error);
-    }
+    const observation = observeRequest(exchange.requestId, request.method, read);
+    let reply = await observation.run(async () => {
+      try {
+        return await compose(steps, exchange, observation);
+      } catch (error) {
+        return errorToReply(exchange, error);
+      }
+    });
     if (exchange.rateLimit) Object.assign(reply.headers, exchange.rateLimit.headers);
     if (request.method === "HEAD") reply = { ...reply, body: null };
     if (audit) {
@@ -183,6 +199,13 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
         createdAt: new Date(),
       });
     }
+    observation.end({
+      route: routeTemplate(exchange),
+      status: reply.status,
+      orgId: exchange.principal?.orgId,
+      apiKeyId: exchange.principal?.apiKeyId,
+      errorCode: reply.errorCode,
+    });
     return reply;
   };
 }

@@ -1,11 +1,13 @@
 import { TRPCError } from "@trpc/server";
 import { ZodError } from "zod";
 import { ApiError } from "../errors";
+import { log } from "../observability/logger";
 import { v1Router } from "../routers/v1";
 import { issuesToDetails } from "../schemas/common";
 import { createCallerFactory } from "../trpc";
 import { successReply } from "./envelope";
 import type { Exchange, Step } from "./exchange";
+import { API_PREFIX } from "./parse";
 import type { RouteEntry } from "./routes";
 
 type Procedure = (input: unknown) => Promise<unknown>;
@@ -29,14 +31,13 @@ function toApiError(error: unknown, exchange: Exchange): ApiError {
       ? new ApiError("bad_request", "Malformed path parameter", { details })
       : new ApiError("validation_error", "Request validation failed", { details });
   }
-  console.error(
-    JSON.stringify({
-      level: "error",
+  log().error(
+    {
       requestId: exchange.requestId,
-      path: exchange.route?.path,
-      error: String(cause ?? error),
-      stack: (cause as Error | undefined)?.stack,
-    }),
+      route: exchange.route && `${API_PREFIX}${exchange.route.path}`,
+      err: cause ?? error,
+    },
+    "procedure failed; answered 500 internal_error",
   );
   return new ApiError("internal_error", "Internal error; retry with exponential backoff");
 }

@@ -1,11 +1,13 @@
 import { ApiError } from "../errors";
+import { recordRateLimitRefusal } from "../observability/metrics";
 import { enforceRateLimit } from "../services/rate-limits";
 import type { Step } from "./exchange";
 
 /**
  * Rate limit (spec §8): counts the request against the key's and organisation's sliding windows when a key was
  * identified, else against the client address's anonymous window. The decision's headers go on every answer (the
- * pipeline adds them at the end).
+ * pipeline adds them at the end); a refusal is counted in `crm.rate_limit.refusals` (docs/architecture.md,
+ * "Observability").
  * @throws ApiError `rate_limited` (429) with `Retry-After` when a window is full.
  */
 export const rateLimit: Step = async (exchange, next) => {
@@ -17,6 +19,7 @@ export const rateLimit: Step = async (exchange, next) => {
   );
   exchange.rateLimit = decision;
   if (!decision.allowed) {
+    recordRateLimitRefusal(principal ? "key" : "anonymous");
     const seconds = decision.retryAfterSeconds ?? 1;
     throw new ApiError("rate_limited", `Rate limit exceeded; retry in ${seconds} seconds`, {
       headers: { "Retry-After": String(seconds) },

@@ -1,3 +1,5 @@
+import { log } from "../observability/logger";
+
 const lastWarned = new Map<string, number>();
 
 /** Interval between two warnings about the same topic, ms: an outage must not flood the log. */
@@ -13,5 +15,6 @@ export function warnThrottled(topic: string, fields: Record<string, unknown>, le
   const last = lastWarned.get(topic);
   if (last !== undefined && now - last < WARN_INTERVAL_MS) return;
   lastWarned.set(topic, now);
-  console.error(JSON.stringify({ level, topic, ...fields }));
+  const { message, ...rest } = fields;
+  log()[level]({ topic, ...rest }, typeof message === "string" ? message : topic);
 }

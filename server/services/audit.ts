@@ -1,4 +1,5 @@
 import { outsideTransaction, prisma } from "../db/transaction";
+import { log } from "../observability/logger";
 import { replaceUnstorableText } from "../schemas/storable";
 
 /** One audited API call (spec §1): who, what, outcome and duration in ms. */
@@ -110,14 +111,9 @@ export function flushAudit(): Promise<void> {
       state.queue.unshift(...batch);
       const dropped = state.queue.length - MAX_RETAINED;
       if (dropped > 0) state.queue.splice(0, dropped);
-      console.error(
-        JSON.stringify({
-          level: "error",
-          message: "audit batch not stored; retrying",
-          rows: batch.length,
-          dropped: Math.max(dropped, 0),
-          error: String(error),
-        }),
+      log().error(
+        { rows: batch.length, dropped: Math.max(dropped, 0), err: error },
+        "audit batch not stored; retrying",
       );
       state.timer ??= setTimeout(() => void flushAudit(), RETRY_INTERVAL_MS);
     }

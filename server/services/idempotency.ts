@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
+import { log } from "../observability/logger";
 
 /** Header carrying the idempotency key (spec §8). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -163,6 +164,6 @@ function purgeOccasionally(): void {
   lastPurge = now;
   // Off the response path; a failed purge is retried at the next interval and never fails a request.
   purgeExpiredIdempotencyKeys().catch((error: unknown) => {
-    console.error(JSON.stringify({ level: "warn", message: "idempotency purge failed", error: String(error) }));
+    log().warn({ err: error }, "idempotency purge failed; retried at the next interval");
   });
 }

@@ -4,6 +4,7 @@
 // so the change takes effect everywhere within 0.5 s. While the store cannot be read, nothing is cached.
 import { kv } from "../kv";
 import { warnThrottled } from "../kv/warn";
+import { detached } from "../observability/requests";
 
 /** How long a key's record is used from memory before the database is asked again (ms). */
 export const KEY_CACHE_TTL_MS = 10_000;
@@ -55,7 +56,7 @@ async function poll(): Promise<void> {
 function startPolling(): void {
   if (state.poller) return;
   void poll();
-  state.poller = setInterval(() => void poll(), KEY_GENERATION_POLL_MS);
+  state.poller = detached(() => setInterval(() => void poll(), KEY_GENERATION_POLL_MS));
   state.poller.unref();
 }
 

@@ -2,6 +2,7 @@ import { type Database, db } from "../db/client";
 import { prisma } from "../db/transaction";
 import { kv } from "../kv";
 import type { KvDriver } from "../kv/store";
+import { log } from "../observability/logger";
 
 /**
  * Connectivity of one dependency: `up` with its round-trip time in ms, or `down` with the reason, which names the
@@ -29,7 +30,7 @@ async function check(driver: ComponentStatus["driver"], probe: () => Promise<unk
     return { status: "up", latencyMs: Math.round(performance.now() - started), driver };
   } catch (error) {
     // The endpoint is public: hosts, ports and driver messages go to the server log, not the response.
-    console.error(JSON.stringify({ level: "warn", component: driver, error: String(error) }));
+    log().warn({ component: driver, err: error }, "status probe failed");
     const timedOut = error instanceof Error && error.message.startsWith("no answer within");
     return {
       status: "down",

@@ -5,6 +5,8 @@ import type { DeliveryStatus, Prisma } from "../db/generated/client";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, notFound } from "../errors";
+import { recordDeliveryAttempt } from "../observability/metrics";
+import { clientSpan } from "../observability/requests";
 import { EVENT_NAMES } from "../schemas/events";
 import { eventPayload, storedEventSelect } from "../services/event-feed";
 import { listPage } from "../services/pagination";
@@ -176,7 +178,33 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
     secrets,
     timestamp: Math.floor(now.getTime() / 1000),
   });
-  const outcome = await postWebhook(endpoint.url, body, headers, { allowLoopback: env().WEBHOOKS_ALLOW_LOOPBACK });
+  const outcome = await clientSpan(
+    "webhook.delivery_attempt",
+    {
+      "crm.webhook.delivery_id": deliveryId,
+      "crm.webhook.endpoint_id": endpoint.id,
+      "crm.event.id": event.id,
+      "crm.event.name": event.name,
+      "crm.webhook.mode": how.mode,
+      "http.request.method": "POST",
+      // The receiver's host only: its URL's path and query may hold the receiver's own credentials.
+      "server.address": URL.parse(endpoint.url)?.hostname ?? "",
+    },
+    () => postWebhook(endpoint.url, body, headers, { allowLoopback: env().WEBHOOKS_ALLOW_LOOPBACK }),
+    (posted) => ({
+      attributes: {
+        "crm.webhook.outcome": posted.result,
+        ...(posted.status === null ? {} : { "http.response.status_code": posted.status }),
+      },
+      error: posted.success ? null : posted.error,
+    }),
+  );
+  recordDeliveryAttempt({
+    outcome: outcome.result,
+    mode: how.mode,
+    status: outcome.status,
+    seconds: outcome.durationMs / 1000,
+  });
 
   const gone = outcome.status === 410;
   const closesFailed = !outcome.success && (gone || how.mode === "single" || (how.mode === "scheduled" && how.final));

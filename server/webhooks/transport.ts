@@ -10,8 +10,17 @@ export const RESPONSE_BODY_LIMIT = 2_048;
 // Bytes read before giving up on the rest of the body: enough for 2,048 characters of multi-byte UTF-8.
 const RESPONSE_BYTES_LIMIT = RESPONSE_BODY_LIMIT * 4;
 
+/**
+ * How an attempt ended: `success` (2xx), `http_error` (any other status, redirects included), `timeout`,
+ * `network_error` (DNS, refused or reset connection, TLS) or `refused` (not sent: an invalid URL or an address the
+ * SSRF filter blocks). Source: docs/architecture.md, "Observability".
+ */
+export type PostResult = "success" | "http_error" | "timeout" | "network_error" | "refused";
+
 /** What one POST to a receiver produced. */
 export interface PostOutcome {
+  /** How it ended, in one word (for metrics and traces). */
+  result: PostResult;
   /** HTTP status of the answer; null when none came (refused by the SSRF filter, DNS, connection error, timeout). */
   status: number | null;
   /** First 2,048 characters of the response body; null when there was no response. */
@@ -22,6 +31,11 @@ export interface PostOutcome {
   success: boolean;
   /** Wall time of the attempt (ms). */
   durationMs: number;
+}
+
+function resultOf(error: unknown): PostResult {
+  if (error instanceof BlockedAddressError) return "refused";
+  return (error as { code?: string }).code === "WEBHOOK_TIMEOUT" ? "timeout" : "network_error";
 }
 
 function explainFailure(error: unknown, timeoutMs: number): string {
@@ -51,7 +65,8 @@ export function postWebhook(
   const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const failed = (error: string): PostOutcome => ({
+  const failed = (error: string, result: PostResult = "refused"): PostOutcome => ({
+    result,
     status: null,
     body: null,
     error,
@@ -90,7 +105,10 @@ export function postWebhook(
     let responseStatus: number | null = null;
     // The limit covers the whole attempt: an answer whose body is still trickling in when it runs out is a failure.
     const timer = setTimeout(() => {
-      finish({ ...failed(explainFailure({ code: "WEBHOOK_TIMEOUT" }, timeoutMs)), status: responseStatus });
+      finish({
+        ...failed(explainFailure({ code: "WEBHOOK_TIMEOUT" }, timeoutMs), "timeout"),
+        status: responseStatus,
+      });
       request.destroy();
     }, timeoutMs);
     request.on("socket", (socket) => {
@@ -101,7 +119,7 @@ export function postWebhook(
         if (reason) request.destroy(new BlockedAddressError(peer ?? "peer", reason));
       });
     });
-    request.on("error", (error) => finish(failed(explainFailure(error, timeoutMs))));
+    request.on("error", (error) => finish(failed(explainFailure(error, timeoutMs), resultOf(error))));
     request.on("response", (response) => {
       const status = response.statusCode ?? 0;
       responseStatus = status;
@@ -113,7 +131,14 @@ export function postWebhook(
         let error: string | null = null;
         if (status >= 300 && status < 400) error = `HTTP ${status}: redirects are not followed`;
         else if (!success) error = `HTTP ${status}`;
-        finish({ status, body: text, error, success, durationMs: elapsed() });
+        finish({
+          result: success ? "success" : "http_error",
+          status,
+          body: text,
+          error,
+          success,
+          durationMs: elapsed(),
+        });
         response.destroy();
       };
       response.on("data", (chunk: Buffer) => {

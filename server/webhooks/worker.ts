@@ -99,6 +99,22 @@ export async function workerStatus(orgId?: string): Promise<WorkerStatus> {
   return { mode, devServerUrl: url, connected, lastSeenAt, waiting, message };
 }
 
+/**
+ * The outbox as a whole, for the metrics: live events recorded in the last 72 h and not yet handed to a worker (as
+ * {@link workerStatus} counts them, every organisation) and the age of the oldest of them in seconds (0 when none
+ * waits). One statement over the `(fannedOutAt, createdAt)` index; `observeOutbox` reads it at most every 15 s.
+ * Source: docs/architecture.md, "Observability".
+ */
+export async function outboxBacklog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
+  const [row] = await prisma().$queryRaw<Array<{ waiting: number; oldest: number | null }>>`
+    SELECT count(*)::int AS "waiting",
+           extract(epoch FROM (now() AT TIME ZONE 'UTC') - min("createdAt"))::float8 AS "oldest"
+    FROM "Event"
+    WHERE "fannedOutAt" IS NULL AND "isTest" = false
+      AND "createdAt" > (now() AT TIME ZONE 'UTC') - ${UNDISPATCHED_MAX_AGE_MS}::float8 * interval '1 millisecond'`;
+  return { waiting: row?.waiting ?? 0, oldestAgeSeconds: Math.max(0, row?.oldest ?? 0) };
+}
+
 /** An event waiting to be handed to the worker (see {@link waitingEvents}). */
 export interface WaitingEvent {
   eventId: string;

@@ -2,11 +2,12 @@
 // file starts, kills and restarts itself — never the shared one. TCP Redis first, then @vercel/kv through the shim.
 
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { resetEnvCache } from "../../server/env";
 import { closeKv, kv } from "../../server/kv";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { captureLog, type LogCapture } from "../helpers/log-capture";
 import { type DedicatedRedis, startDedicatedRedis } from "../helpers/redis-server";
 import { startUpstashShim, type UpstashShim } from "../helpers/upstash-shim";
 
@@ -43,8 +44,7 @@ async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean, time
   }
 }
 
-const logged = (spy: { mock: { calls: unknown[][] } }, topic: string) =>
-  spy.mock.calls.filter(([line]) => typeof line === "string" && line.includes(`"topic":"${topic}"`)).length;
+const logged = (capture: LogCapture, topic: string) => capture.lines().filter((line) => line.topic === topic).length;
 
 /** Six requests on a 5/min key while the store is down: answered at once, with headers, still limited. */
 async function expectLimitedInProcess(api: ReturnType<typeof client>) {
@@ -75,7 +75,7 @@ async function expectStatusDown(driver: string) {
 }
 
 it("TCP Redis down: requests still answered promptly with headers, limits counted per process, /status 503, then back to Redis by itself", async () => {
-  const errors = vi.spyOn(console, "error");
+  const errors = captureLog();
   const org = await createTestOrg(FULL_ACCESS_SCOPES, { limits: { perKey: 5, perOrg: 100 } });
   const api = client(server.url, org.key);
   const keyWindow = `rl:{o:${org.orgId}}:k:${org.apiKeyId}`;
@@ -105,7 +105,7 @@ it("TCP Redis down: requests still answered promptly with headers, limits counte
   expect(after.headers.get("x-ratelimit-remaining")).toBe("4");
   expect(await admin.zcard(keyWindow)).toBe(1);
   expect(logged(errors, "rate-limit.store-up")).toBe(1);
-  errors.mockRestore();
+  errors.restore();
 });
 
 it("Vercel KV down: the same behaviour, /status names the vercel-kv driver", async () => {

@@ -11,6 +11,7 @@ import { createWebhookEndpoint, sendTestEvent } from "../../server/webhooks/endp
 import { blockedReason, guardedLookup } from "../../server/webhooks/ssrf";
 import { postWebhook } from "../../server/webhooks/transport";
 import { createTestOrg } from "../helpers/api";
+import { freePort } from "../helpers/ports";
 import { type Receiver, startReceiver } from "../helpers/receiver";
 
 let receiver: Receiver;
@@ -103,7 +104,7 @@ it("refuses a host name that resolves to loopback unless allowed; other private 
   const port = new URL(receiver.url).port;
   const viaName = `http://localhost:${port}/hook`;
   const refused = await postWebhook(viaName, "{}", {}, { allowLoopback: false });
-  expect(refused).toMatchObject({ success: false, status: null });
+  expect(refused).toMatchObject({ success: false, status: null, result: "refused" });
   expect(refused.error).toMatch(/^refused: localhost \((127\.0\.0\.1|::1)\) is a loopback address$/);
   expect(receiver.requests).toHaveLength(0);
 
@@ -126,7 +127,7 @@ it("refuses a host name that resolves to loopback unless allowed; other private 
 
   allowLoopback();
   const allowed = await postWebhook(`http://127.0.0.1:${port}/hook`, "{}", {}, { allowLoopback: true });
-  expect(allowed).toMatchObject({ success: true, status: 200 });
+  expect(allowed).toMatchObject({ success: true, status: 200, result: "success" });
   expect(receiver.requests).toHaveLength(1);
   const { endpoint } = await createWebhookEndpoint(org.orgId, { url: receiver.url, events: ["*"] });
   await prisma().webhookEndpoint.update({ where: { id: endpoint.id }, data: { url: "http://192.168.0.10/hook" } });
@@ -152,6 +153,7 @@ it("never follows a redirect, even one to the metadata address", async () => {
       expect(outcome).toMatchObject({
         success: false,
         status: expected,
+        result: "http_error",
         error: `HTTP ${expected}: redirects are not followed`,
       });
     }
@@ -165,6 +167,7 @@ it("never follows a redirect, even one to the metadata address", async () => {
 it("refuses non-http schemes and cuts a response body to 2,048 characters", async () => {
   expect(await postWebhook("file:///etc/passwd", "{}", {}, { allowLoopback: true })).toMatchObject({
     success: false,
+    result: "refused",
     error: "not an http(s) URL",
   });
   const chatty = await startReceiver();
@@ -176,4 +179,10 @@ it("refuses non-http schemes and cuts a response body to 2,048 characters", asyn
   } finally {
     await chatty.close();
   }
+});
+
+it("reports a receiver that refuses the connection as a network error, with no status", async () => {
+  const closed = await freePort();
+  const outcome = await postWebhook(`http://127.0.0.1:${closed}/hook`, "{}", {}, { allowLoopback: true });
+  expect(outcome).toMatchObject({ success: false, status: null, result: "network_error", error: "connection refused" });
 });
