@@ -26,6 +26,10 @@ const optionalUrl = z.preprocess(
  *   default 1000), ms. Past it the limiter counts in this process until the store answers again (README: rate limits).
  * - `WEBHOOKS_ALLOW_LOOPBACK`: `true` lets webhook deliveries reach loopback addresses (127.0.0.0/8, ::1). A
  *   development and test setting; every other private range stays refused (DESIGN.md §6). Default false.
+ * - `BETTER_AUTH_SECRET`: signs settings session cookies and encrypts two-factor secrets, at least 32 characters;
+ *   required in production with `DATABASE_URL`, else generated once into `DATA_DIR` (server/auth/secret.ts).
+ * - `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…`) and `MAIL_FROM` (`CRM <crm@example.com>`): with both set,
+ *   invitations and password-reset links are also mailed (nodemailer); without, they are only shown and printed.
  */
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -51,6 +55,21 @@ export const EnvSchema = z.object({
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
   KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),
+  BETTER_AUTH_SECRET: z.preprocess(
+    (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+    z.string().min(32, "must be at least 32 characters").optional(),
+  ),
+  SMTP_URL: z.preprocess(
+    (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+    z
+      .url()
+      .refine((value) => /^smtps?:/.test(value), "must be an smtp:// or smtps:// URL")
+      .optional(),
+  ),
+  MAIL_FROM: z.preprocess(
+    (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+    z.string().max(320).optional(),
+  ),
   WEBHOOKS_ALLOW_LOOPBACK: z
     .enum(["true", "false", "1", "0"])
     .default("false")
