@@ -31,8 +31,14 @@ export function cookieHeader(headers: Headers, previous = ""): string {
   return [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
 }
 
-/** A settings request from a browser at 203.0.113.7 carrying `cookie`. */
-export function browserRequest(cookie = "", ip = "203.0.113.7"): SettingsRequest {
+/** A client address of its own for each browser, so the per-address sign-in limit counts each test apart. */
+export function randomAddress(): string {
+  const byte = () => Math.floor(Math.random() * 256);
+  return `198.${18 + (byte() % 2)}.${byte()}.${byte()}`;
+}
+
+/** A settings request from a browser at `ip` carrying `cookie`. */
+export function browserRequest(cookie = "", ip = randomAddress()): SettingsRequest {
   const headers = new Headers({ "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0 Safari/537.36" });
   if (cookie) headers.set("cookie", cookie);
   headers.set(CLIENT_ADDRESS_HEADER, ip);
@@ -40,7 +46,7 @@ export function browserRequest(cookie = "", ip = "203.0.113.7"): SettingsRequest
 }
 
 /** Signs in with email and password as a browser; returns its request with the session cookie. */
-export async function signIn(email: string, password: string, ip?: string): Promise<SettingsRequest> {
+export async function signIn(email: string, password: string, ip = randomAddress()): Promise<SettingsRequest> {
   const request = browserRequest("", ip);
   const { headers } = await authFor(TEST_ORIGIN).api.signInEmail({
     headers: request.headers,
