@@ -266,6 +266,8 @@ function createAuth(origin: string) {
     trustedOrigins: [origin],
     database: prismaAdapter(client, { provider: "postgresql", transaction: true }),
     telemetry: { enabled: false },
+    // Failed sign-ins are in the settings audit trail; the log keeps better-auth's errors only.
+    logger: { level: "error" },
     emailAndPassword: {
       enabled: true,
       minPasswordLength: PASSWORD_MIN_LENGTH,

@@ -67,7 +67,7 @@ export interface TestMember {
 }
 
 /** Creates a user with `role` in the organisation and signs them in. */
-export async function addMember(orgId: string, role: Role, prefix = role): Promise<TestMember> {
+export async function addMember(orgId: string, role: Role, prefix: string = role): Promise<TestMember> {
   const email = `${prefix}-${randomBytes(5).toString("hex")}@example.com`;
   const password = `pw-${randomBytes(9).toString("base64url")}`;
   const { userId } = await createMemberUser(TEST_ORIGIN, orgId, { email, password, role, name: `${role} person` });
