@@ -155,7 +155,7 @@ describe("invitations", () => {
     expect(await prisma().member.findFirst({ where: { orgId, userId: user.id } })).toMatchObject({ role: "developer" });
     const request = await signIn(email, "a long password");
     const session = await authFor(TEST_ORIGIN).api.getSession({ headers: request.headers });
-    expect((session?.session as { activeOrganizationId?: string }).activeOrganizationId).toBe(orgId);
+    expect(session?.session).toMatchObject({ activeOrganizationId: orgId });
     expect((await getInvitationPage(idOf(link)))?.status).toBe("accepted");
     expect(
       await prisma().settingsAuditEntry.findFirst({
