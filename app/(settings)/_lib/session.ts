@@ -6,7 +6,7 @@ import { clientAddress, publicOrigin } from "../../../server/http/origin";
 import { createSettingsCaller } from "../../../server/routers/settings";
 import { CLIENT_ADDRESS_HEADER } from "../../../server/services/auth";
 import {
-  resolveSettingsSession,
+  resolveSettingsSessionOnce,
   type SettingsRequest,
   type SettingsSessionState,
 } from "../../../server/services/settings-session";
@@ -23,10 +23,10 @@ export function settingsRequestFrom(list: Headers): SettingsRequest {
   return { origin: publicOrigin(read), headers: new Headers(list), ip, userAgent: list.get("user-agent") };
 }
 
-/** The settings request of the current page or server action. */
-export async function settingsRequest(): Promise<SettingsRequest> {
-  return settingsRequestFrom(new Headers(await headers()));
-}
+/** The settings request of the current page or server action: one object per request, so its session resolves once. */
+export const settingsRequest = cache(
+  async (): Promise<SettingsRequest> => settingsRequestFrom(new Headers(await headers())),
+);
 
 /** The public origin of the current request. */
 export async function requestOrigin(): Promise<string> {
@@ -35,7 +35,7 @@ export async function requestOrigin(): Promise<string> {
 
 /** Who is signed in to the current request, as which member; resolved once per request. */
 export const currentSettingsSession = cache(
-  async (): Promise<SettingsSessionState> => resolveSettingsSession(await settingsRequest()),
+  async (): Promise<SettingsSessionState> => resolveSettingsSessionOnce(await settingsRequest()),
 );
 
 /** A server-side caller of the settings tRPC router acting for the current request. */

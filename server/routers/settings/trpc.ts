@@ -9,7 +9,7 @@ import {
   actorOf,
   isRecentlyAuthenticated,
   mustSetUpSecondFactor,
-  resolveSettingsSession,
+  resolveSettingsSessionOnce,
   type SettingsRequest,
   type SignedInMember,
   StepUpRequiredError,
@@ -146,15 +146,15 @@ export async function authorize(
 }
 
 /**
- * A procedure for a signed-in member of an organisation: resolves the session (from the database on every call, so
- * a removed member or a changed role counts at once) and its membership into `ctx.member`. Text PostgreSQL cannot
+ * A procedure for a signed-in member of an organisation: resolves the session (from the database for every request,
+ * so a removed member or a changed role counts at once) and its membership into `ctx.member`. Text PostgreSQL cannot
  * store is refused before the procedure runs. ApiErrors thrown by services become tRPC errors with the matching
  * status.
  * @throws TRPCError `UNAUTHORIZED` (401) without a valid session; `FORBIDDEN` (403) when the session's user is not (or
  *         no longer) a member of the organisation; `UNPROCESSABLE_CONTENT` (422) for unstorable text.
  */
 export const memberProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
-  const state = await resolveSettingsSession(ctx.request);
+  const state = await resolveSettingsSessionOnce(ctx.request);
   if (state.state === "signed-out")
     throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to use the settings" });
   if (state.state === "no-membership") {
