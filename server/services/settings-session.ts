@@ -121,23 +121,6 @@ export async function resolveSettingsSession(request: SettingsRequest): Promise<
   };
 }
 
-const resolved = new WeakMap<SettingsRequest, Promise<SettingsSessionState>>();
-
-/**
- * {@link resolveSettingsSession} once per request object: a page that calls several settings procedures resolves its
- * session once. A new request (the next page, the next action) resolves again, so changes count at once.
- */
-export function resolveSettingsSessionOnce(request: SettingsRequest): Promise<SettingsSessionState> {
-  let state = resolved.get(request);
-  if (!state) {
-    state = resolveSettingsSession(request);
-    resolved.set(request, state);
-    // A failed resolution (database down) is not remembered.
-    state.catch(() => resolved.delete(request));
-  }
-  return state;
-}
-
 /** The organisations a user is a member of, by name (the organisation switcher). */
 export function organisationsOf(userId: string): Promise<{ id: string; slug: string; name: string }[]> {
   return prisma().organisation.findMany({

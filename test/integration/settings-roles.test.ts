@@ -11,8 +11,9 @@ import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
 import { resetEnvCache } from "../../server/env";
 import { createApiKey } from "../../server/services/api-keys";
+import { authFor } from "../../server/services/auth";
 import { createWebhookEndpoint, sendTestEvent } from "../../server/webhooks/endpoints";
-import { addMember, orgWithRoles, type TestMember } from "../helpers/members";
+import { addMember, orgWithRoles, signIn, TEST_ORIGIN, type TestMember } from "../helpers/members";
 import { type Receiver, startReceiver } from "../helpers/receiver";
 
 resetEnvCache();
@@ -56,6 +57,31 @@ const key = async (orgId: string, isTest: boolean) =>
 const email = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}@example.com`;
 
 const ACTIONS: Action[] = [
+  { row: "own security", name: "me", allowed: ALL, run: (m) => m.caller.me() },
+  { row: "own security", name: "security.overview", allowed: ALL, run: (m) => m.caller.security.overview() },
+  {
+    row: "own security",
+    name: "security.startTotp",
+    allowed: ALL,
+    run: (m) => m.caller.security.startTotp({ password: m.password }),
+  },
+  {
+    row: "own security",
+    name: "security.confirm",
+    allowed: ALL,
+    run: (m) => m.caller.security.confirm({ password: m.password }),
+  },
+  {
+    row: "own security",
+    name: "security.revokeSession",
+    allowed: ALL,
+    audit: "session.revoked",
+    run: async (m) => {
+      const other = await signIn(m.email, m.password);
+      const session = await authFor(TEST_ORIGIN).api.getSession({ headers: other.headers });
+      return m.caller.security.revokeSession({ id: session?.session.id as string });
+    },
+  },
   { row: "see", name: "apiKeys.list", allowed: ALL, run: (m) => m.caller.apiKeys.list() },
   { row: "see", name: "webhooks.list", allowed: ALL, run: (m) => m.caller.webhooks.list() },
   {

@@ -380,6 +380,28 @@ describe("sign-in attempts are limited per email and per address, in the shared 
   });
 });
 
+describe("the session cookie", () => {
+  it("is HttpOnly and SameSite=Lax, and Secure (with the __Secure- prefix) exactly when the public origin is https", async () => {
+    const { members } = await orgWithRoles();
+    for (const [origin, secure] of [
+      ["https://crm.example.com", true],
+      ["http://crm.lan:3000", false],
+    ] as const) {
+      const { headers } = await authFor(origin).api.signInEmail({
+        headers: browserRequest().headers,
+        body: { email: members.viewer.email, password: members.viewer.password },
+        returnHeaders: true,
+      });
+      const cookie = headers.getSetCookie().find((line) => line.includes("msp.session_token=")) as string;
+      expect(cookie.startsWith(secure ? "__Secure-msp.session_token=" : "msp.session_token=")).toBe(true);
+      expect(cookie).toMatch(/; HttpOnly/i);
+      expect(cookie).toMatch(/; SameSite=Lax/i);
+      expect(/; Secure/i.test(cookie)).toBe(secure);
+      expect(cookie).toMatch(/; Max-Age=604800/);
+    }
+  });
+});
+
 describe("what a browser may call under /api/auth", () => {
   const call = (path: string, init: RequestInit = {}) =>
     authRoute(new Request(`${TEST_ORIGIN}/api/auth${path}`, { method: "POST", ...init }));

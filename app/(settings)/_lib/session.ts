@@ -6,7 +6,7 @@ import { clientAddress, publicOrigin } from "../../../server/http/origin";
 import { createSettingsCaller } from "../../../server/routers/settings";
 import { CLIENT_ADDRESS_HEADER } from "../../../server/services/auth";
 import {
-  resolveSettingsSessionOnce,
+  resolveSettingsSession,
   type SettingsRequest,
   type SettingsSessionState,
 } from "../../../server/services/settings-session";
@@ -23,25 +23,29 @@ export function settingsRequestFrom(list: Headers): SettingsRequest {
   return { origin: publicOrigin(read), headers: new Headers(list), ip, userAgent: list.get("user-agent") };
 }
 
-/** The settings request of the current page or server action: one object per request, so its session resolves once. */
-export const settingsRequest = cache(
-  async (): Promise<SettingsRequest> => settingsRequestFrom(new Headers(await headers())),
-);
+/** The settings request of the current page or server action. */
+export async function settingsRequest(): Promise<SettingsRequest> {
+  return settingsRequestFrom(new Headers(await headers()));
+}
 
 /** The public origin of the current request. */
 export async function requestOrigin(): Promise<string> {
   return (await settingsRequest()).origin;
 }
 
-/** Who is signed in to the current request, as which member; resolved once per request. */
+/** Who is signed in to the current request, as which member; resolved once per page render. */
 export const currentSettingsSession = cache(
-  async (): Promise<SettingsSessionState> => resolveSettingsSessionOnce(await settingsRequest()),
+  async (): Promise<SettingsSessionState> => resolveSettingsSession(await settingsRequest()),
 );
 
-/** A server-side caller of the settings tRPC router acting for the current request. */
-export async function settingsCaller() {
-  return createSettingsCaller({ request: await settingsRequest() });
-}
+/**
+ * A server-side caller of the settings tRPC router acting for the current request. In a page render its procedures
+ * share the render's one session resolution; in a server action (where React's cache does not apply) each call
+ * resolves the session anew, so the action sees the member as they are now.
+ */
+export const settingsCaller = cache(async () =>
+  createSettingsCaller({ request: await settingsRequest(), session: currentSettingsSession() }),
+);
 
 /** The signed-in member with what their role may do (the pages hide the rest); see `settingsRouter.me`. */
 export type Me = Awaited<ReturnType<Awaited<ReturnType<typeof settingsCaller>>["me"]>>;

@@ -9,8 +9,9 @@ import {
   actorOf,
   isRecentlyAuthenticated,
   mustSetUpSecondFactor,
-  resolveSettingsSessionOnce,
+  resolveSettingsSession,
   type SettingsRequest,
+  type SettingsSessionState,
   type SignedInMember,
   StepUpRequiredError,
 } from "../../services/settings-session";
@@ -22,6 +23,11 @@ import {
  */
 export interface SettingsContext {
   request: SettingsRequest;
+  /**
+   * The request's session already resolved, when the caller has it: a page resolves it once for its layout and all
+   * the procedures it calls. Without it every call resolves the session itself.
+   */
+  session?: Promise<SettingsSessionState>;
 }
 
 // ApiError codes (spec §7) as tRPC codes, so the HTTP door answers with the same statuses as the REST API.
@@ -147,14 +153,14 @@ export async function authorize(
 
 /**
  * A procedure for a signed-in member of an organisation: resolves the session (from the database for every request,
- * so a removed member or a changed role counts at once) and its membership into `ctx.member`. Text PostgreSQL cannot
+ * so a removed member or a changed role counts from the next one) and its membership into `ctx.member`. Text PostgreSQL cannot
  * store is refused before the procedure runs. ApiErrors thrown by services become tRPC errors with the matching
  * status.
  * @throws TRPCError `UNAUTHORIZED` (401) without a valid session; `FORBIDDEN` (403) when the session's user is not (or
  *         no longer) a member of the organisation; `UNPROCESSABLE_CONTENT` (422) for unstorable text.
  */
 export const memberProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
-  const state = await resolveSettingsSessionOnce(ctx.request);
+  const state = await (ctx.session ?? resolveSettingsSession(ctx.request));
   if (state.state === "signed-out")
     throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to use the settings" });
   if (state.state === "no-membership") {
