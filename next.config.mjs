@@ -23,6 +23,8 @@ const nextConfig = {
     "@prisma/instrumentation",
   ],
   poweredByHeader: false,
+  // forbidden() answers 403 with app/forbidden.tsx (a removed member, a role that may not see a page).
+  experimental: { authInterrupts: true },
   typescript: { ignoreBuildErrors: false },
   // The signed-in pages must not be framed (click-jacking) nor leak their URLs to other sites.
   async headers() {
@@ -36,6 +38,8 @@ const nextConfig = {
       { source: "/settings/:path*", headers: pageHeaders },
       { source: "/settings", headers: pageHeaders },
       { source: "/signin", headers: pageHeaders },
+      { source: "/invite/:path*", headers: pageHeaders },
+      { source: "/reset-password", headers: pageHeaders },
     ];
   },
 };

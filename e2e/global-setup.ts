@@ -27,6 +27,8 @@ async function waitForServer(url: string, child: ChildProcess, timeoutMs: number
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.REDIS_URL ??= "redis://127.0.0.1:6379";
+  // Production (NODE_ENV=production with DATABASE_URL) needs the secret; the admin command signs with the same one.
+  process.env.BETTER_AUTH_SECRET ??= "e2e-secret-for-settings-cookies-0123456789";
   if (process.env.E2E_BASE_URL) {
     // A server the developer started: the tests use its database.
     if (!process.env.E2E_DATABASE_URL) throw new Error("E2E_BASE_URL needs E2E_DATABASE_URL (the server's database)");

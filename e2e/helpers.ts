@@ -17,6 +17,9 @@ export function baseUrl(): string {
   return process.env.E2E_BASE_URL ?? `http://127.0.0.1:${process.env.E2E_PORT ?? 3210}`;
 }
 
+/** Name of better-auth's session cookie on plain http (`__Secure-` is prefixed over https). */
+export const SESSION_COOKIE = "msp.session_token";
+
 /** A settings user created for one spec, in an organisation of its own. */
 export interface TestUser {
   orgId: string;
@@ -34,7 +37,7 @@ export async function admin<T = Record<string, unknown>>(...args: string[]): Pro
   return JSON.parse(stdout.trim()) as T;
 }
 
-/** Creates an organisation and a user in it with `npm run admin -- create-user`. */
+/** Creates an organisation and its owner with `npm run admin -- create-user`. */
 export async function createUser(prefix: string): Promise<TestUser> {
   const suffix = randomBytes(4).toString("hex");
   const slug = `${prefix}-${suffix}`;
@@ -52,12 +55,16 @@ export async function createUser(prefix: string): Promise<TestUser> {
   return { orgId: created.orgId, slug, email: created.email, password };
 }
 
-/** Signs in through the form and waits for the overview. */
-export async function signIn(page: Page, user: TestUser): Promise<void> {
-  await page.goto("/signin");
+/** Signs in through the form (at `origin`, default the base URL) and waits for the overview. */
+export async function signIn(
+  page: Page,
+  user: Pick<TestUser, "email" | "password" | "slug">,
+  origin = "",
+): Promise<void> {
+  await page.goto(`${origin}/signin`);
   await page.getByLabel("Email").fill(user.email);
   await page.getByLabel("Password").fill(user.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByTestId("org-name")).toHaveText(user.slug);
 }
 

@@ -1,5 +1,6 @@
-// Every settings page at 375 px wide (issue #6): no horizontal scrolling of the page, every form control named,
-// the skip link first in the tab order; screenshots under e2e/artifacts/.
+// Every settings page at 375 px wide, the team, security, audit, confirmation and invitation pages included: no
+// horizontal scrolling of the page, every form control named, the skip link first in the tab order; screenshots under
+// e2e/artifacts/.
 import { expect, type Page, test } from "@playwright/test";
 import { callApi, createUser, screenshot, signIn, startReceiver, type TestUser } from "./helpers";
 
@@ -63,4 +64,20 @@ test("the settings pages fit a 375 px screen and every control has a label", asy
     await expect(page.getByTestId("audit-log").locator("tbody tr")).toHaveCount(1, { timeout: 1_000 });
   }).toPass({ timeout: 20_000 });
   await checkPage(page, "usage");
+
+  await page.goto("/settings/team");
+  await page.getByLabel("Email", { exact: true }).fill(`phone-invitee-${user.slug}@example.com`);
+  await page.getByRole("button", { name: "Send invitation" }).click();
+  const link = (await page.getByTestId("revealed-secret").textContent()) as string;
+  await checkPage(page, "team");
+  await page.goto("/settings/security");
+  await checkPage(page, "security");
+  await page.goto("/settings/audit");
+  await expect(page.getByTestId("audit-trail")).toBeVisible();
+  await checkPage(page, "audit");
+  await page.goto("/settings/confirm?next=%2Fsettings%2Fkeys");
+  await checkPage(page, "confirm");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.goto(new URL(link).pathname);
+  await checkPage(page, "invitation");
 });

@@ -8,9 +8,10 @@ import { migrateProcessDatabase } from "../server/db/ready";
 import { ApiError } from "../server/errors";
 import { closeKv } from "../server/kv";
 import { createApiKey } from "../server/services/api-keys";
+import { defaultOrigin } from "../server/services/auth";
 import { ensureOrganisation } from "../server/services/organisations";
 import { seedDemoBook } from "../server/services/seed";
-import { createUser } from "../server/services/users";
+import { createMemberUser, inviteFromCommand, organisationHasOwner, passwordResetLink } from "../server/services/team";
 import { createWebhookEndpoint } from "../server/webhooks/endpoints";
 
 const USAGE = `Usage:
@@ -28,9 +29,18 @@ const USAGE = `Usage:
                                   [--description <text>] [--json]
     Creates the organisation if needed and a webhook endpoint in it (spec §6), enabled, and prints its id and signing
     secret: {"orgId", "id", "url", "events", "secret"} with --json. Quote '*' in the shell.
-  npm run admin -- create-user --org <slug> --email <email> [--password <password>] [--name <name>] [--json]
-    Creates the organisation if needed and a settings user in it (sign-in at /signin). Without --password a
-    password is generated and printed once. Prints {"orgId", "userId", "email", "password"?} with --json.`;
+  npm run admin -- create-user --org <slug> --email <email> [--role owner|admin|developer|viewer]
+                               [--password <password>] [--name <name>] [--json]
+    Creates the organisation if needed and a settings user who is a member of it with the role (sign-in at /signin).
+    --role may be left out only while the organisation has no owner: the user becomes its owner. Without --password
+    a password is generated and printed once. Prints {"orgId", "userId", "email", "role", "password"?} with --json.
+  npm run admin -- invite --org <slug> --email <email> --role admin|developer|viewer [--json]
+    Invites someone to the organisation (which needs an owner): prints the invitation link (PUBLIC_URL, else
+    http://localhost:$PORT), valid 7 days, and mails it when SMTP_URL and MAIL_FROM are set.
+    Prints {"orgId", "email", "role", "link", "expiresAt"} with --json.
+  npm run admin -- reset-password --email <email> [--json]
+    Prints a one-time link (valid 1 hour) where the user sets a new password; every session of the user then ends.
+    Prints {"email", "link", "expiresAt"} with --json.`;
 
 async function seedDemo(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -106,6 +116,14 @@ async function createKey(args: string[]): Promise<void> {
   }
 }
 
+const ROLES = new Set(["owner", "admin", "developer", "viewer"]);
+
+function orgSlug(value: string | undefined): string {
+  if (!value || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(value))
+    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
+  return value;
+}
+
 async function createUserCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -114,28 +132,80 @@ async function createUserCommand(args: string[]): Promise<void> {
       email: { type: "string" },
       password: { type: "string" },
       name: { type: "string" },
+      role: { type: "string" },
       json: { type: "boolean", default: false },
     },
     strict: true,
   });
-  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
-    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
+  const slug = orgSlug(values.org);
   if (!values.email) fail("--email is required");
+  if (values.role !== undefined && !ROLES.has(values.role)) fail(`--role must be one of ${[...ROLES].join(", ")}`);
   // A generated password is printed once, like a key, so none has to appear in the shell history.
   const generated = values.password === undefined ? randomBytes(18).toString("base64url") : undefined;
-  const org = await ensureOrganisation(values.org);
-  const user = await createUser(org.id, {
+  const org = await ensureOrganisation(slug);
+  const role = values.role ?? ((await organisationHasOwner(org.id)) ? undefined : "owner");
+  if (!role) fail(`--role is required: ${slug} already has an owner`);
+  const user = await createMemberUser(defaultOrigin(), org.id, {
     email: values.email,
     password: values.password ?? (generated as string),
     name: values.name,
+    role,
   });
   if (values.json) {
-    console.log(JSON.stringify({ orgId: org.id, userId: user.id, email: user.email, password: generated }));
+    console.log(JSON.stringify({ orgId: org.id, userId: user.userId, email: user.email, role, password: generated }));
   } else {
     console.log(
-      `Organisation ${org.slug} (${org.id})\nUser ${user.email} (${user.id})${generated ? `\n\n  password: ${generated}\n\nStore it now: it cannot be shown again.` : ""}`,
+      `Organisation ${org.slug} (${org.id})\nUser ${user.email} (${user.userId}), ${role}${generated ? `\n\n  password: ${generated}\n\nStore it now: it cannot be shown again.` : ""}`,
     );
   }
+}
+
+async function inviteCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      org: { type: "string" },
+      email: { type: "string" },
+      role: { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  const slug = orgSlug(values.org);
+  if (!values.email) fail("--email is required");
+  if (!values.role) fail("--role is required: admin, developer or viewer");
+  const org = await ensureOrganisation(slug);
+  const invitation = await inviteFromCommand(defaultOrigin(), org.id, { email: values.email, role: values.role });
+  if (values.json) {
+    console.log(
+      JSON.stringify({
+        orgId: org.id,
+        email: invitation.email,
+        role: invitation.role,
+        link: invitation.link,
+        expiresAt: invitation.expiresAt.toISOString(),
+      }),
+    );
+  } else {
+    const mailed = invitation.mailed === "sent" ? `\nAlso mailed to ${invitation.email}.` : "";
+    console.log(
+      `Invited ${invitation.email} to ${org.slug} as ${invitation.role}.\n\n  ${invitation.link}\n\nThe link works until ${invitation.expiresAt.toISOString()}.${mailed}`,
+    );
+  }
+}
+
+async function resetPasswordCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { email: { type: "string" }, json: { type: "boolean", default: false } },
+    strict: true,
+  });
+  if (!values.email) fail("--email is required");
+  const { link, expiresAt } = await passwordResetLink(defaultOrigin(), values.email);
+  if (values.json)
+    console.log(JSON.stringify({ email: values.email.trim().toLowerCase(), link, expiresAt: expiresAt.toISOString() }));
+  else
+    console.log(`Password reset for ${values.email}:\n\n  ${link}\n\nIt works once, until ${expiresAt.toISOString()}.`);
 }
 
 async function createWebhook(args: string[]): Promise<void> {
@@ -190,6 +260,8 @@ async function main(): Promise<void> {
     else if (command === "seed-demo") await seedDemo(rest);
     else if (command === "create-webhook") await createWebhook(rest);
     else if (command === "create-user") await createUserCommand(rest);
+    else if (command === "invite") await inviteCommand(rest);
+    else if (command === "reset-password") await resetPasswordCommand(rest);
     else fail(command ? `Unknown command ${command}` : "No command given");
   } catch (error) {
     if (error instanceof ApiError || (error instanceof TypeError && "code" in error)) {

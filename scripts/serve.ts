@@ -90,7 +90,17 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  // Fails before serving when production has no BETTER_AUTH_SECRET (the settings' cookies need one shared secret).
+  try {
+    (await import("../server/auth/secret")).authSecret();
+  } catch (error) {
+    console.error((error as Error).message);
+    await closeDb();
+    process.exit(1);
+  }
   const { ensureDemo } = await import("../server/services/demo");
+  const { CLIENT_ADDRESS_HEADER } = await import("../server/services/auth");
+  const { clientAddress } = await import("../server/http/origin");
   const { startupBanner } = await import("../server/services/startup");
   const { nodeApiListener, answerClientError } = await import("../server/http/node");
   const { flushAudit } = await import("../server/services/audit");
@@ -110,6 +120,13 @@ async function main(): Promise<void> {
   const server = createServer((req, res) => {
     if (isApiTarget(req.url ?? "/")) api(req, res);
     else {
+      // The settings' audit trail and sign-in limits count this address; a client never sets it itself.
+      const address = clientAddress((name) => {
+        const value = req.headers[name];
+        return Array.isArray(value) ? value.join(", ") : value;
+      }, req.socket.remoteAddress ?? null);
+      if (address) req.headers[CLIENT_ADDRESS_HEADER] = address;
+      else delete req.headers[CLIENT_ADDRESS_HEADER];
       relativeRedirects(res);
       pages(req, res);
     }

@@ -32,6 +32,10 @@ const optionalUrl = z.preprocess(
  *   never on `PORT`. `METRICS_TOKEN`: when set, `/metrics` needs `Authorization: Bearer <token>` (else 401); at least
  *   16 characters. The standard `OTEL_*` variables (`OTEL_EXPORTER_OTLP_ENDPOINT`, …) are read by the OpenTelemetry
  *   SDK itself (docs/architecture.md, "Observability").
+ * - `BETTER_AUTH_SECRET`: signs settings session cookies and encrypts two-factor secrets, at least 32 characters;
+ *   required in production with `DATABASE_URL`, else generated once into `DATA_DIR` (server/auth/secret.ts).
+ * - `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…`) and `MAIL_FROM` (`CRM <crm@example.com>`): with both set,
+ *   invitations and password-reset links are also mailed (nodemailer); without, they are only shown and printed.
  */
 export const EnvSchema = z
   .object({
@@ -58,6 +62,21 @@ export const EnvSchema = z
     EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
     KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),
+    BETTER_AUTH_SECRET: z.preprocess(
+      (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+      z.string().min(32, "must be at least 32 characters").optional(),
+    ),
+    SMTP_URL: z.preprocess(
+      (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+      z
+        .url()
+        .refine((value) => /^smtps?:/.test(value), "must be an smtp:// or smtps:// URL")
+        .optional(),
+    ),
+    MAIL_FROM: z.preprocess(
+      (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+      z.string().max(320).optional(),
+    ),
     WEBHOOKS_ALLOW_LOOPBACK: z
       .enum(["true", "false", "1", "0"])
       .default("false")

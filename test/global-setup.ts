@@ -6,6 +6,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   const { url, drop } = await createFreshDatabase("crm_test");
   process.env.DATABASE_URL = url;
   process.env.REDIS_URL ??= "redis://127.0.0.1:6379";
+  // One secret for the tests and the processes they start (the admin command), as production sets it.
+  process.env.BETTER_AUTH_SECRET ??= "test-secret-for-settings-cookies-0123456789";
   // Many tests share the anonymous window of 127.0.0.1; rate-limit tests set low limits explicitly.
   process.env.RATE_LIMIT_ANONYMOUS_PER_MIN ??= "1000000";
   // In-process servers would print a line per request; tests that read the log capture it (test/helpers/log-capture).

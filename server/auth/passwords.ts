@@ -1,50 +1,35 @@
+// Password hashes of settings users (docs/architecture.md, "Settings: sign-in, team and roles"): better-auth's scrypt
+// for every new hash; bcrypt hashes from before better-auth still verify, and the sign-in that verifies one replaces
+// it with scrypt.
 import bcrypt from "bcryptjs";
-import { ApiError } from "../errors";
-
-/** bcrypt cost factor: 2^12 rounds, about 250–400 ms per hash on one core of the 2-core machine (pure JS). */
-export const BCRYPT_COST = 12;
+import { hashPassword as scryptHash, verifyPassword as scryptVerify } from "better-auth/crypto";
 
 /** Shortest password accepted, in characters. */
 export const PASSWORD_MIN_LENGTH = 10;
 
-/** Longest password accepted, in UTF-8 bytes: bcrypt ignores everything after byte 72, so longer ones are refused. */
-export const PASSWORD_MAX_BYTES = 72;
+/** Longest password accepted, in characters (scrypt has no 72-byte limit as bcrypt had). */
+export const PASSWORD_MAX_LENGTH = 128;
 
-/**
- * Checks a new password against the rules: at least {@link PASSWORD_MIN_LENGTH} characters and at most
- * {@link PASSWORD_MAX_BYTES} UTF-8 bytes (DESIGN.md §7).
- * @throws ApiError `validation_error` (422) on `password` naming the rule it breaks.
- */
-export function assertPasswordAcceptable(password: string): void {
-  const problem =
-    password.length < PASSWORD_MIN_LENGTH
-      ? `Password must be at least ${PASSWORD_MIN_LENGTH} characters`
-      : bcrypt.truncates(password)
-        ? `Password must be at most ${PASSWORD_MAX_BYTES} bytes (UTF-8)`
-        : null;
-  if (problem) throw new ApiError("validation_error", problem, { details: [{ path: ["password"], message: problem }] });
+const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+/** Whether `hash` is a bcrypt hash (`$2b$12$…`) written before better-auth, which sign-in replaces. */
+export function isLegacyPasswordHash(hash: string): boolean {
+  return BCRYPT_HASH.test(hash);
 }
 
 /**
- * Hashes a password with bcrypt (`bcryptjs`, cost {@link BCRYPT_COST}, random salt) for `User.passwordHash`.
- * @returns the 60-character modular-crypt string `$2b$12$…`.
- * @throws ApiError `validation_error` (422) when the password breaks {@link assertPasswordAcceptable}.
+ * Hashes a password with better-auth's scrypt (`salt:key`, hex).
+ * @returns the string stored in `AuthAccount.password`.
  */
-export async function hashPassword(password: string): Promise<string> {
-  assertPasswordAcceptable(password);
-  return bcrypt.hash(password, BCRYPT_COST);
+export function hashPassword(password: string): Promise<string> {
+  return scryptHash(password);
 }
 
-// Compared against when the email is unknown, so an unknown account costs as long as a wrong password. Made on
-// first use: hashing at import would block every process that loads this module for a few hundred ms.
-let dummyHash: Promise<string> | undefined;
-
 /**
- * Whether `password` matches `hash` (constant-time comparison inside bcrypt). With `hash` null (unknown user) it
- * still spends one bcrypt computation and returns false, so response time does not reveal which emails exist.
+ * Whether `password` matches `hash`: scrypt hashes through better-auth, bcrypt hashes (legacy) through bcryptjs. Both
+ * compare in constant time.
  */
-export async function verifyPassword(password: string, hash: string | null): Promise<boolean> {
-  dummyHash ??= bcrypt.hash("timing-equaliser-not-a-password", BCRYPT_COST);
-  const matches = await bcrypt.compare(password, hash ?? (await dummyHash));
-  return hash !== null && matches;
+export async function verifyPassword(hash: string, password: string): Promise<boolean> {
+  if (isLegacyPasswordHash(hash)) return bcrypt.compare(password, hash);
+  return scryptVerify({ hash, password });
 }

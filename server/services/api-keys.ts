@@ -130,6 +130,16 @@ export function listApiKeys(orgId: string): Promise<ApiKeySummary[]> {
 }
 
 /**
+ * One key of the organisation (the settings check its mode before a change: live keys need more than test keys).
+ * @throws ApiError `not_found` (404) when the key does not exist in this organisation.
+ */
+export async function getApiKey(orgId: string, apiKeyId: string): Promise<ApiKeySummary> {
+  const key = await prisma().apiKey.findFirst({ where: { id: apiKeyId, orgId }, select: summarySelect });
+  if (!key) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
+  return key;
+}
+
+/**
  * Revokes a key of the organisation; later requests with it get 401, on every instance within 0.5 s.
  * @throws ApiError `not_found` (404) when the key does not exist in this organisation.
  */

@@ -2,18 +2,18 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { hashApiKey } from "../auth/api-keys";
-import { verifyPassword } from "../auth/passwords";
 import { FULL_ACCESS_SCOPES } from "../auth/scopes";
 import { prisma } from "../db/transaction";
 import { createApiKey } from "./api-keys";
+import { defaultOrigin } from "./auth";
 import { ensureOrganisation } from "./organisations";
 import { seedDemoBook } from "./seed";
-import { createUser, setUserPassword } from "./users";
+import { createMemberUser, passwordMatches, setPassword } from "./team";
 
 /** Slug of the demo organisation that start-up seeds into an empty database (DESIGN.md §8). */
 export const DEMO_ORG_SLUG = "demo";
 
-/** Email of the demo organisation's settings user (issue #6). */
+/** Email of the demo organisation's owner, the settings login start-up prints. */
 export const DEMO_USER_EMAIL = "demo@example.com";
 
 /** What start-up prints about the demo organisation: its id, a working `msp_test_` key and the settings login. */
@@ -27,7 +27,7 @@ export interface DemoCredentials {
 
 /**
  * Seeds the demo organisation (a `msp_test_` key with every write scope plus `admin:read`, the demo MSP book of
- * `seedDemoBook`, and the settings user {@link DEMO_USER_EMAIL} with a generated 24-character password) when the
+ * `seedDemoBook`, and its owner {@link DEMO_USER_EMAIL} with a generated 24-character password) when the
  * database has no organisation yet, and returns a working demo key and login. Key and password are kept in
  * `<dataDir>/demo-credentials.json` (mode 0600) so later starts print the same ones; when that file is missing, or
  * its key was revoked or its password no longer matches, a new key or password is issued. Returns null when the
@@ -67,16 +67,19 @@ async function newDemoKey(orgId: string): Promise<string> {
   return raw;
 }
 
-// Returns the demo user's password: the saved one while it still signs in, else a new one set on the user.
+// Returns the demo owner's password: the saved one while it still signs in, else a new one set on the user.
 async function ensureDemoUser(orgId: string, savedPassword: string | undefined): Promise<string> {
+  const origin = defaultOrigin();
   const user = await prisma().user.findUnique({
     where: { email: DEMO_USER_EMAIL },
-    select: { id: true, orgId: true, passwordHash: true },
+    select: { id: true, members: { select: { orgId: true } } },
   });
-  if (user && user.orgId !== orgId) throw new Error(`${DEMO_USER_EMAIL} belongs to another organisation`);
-  if (user && savedPassword && (await verifyPassword(savedPassword, user.passwordHash))) return savedPassword;
+  if (user && !user.members.some((member) => member.orgId === orgId)) {
+    throw new Error(`${DEMO_USER_EMAIL} belongs to another organisation`);
+  }
+  if (user && savedPassword && (await passwordMatches(origin, user.id, savedPassword))) return savedPassword;
   const password = randomBytes(18).toString("base64url");
-  if (user) await setUserPassword(orgId, user.id, password);
-  else await createUser(orgId, { email: DEMO_USER_EMAIL, password, name: "Demo user" });
+  if (user) await setPassword(origin, user.id, password);
+  else await createMemberUser(origin, orgId, { email: DEMO_USER_EMAIL, password, name: "Demo owner", role: "owner" });
   return password;
 }

@@ -28,14 +28,14 @@ export async function startupBanner(options: {
     `  Cache:      ${config.KV_REST_API_URL && config.KV_REST_API_TOKEN ? "Vercel KV" : config.REDIS_URL ? "Redis (REDIS_URL)" : "in-memory"}`,
     `  Base URL:   ${base}/api/v1`,
     `  Docs:       ${base}/docs`,
-    `  Settings:   ${base}/settings   (API keys, webhooks, usage; sign in at ${base}/signin)`,
+    `  Settings:   ${base}/settings   (API keys, webhooks, usage, team; sign in at ${base}/signin)`,
     `  OpenAPI:    ${base}/api/v1/openapi.json`,
     `  Webhooks:   ${(await workerStatus()).message}`,
   ];
   if (demo) {
     lines.push(
       `  Demo key:   ${demo.apiKey}   (organisation "demo", test key, all scopes)`,
-      `  Demo login: ${demo.email} / ${demo.password}`,
+      `  Demo login: ${demo.email} / ${demo.password}   (owner of "demo")`,
       "",
       `  Try:  curl -s -H "Authorization: Bearer ${demo.apiKey}" ${base}/api/v1/accounts`,
     );

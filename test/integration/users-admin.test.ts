@@ -1,18 +1,24 @@
-// `npm run admin -- create-user` (issue #6), run as a separate process the way an operator would, and the sign-in
-// check it makes possible.
+// The operator command's users and links, run as a separate process the way an operator would: `create-user` with a
+// role, `invite` printing the link on the public origin, `reset-password` printing a one-time link; each checked by
+// what a user can then do (sign in, accept, set a password).
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
-import { authenticateUser } from "../../server/services/users";
+import { authFor } from "../../server/services/auth";
+import { acceptInvitationWithNewAccount, getInvitationPage, resetPassword } from "../../server/services/team";
+import { browserRequest, signIn, TEST_ORIGIN } from "../helpers/members";
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
 
 function admin(...args: string[]) {
-  return run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: root, env: process.env });
+  return run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
+    cwd: root,
+    env: { ...process.env, PUBLIC_URL: TEST_ORIGIN },
+  });
 }
 
 async function failing(...args: string[]): Promise<{ code: number; stderr: string }> {
@@ -25,76 +31,66 @@ async function failing(...args: string[]): Promise<{ code: number; stderr: strin
   throw new Error(`admin ${args.join(" ")} succeeded`);
 }
 
-it("create-user creates the organisation and a user who can sign in with the password given", {
-  timeout: 60_000,
+it("create-user makes the first user the owner, then needs --role; each signs in with the password given", {
+  timeout: 90_000,
 }, async () => {
   const slug = `users-${randomBytes(4).toString("hex")}`;
   const email = `Ops.${slug}@Example.com`;
-  const { stdout } = await admin(
-    "create-user",
-    "--org",
-    slug,
-    "--email",
-    email,
-    "--password",
-    "correct horse battery",
-    "--name",
-    "Ops Person",
-    "--json",
-  );
-  const printed = JSON.parse(stdout.trim());
-  expect(printed).toEqual({ orgId: expect.any(String), userId: expect.any(String), email: email.toLowerCase() });
-
-  const org = await prisma().organisation.findUnique({ where: { slug } });
-  expect(org?.id).toBe(printed.orgId);
-  const user = await prisma().user.findUnique({ where: { id: printed.userId } });
-  expect(user).toMatchObject({ orgId: printed.orgId, email: email.toLowerCase(), name: "Ops Person" });
-  // bcrypt, cost 12; never the password itself.
-  expect(user?.passwordHash).toMatch(/^\$2b\$12\$[./A-Za-z0-9]{53}$/);
-  expect(user?.passwordHash).not.toContain("correct horse");
-
-  // Sign-in is case-insensitive on the email and refuses a wrong password.
-  expect(await authenticateUser(email.toUpperCase(), "correct horse battery")).toMatchObject({
-    id: printed.userId,
-    orgId: printed.orgId,
-  });
-  expect(await authenticateUser(email, "correct horse battery!")).toBeNull();
-  expect(await authenticateUser(`nobody-${slug}@example.com`, "correct horse battery")).toBeNull();
-
-  // A second user joins the same organisation.
-  const second = JSON.parse(
+  const printed = JSON.parse(
     (
       await admin(
         "create-user",
         "--org",
         slug,
         "--email",
-        `second-${slug}@example.com`,
+        email,
         "--password",
-        "another secret",
+        "correct horse battery",
+        "--name",
+        "Ops Person",
         "--json",
       )
-    ).stdout,
+    ).stdout.trim(),
   );
-  expect(second.orgId).toBe(printed.orgId);
-  expect(await prisma().user.count({ where: { orgId: printed.orgId } })).toBe(2);
+  expect(printed).toEqual({
+    orgId: expect.any(String),
+    userId: expect.any(String),
+    email: email.toLowerCase(),
+    role: "owner",
+  });
+  const org = await prisma().organisation.findUnique({ where: { slug } });
+  expect(org?.id).toBe(printed.orgId);
+  expect(await prisma().member.findFirst({ where: { orgId: printed.orgId, userId: printed.userId } })).toMatchObject({
+    role: "owner",
+  });
+  const account = await prisma().authAccount.findFirst({ where: { userId: printed.userId, providerId: "credential" } });
+  // better-auth's scrypt (salt:key in hex); never the password itself.
+  expect(account?.password).toMatch(/^[0-9a-f]{32}:[0-9a-f]{128}$/);
+
+  // Sign-in is case-insensitive on the email and refuses a wrong password.
+  const request = await signIn(email.toUpperCase(), "correct horse battery");
+  expect((await authFor(TEST_ORIGIN).api.getSession({ headers: request.headers }))?.user.id).toBe(printed.userId);
+  await expect(signIn(email, "correct horse battery!")).rejects.toMatchObject({ statusCode: 401 });
+
+  const noRole = await failing("create-user", "--org", slug, "--email", `second-${slug}@example.com`);
+  expect(noRole.code).toBe(2);
+  expect(noRole.stderr).toContain(`--role is required: ${slug} already has an owner`);
+
+  const second = JSON.parse(
+    (await admin("create-user", "--org", slug, "--email", `dev-${slug}@example.com`, "--role", "developer", "--json"))
+      .stdout,
+  );
+  expect(second).toMatchObject({
+    orgId: printed.orgId,
+    role: "developer",
+    password: expect.stringMatching(/^[\w-]{24}$/),
+  });
+  await signIn(`dev-${slug}@example.com`, second.password);
+  expect(await prisma().member.count({ where: { orgId: printed.orgId } })).toBe(2);
 });
 
-it("create-user without --password generates one, prints it once and it signs in", { timeout: 60_000 }, async () => {
-  const slug = `users-${randomBytes(4).toString("hex")}`;
-  const email = `gen-${slug}@example.com`;
-  const printed = JSON.parse((await admin("create-user", "--org", slug, "--email", email, "--json")).stdout.trim());
-  expect(printed.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
-  expect(await authenticateUser(email, printed.password)).toMatchObject({ id: printed.userId });
-
-  const human = await admin("create-user", "--org", slug, "--email", `human-${slug}@example.com`);
-  const password = /password: (\S+)/.exec(human.stdout)?.[1] ?? "";
-  expect(human.stdout).toContain("Store it now: it cannot be shown again.");
-  expect(await authenticateUser(`human-${slug}@example.com`, password)).not.toBeNull();
-});
-
-it("create-user refuses a taken email, a weak password and missing options, and writes nothing", {
-  timeout: 60_000,
+it("create-user refuses a taken email, a weak password, an unknown role and missing options, and writes nothing", {
+  timeout: 90_000,
 }, async () => {
   const slug = `users-${randomBytes(4).toString("hex")}`;
   const email = `taken-${slug}@example.com`;
@@ -118,23 +114,13 @@ it("create-user refuses a taken email, a weak password and missing options, and 
     slug,
     "--email",
     `short-${slug}@example.com`,
+    "--role",
+    "viewer",
     "--password",
     "short",
   );
   expect(short.code).toBe(1);
   expect(short.stderr).toContain("error: Password must be at least 10 characters");
-
-  const long = await failing(
-    "create-user",
-    "--org",
-    slug,
-    "--email",
-    `long-${slug}@example.com`,
-    "--password",
-    "é".repeat(40),
-  );
-  expect(long.code).toBe(1);
-  expect(long.stderr).toContain("at most 72 bytes");
 
   const malformed = await failing(
     "create-user",
@@ -142,15 +128,110 @@ it("create-user refuses a taken email, a weak password and missing options, and 
     slug,
     "--email",
     "not-an-email",
+    "--role",
+    "viewer",
     "--password",
     "long enough pw",
   );
   expect(malformed.code).toBe(1);
   expect(malformed.stderr).toContain("error: Email must be an email address");
 
+  const role = await failing("create-user", "--org", slug, "--email", `r-${slug}@example.com`, "--role", "superuser");
+  expect(role.code).toBe(2);
+  expect(role.stderr).toContain("--role must be one of owner, admin, developer, viewer");
+
   const noEmail = await failing("create-user", "--org", slug);
   expect(noEmail.code).toBe(2);
   expect(noEmail.stderr).toContain("--email is required");
 
   expect(await prisma().user.count({ where: { email: { contains: slug } } })).toBe(1);
+});
+
+it("invite prints a link on the public origin that a new colleague accepts; an owner role is refused", {
+  timeout: 90_000,
+}, async () => {
+  const slug = `invite-${randomBytes(4).toString("hex")}`;
+  await admin(
+    "create-user",
+    "--org",
+    slug,
+    "--email",
+    `owner-${slug}@example.com`,
+    "--password",
+    "owner password 1",
+    "--json",
+  );
+  const invited = JSON.parse(
+    (await admin("invite", "--org", slug, "--email", `New-${slug}@example.com`, "--role", "developer", "--json"))
+      .stdout,
+  );
+  expect(invited).toEqual({
+    orgId: expect.any(String),
+    email: `new-${slug}@example.com`,
+    role: "developer",
+    link: expect.stringMatching(new RegExp(`^${TEST_ORIGIN}/invite/[A-Za-z0-9]{32}$`)),
+    expiresAt: expect.any(String),
+  });
+  const days = (Date.parse(invited.expiresAt) - Date.now()) / 86_400_000;
+  expect(days).toBeGreaterThan(6.99);
+  expect(days).toBeLessThanOrEqual(7);
+  const id = invited.link.split("/").at(-1);
+  expect(await getInvitationPage(id)).toMatchObject({
+    status: "pending",
+    role: "developer",
+    orgName: slug,
+    invitedBy: { email: `owner-${slug}@example.com` },
+    hasAccount: false,
+  });
+  // The session the command used to invite through better-auth ended with it.
+  const owner = await prisma().user.findUniqueOrThrow({ where: { email: `owner-${slug}@example.com` } });
+  expect(await prisma().session.count({ where: { userId: owner.id } })).toBe(0);
+  const entry = await prisma().settingsAuditEntry.findFirst({
+    where: { orgId: invited.orgId, action: "invitation.created" },
+  });
+  expect(entry).toMatchObject({ actorEmail: "operator (npm run admin)", target: `new-${slug}@example.com` });
+
+  await acceptInvitationWithNewAccount(browserRequest(), id, { name: "New Colleague", password: "a new password" });
+  expect(
+    await prisma().member.findFirst({ where: { orgId: invited.orgId, user: { email: `new-${slug}@example.com` } } }),
+  ).toMatchObject({ role: "developer" });
+
+  const ownerRole = await failing("invite", "--org", slug, "--email", `boss-${slug}@example.com`, "--role", "owner");
+  expect(ownerRole.code).toBe(1);
+  expect(ownerRole.stderr).toContain("Role must be one of admin, developer, viewer");
+  const noOwner = await failing(
+    "invite",
+    "--org",
+    `${slug}-empty`,
+    "--email",
+    `x-${slug}@example.com`,
+    "--role",
+    "viewer",
+  );
+  expect(noOwner.code).toBe(1);
+  expect(noOwner.stderr).toContain("has no owner yet");
+});
+
+it("reset-password prints a one-time link: the new password signs in, the old one and the link no longer work", {
+  timeout: 90_000,
+}, async () => {
+  const slug = `reset-${randomBytes(4).toString("hex")}`;
+  const email = `forgot-${slug}@example.com`;
+  await admin("create-user", "--org", slug, "--email", email, "--password", "old password 1", "--json");
+  const before = await signIn(email, "old password 1");
+  const printed = JSON.parse((await admin("reset-password", "--email", email, "--json")).stdout);
+  expect(printed.link).toMatch(new RegExp(`^${TEST_ORIGIN}/reset-password\\?token=[A-Za-z0-9]+$`));
+  const token = new URL(printed.link).searchParams.get("token") as string;
+
+  await resetPassword(browserRequest(), token, "brand new password");
+  await signIn(email, "brand new password");
+  await expect(signIn(email, "old password 1")).rejects.toMatchObject({ statusCode: 401 });
+  // Every session of the user ended with the reset.
+  expect(await authFor(TEST_ORIGIN).api.getSession({ headers: before.headers })).toBeNull();
+  await expect(resetPassword(browserRequest(), token, "another password")).rejects.toMatchObject({
+    code: "validation_error",
+  });
+  const unknown = await failing("reset-password", "--email", `nobody-${slug}@example.com`);
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toContain(`No user has the email nobody-${slug}@example.com`);
 });

@@ -26,7 +26,7 @@ export function FormResult({ state }: { state: FormState }) {
           {state.reveal.note ? <p>{state.reveal.note}</p> : null}
         </div>
       ) : null}
-      {state.status === "ok" && state.link ? (
+      {state.link ? (
         <p>
           <a href={state.link.href}>{state.link.label}</a>
         </p>

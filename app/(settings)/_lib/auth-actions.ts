@@ -1,12 +1,18 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { endSession } from "../../../server/services/sessions";
-import { clearSessionCookie, sessionToken } from "./session";
+import { signOut as endSession, switchOrganisation } from "../../../server/services/settings-session";
+import { settingsRequest } from "./session";
 
-/** Signs out: deletes the session row and the cookie, then shows the sign-in page. */
+/** Signs out: the session ends on the server (its cookie no longer works anywhere), then the sign-in page. */
 export async function signOut(): Promise<void> {
-  await endSession(await sessionToken());
-  await clearSessionCookie();
+  await endSession(await settingsRequest());
   redirect("/signin?signedOut=1");
+}
+
+/** Makes another of the user's organisations the one the settings act on, then shows its overview. */
+export async function switchOrganisationAction(form: FormData): Promise<void> {
+  const orgId = form.get("orgId");
+  if (typeof orgId === "string" && orgId) await switchOrganisation(await settingsRequest(), orgId);
+  redirect("/settings");
 }

@@ -1,11 +1,25 @@
 import { TRPCError } from "@trpc/server";
+import { headers } from "next/headers";
 import { redirect, unstable_rethrow } from "next/navigation";
 import { settingsErrorMessage } from "../../../server/routers/settings/trpc";
+import { StepUpRequiredError } from "../../../server/services/settings-session";
 import type { FormState } from "./form-state";
+
+// The page a form was posted from, to come back to after confirming it's the user.
+async function currentPath(): Promise<string> {
+  const referer = (await headers()).get("referer");
+  try {
+    const url = new URL(referer ?? "");
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return "/settings";
+  }
+}
 
 /**
  * Runs a server action's work and turns a thrown error into a form message: the ApiError's message (spec §7 text),
- * or the zod issues of a refused input. An ended session sends the user to sign in; Next's redirects pass through.
+ * the zod issues of a refused input, or a refusal in the page's words (403). An action that needs a recent sign-in
+ * links to the confirmation page and back. An ended session sends the user to sign in; Next's redirects pass through.
  */
 export async function runAction(
   work: () => Promise<FormState>,
@@ -16,6 +30,15 @@ export async function runAction(
   } catch (error) {
     unstable_rethrow(error);
     if (error instanceof TRPCError && error.code === "UNAUTHORIZED") redirect("/signin");
+    if (error instanceof TRPCError && error.cause instanceof StepUpRequiredError) {
+      const next = await currentPath();
+      return {
+        status: "error",
+        message: settingsErrorMessage(error),
+        link: { href: `/settings/confirm?next=${encodeURIComponent(next)}`, label: "Confirm it's you" },
+        values,
+      };
+    }
     return { status: "error", message: settingsErrorMessage(error), values };
   }
 }

@@ -1,56 +1,70 @@
-import { cookies, headers } from "next/headers";
-import { redirect } from "next/navigation";
+import { headers } from "next/headers";
+import { forbidden, redirect } from "next/navigation";
 import { cache } from "react";
-import { publicOrigin } from "../../../server/http/origin";
+import { env } from "../../../server/env";
+import { clientAddress, publicOrigin } from "../../../server/http/origin";
 import { createSettingsCaller } from "../../../server/routers/settings";
+import { CLIENT_ADDRESS_HEADER } from "../../../server/services/auth";
 import {
-  resolveSession,
-  SESSION_COOKIE,
-  type SessionPrincipal,
-  sessionCookieOptions,
-} from "../../../server/services/sessions";
-
-/** The session cookie's token of the current request, or null. */
-export async function sessionToken(): Promise<string | null> {
-  return (await cookies()).get(SESSION_COOKIE)?.value ?? null;
-}
-
-/** The signed-in user of the current request, or null; resolved once per request. */
-export const currentSession = cache(async (): Promise<SessionPrincipal | null> => resolveSession(await sessionToken()));
-
-/** The signed-in user; redirects to `/signin?next=<path>` when there is none. */
-export async function requireSession(path = "/settings"): Promise<SessionPrincipal> {
-  const session = await currentSession();
-  if (!session) redirect(`/signin?next=${encodeURIComponent(path)}`);
-  return session;
-}
-
-/** A server-side caller of the settings tRPC router acting as the current request's session (DESIGN.md §1). */
-export async function settingsCaller() {
-  return createSettingsCaller({ sessionToken: await sessionToken() });
-}
+  resolveSettingsSession,
+  type SettingsRequest,
+  type SettingsSessionState,
+} from "../../../server/services/settings-session";
 
 /**
- * The public origin of the current request (`PUBLIC_URL`, else its `Host`, behind a trusted proxy its forwarded host
- * and protocol; server/http/origin.ts).
+ * The settings request behind a set of headers: its public origin (`PUBLIC_URL`, else its `Host`, behind a trusted
+ * proxy its forwarded host and protocol; server/http/origin.ts), the headers themselves (the session cookie), the
+ * client address `npm start` put in {@link CLIENT_ADDRESS_HEADER} (on Vercel, Vercel's own header) and the user
+ * agent.
  */
+export function settingsRequestFrom(list: Headers): SettingsRequest {
+  const read = (name: string) => list.get(name) ?? undefined;
+  const ip = env().TRUST_PROXY === "vercel" ? clientAddress(read, null) : (list.get(CLIENT_ADDRESS_HEADER) ?? null);
+  return { origin: publicOrigin(read), headers: new Headers(list), ip, userAgent: list.get("user-agent") };
+}
+
+/** The settings request of the current page or server action. */
+export async function settingsRequest(): Promise<SettingsRequest> {
+  return settingsRequestFrom(new Headers(await headers()));
+}
+
+/** The public origin of the current request. */
 export async function requestOrigin(): Promise<string> {
-  const list = await headers();
-  return publicOrigin((name) => list.get(name) ?? undefined);
+  return (await settingsRequest()).origin;
 }
 
-/** Sets the session cookie (server actions only): HttpOnly, SameSite=Lax, Secure when the public origin is https. */
-export async function setSessionCookie(token: string, expiresAt: Date): Promise<void> {
-  const secure = (await requestOrigin()).startsWith("https:");
-  (await cookies()).set(SESSION_COOKIE, token, sessionCookieOptions(expiresAt, secure));
+/** Who is signed in to the current request, as which member; resolved once per page render. */
+export const currentSettingsSession = cache(
+  async (): Promise<SettingsSessionState> => resolveSettingsSession(await settingsRequest()),
+);
+
+/**
+ * A server-side caller of the settings tRPC router acting for the current request. In a page render its procedures
+ * share the render's one session resolution; in a server action (where React's cache does not apply) each call
+ * resolves the session anew, so the action sees the member as they are now.
+ */
+export const settingsCaller = cache(async () =>
+  createSettingsCaller({ request: await settingsRequest(), session: currentSettingsSession() }),
+);
+
+/** The signed-in member with what their role may do (the pages hide the rest); see `settingsRouter.me`. */
+export type Me = Awaited<ReturnType<Awaited<ReturnType<typeof settingsCaller>>["me"]>>;
+
+/**
+ * The signed-in member of the page at `path`: without a session, a redirect to `/signin?next=<path>`; signed in but
+ * not (or no longer) a member of the organisation, the 403 page; an owner or admin whom the organisation requires
+ * to set up two-factor, a redirect to the security page (unless it is that page).
+ */
+export async function requireMember(path: string): Promise<Me> {
+  const state = await currentSettingsSession();
+  if (state.state === "signed-out") redirect(`/signin?next=${encodeURIComponent(path)}`);
+  if (state.state === "no-membership") forbidden();
+  const me = await (await settingsCaller()).me();
+  if (me.mustSetUpSecondFactor && path !== "/settings/security") redirect("/settings/security?required=1");
+  return me;
 }
 
-/** Removes the session cookie (server actions only). */
-export async function clearSessionCookie(): Promise<void> {
-  (await cookies()).delete(SESSION_COOKIE);
-}
-
-/** A same-site path to go to after sign-in: only local paths (`/settings…`), never another origin. */
+/** A same-site path to go to after sign-in: only local paths (`/settings…`, `/invite/…`), never another origin. */
 export function safeNextPath(value: unknown): string {
   const path = typeof value === "string" ? value : "";
   return /^\/(?!\/)[\w\-./?=&%]*$/.test(path) && !path.includes("\\") ? path : "/settings";

@@ -1,25 +1,47 @@
 import type { ReactNode } from "react";
+import { organisationsOf } from "../../../server/services/settings-session";
 import { SettingsNav } from "../_components/nav-links";
-import { signOut } from "../_lib/auth-actions";
-import { currentSession } from "../_lib/session";
+import { signOut, switchOrganisationAction } from "../_lib/auth-actions";
+import { currentSettingsSession, settingsCaller } from "../_lib/session";
 
 export const dynamic = "force-dynamic";
 
 /**
- * Settings chrome: the organisation and user signed in, the section navigation and sign-out. Without a session it
- * renders the page alone: each page redirects to sign-in with its own path as `next` (a layout does not know it).
+ * Settings chrome: the organisation, the member and their role, the section navigation, an organisation switcher for
+ * members of several, and sign-out. Without a membership it renders the page alone: each page redirects to sign-in
+ * (or answers 403) with its own path.
  */
 export default async function SettingsLayout({ children }: { children: ReactNode }) {
-  const session = await currentSession();
-  if (!session) return children;
+  const state = await currentSettingsSession();
+  if (state.state !== "member") return children;
+  const me = await (await settingsCaller()).me();
+  const organisations = await organisationsOf(me.user.id);
   return (
     <>
       <div className="settings-bar">
-        <SettingsNav />
+        <SettingsNav canSeeAudit={me.permissions["audit:read"]} />
         <div className="who">
           <span>
-            <strong data-testid="org-name">{session.orgName}</strong> · {session.email}
+            <strong data-testid="org-name">{me.org.name}</strong> · {me.user.email} ·{" "}
+            <span className="badge" data-testid="role">
+              {me.role}
+            </span>
           </span>
+          {organisations.length > 1 ? (
+            <form action={switchOrganisationAction} className="inline-form">
+              <label htmlFor="switch-org">Organisation</label>{" "}
+              <select id="switch-org" name="orgId" defaultValue={me.org.id}>
+                {organisations.map((org) => (
+                  <option key={org.id} value={org.id}>
+                    {org.name}
+                  </option>
+                ))}
+              </select>{" "}
+              <button type="submit" className="secondary">
+                Switch organisation
+              </button>
+            </form>
+          ) : null}
           <form action={signOut} className="inline-form">
             <button type="submit" className="secondary">
               Sign out

@@ -1,4 +1,4 @@
-import { requestOrigin, requireSession, settingsCaller } from "../_lib/session";
+import { requestOrigin, requireMember, settingsCaller } from "../_lib/session";
 
 export const metadata = { title: "Settings · MSP CRM API" };
 
@@ -7,7 +7,7 @@ export const metadata = { title: "Settings · MSP CRM API" };
  * last 24 hours, rate-limit plan) and, while nothing is set up, the steps to a first API call.
  */
 export default async function SettingsOverview() {
-  const session = await requireSession("/settings");
+  const me = await requireMember("/settings");
   const caller = await settingsCaller();
   const [keys, endpoints, lastDay, limits] = await Promise.all([
     caller.apiKeys.list(),
@@ -21,10 +21,10 @@ export default async function SettingsOverview() {
   const base = await requestOrigin();
   return (
     <>
-      <h1>{session.orgName}</h1>
+      <h1>{me.org.name}</h1>
       <p>
-        Signed in as {session.name ? `${session.name} (${session.email})` : session.email}. Everything here belongs to
-        the organisation <code>{session.orgSlug}</code> and only its users see it.
+        Signed in as {me.user.name ? `${me.user.name} (${me.user.email})` : me.user.email}, {me.role} of the
+        organisation <code>{me.org.slug}</code>. Everything here belongs to it and only its members see it.
       </p>
       <div className="cards">
         <div className="card">

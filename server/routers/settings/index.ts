@@ -1,25 +1,51 @@
+import { can, type Permission, STATEMENTS } from "../../auth/roles";
+import { isRecentlyAuthenticated, mustSetUpSecondFactor } from "../../services/settings-session";
 import { apiKeysRouter } from "./api-keys";
-import { createCallerFactory, router, sessionProcedure } from "./trpc";
+import { auditRouter } from "./audit";
+import { securityRouter } from "./security";
+import { teamRouter } from "./team";
+import { createCallerFactory, memberProcedure, router } from "./trpc";
 import { usageRouter } from "./usage";
 import { webhooksRouter } from "./webhooks";
 
+const PERMISSIONS = Object.entries(STATEMENTS).flatMap(([resource, actions]) =>
+  actions.map((action) => `${resource}:${action}` as Permission),
+);
+
 /**
- * The settings UI's tRPC router (DESIGN.md §1): session-authenticated, served at `/api/trpc` and called by the
- * server-rendered pages through {@link createSettingsCaller}. Every procedure acts on the session's organisation.
+ * The settings UI's tRPC router (docs/architecture.md, "Settings: sign-in, team and roles"): served at `/api/trpc`
+ * and called by the server-rendered pages through {@link createSettingsCaller}. Every procedure acts on the session's
+ * organisation as the member's role allows (`authorize` in ./trpc.ts).
  */
 export const settingsRouter = router({
-  /** The signed-in user and their organisation. */
-  me: sessionProcedure.query(({ ctx }) => {
-    const { sessionId: _sessionId, ...me } = ctx.session;
-    return me;
+  /**
+   * The signed-in member: user, organisation, role, every permission with whether the role holds it (the pages hide
+   * what it does not), whether a step-up action may run now, and whether two-factor must be set up first.
+   */
+  me: memberProcedure.query(({ ctx }) => {
+    const { member } = ctx;
+    return {
+      user: { id: member.user.id, email: member.user.email, name: member.user.name },
+      org: member.org,
+      role: member.role,
+      permissions: Object.fromEntries(
+        PERMISSIONS.map((permission) => [permission, can(member.role, permission)]),
+      ) as Record<Permission, boolean>,
+      recentlyAuthenticated: isRecentlyAuthenticated(member),
+      mustSetUpSecondFactor: mustSetUpSecondFactor(member),
+      secondFactor: { totp: member.user.twoFactorEnabled, passkeys: member.user.passkeys },
+    };
   }),
   apiKeys: apiKeysRouter,
   webhooks: webhooksRouter,
   usage: usageRouter,
+  team: teamRouter,
+  security: securityRouter,
+  audit: auditRouter,
 });
 
 /** Type of {@link settingsRouter}, for clients. */
 export type SettingsRouter = typeof settingsRouter;
 
-/** Server-side caller of {@link settingsRouter}: `createSettingsCaller({ sessionToken })`. */
+/** Server-side caller of {@link settingsRouter}: `createSettingsCaller({ request })`. */
 export const createSettingsCaller = createCallerFactory(settingsRouter);

@@ -1,16 +1,33 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError } from "zod";
+import { can, type Permission } from "../../auth/roles";
 import { ApiError, type ErrorCode } from "../../errors";
 import { findUnstorableText } from "../../schemas/storable";
-import { resolveSession, type SessionPrincipal } from "../../services/sessions";
+import { recordRefusal } from "../../services/settings-audit";
+import {
+  actorOf,
+  isRecentlyAuthenticated,
+  mustSetUpSecondFactor,
+  resolveSettingsSession,
+  type SettingsRequest,
+  type SettingsSessionState,
+  type SignedInMember,
+  StepUpRequiredError,
+} from "../../services/settings-session";
 
 /**
- * Context of the settings router (DESIGN.md §1, "settings UI" door): the raw session token from the cookie. Built by
- * `app/api/trpc/[trpc]/route.ts` from the request, or by the server-rendered pages from `cookies()`.
+ * Context of the settings router (docs/architecture.md, "Settings: sign-in, team and roles"): the request the action
+ * runs for (public origin, headers with the session cookie, client address, user agent). Built by
+ * `app/api/trpc/[trpc]/route.ts` from the HTTP request, or by the server-rendered pages from `headers()`.
  */
 export interface SettingsContext {
-  sessionToken: string | null;
+  request: SettingsRequest;
+  /**
+   * The request's session already resolved, when the caller has it: a page resolves it once for its layout and all
+   * the procedures it calls. Without it every call resolves the session itself.
+   */
+  session?: Promise<SettingsSessionState>;
 }
 
 // ApiError codes (spec §7) as tRPC codes, so the HTTP door answers with the same statuses as the REST API.
@@ -51,6 +68,7 @@ export function settingsErrorMessage(error: unknown): string {
     return cause.issues.map((issue) => `${issue.path.join(".") || "input"}: ${issue.message}`).join("; ");
   }
   if (error instanceof TRPCError && error.code === "UNAUTHORIZED") return "Your session has ended: sign in again";
+  if (error instanceof TRPCError && error.code === "FORBIDDEN") return error.message;
   return "Something went wrong; please try again";
 }
 
@@ -72,17 +90,82 @@ export const router = t.router;
 /** Makes server-side callers of the settings router (server components and server actions). */
 export const createCallerFactory = t.createCallerFactory;
 
+/** What each permission lets a member do, in the words a refusal uses ("Your role (viewer) cannot …"). */
+export const PERMISSION_WORDS: Record<Permission, string> = {
+  "organization:update": "change the organisation's settings",
+  "organization:transfer": "transfer ownership",
+  "organization:delete": "delete the organisation",
+  "member:create": "add members",
+  "member:update": "change members' roles",
+  "member:delete": "remove members",
+  "invitation:create": "invite members",
+  "invitation:cancel": "revoke invitations",
+  "apiKey:read": "see API keys",
+  "apiKey:manageTest": "create, rotate or revoke test keys",
+  "apiKey:manageLive": "create, rotate or revoke live keys",
+  "webhook:read": "see webhook endpoints",
+  "webhook:manage": "change webhook endpoints, their secrets and deliveries",
+  "usage:read": "see usage",
+  "audit:read": "see the audit trail",
+};
+
+const READS: ReadonlySet<Permission> = new Set(["apiKey:read", "webhook:read", "usage:read", "audit:read"]);
+
+function forbidden(message: string, cause?: Error): TRPCError {
+  return new TRPCError({ code: "FORBIDDEN", message, cause });
+}
+
 /**
- * A procedure for a signed-in settings user (DESIGN.md §1, §7): resolves the session cookie's token and adds
- * `ctx.session` (user, `orgId`, organisation name). Procedures pass `ctx.session.orgId` to the services, so a user
- * only ever sees their own organisation. ApiErrors thrown by services become tRPC errors with the matching status.
- * Text PostgreSQL cannot store (NUL, a lone surrogate) is refused before the procedure runs (issue #11 C).
- * @throws TRPCError `UNAUTHORIZED` (401) without a valid, unexpired session; `UNPROCESSABLE_CONTENT` (422) for
- *         unstorable text.
+ * The one check behind every settings action (the pages use {@link can} only to hide what a role cannot do):
+ * - the member's role must hold `permission` (and `allowed`, a rule about the target such as "never an owner's
+ *   role", must hold); otherwise 403 in the page's words and an `action.refused` entry in the audit trail;
+ * - a change (any permission but a read) by an owner or admin of an organisation that requires two-factor needs a
+ *   second factor set up; otherwise 403 pointing to the security page, also recorded;
+ * - `stepUp` actions (live keys, webhook secrets, roles, ownership, deletion) need a sign-in or a confirmed second
+ *   factor within 15 minutes; otherwise 403 with {@link StepUpRequiredError} as cause (the pages ask to confirm).
+ * @throws TRPCError `FORBIDDEN` (403) as above.
  */
-export const sessionProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
-  const session: SessionPrincipal | null = await resolveSession(ctx.sessionToken);
-  if (!session) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to use the settings" });
+export async function authorize(
+  member: SignedInMember,
+  permission: Permission,
+  options: { attempted: string; target?: string | null; stepUp?: boolean; allowed?: boolean; reason?: string } = {
+    attempted: permission,
+  },
+): Promise<void> {
+  if (!can(member.role, permission) || options.allowed === false) {
+    const message =
+      options.allowed === false && can(member.role, permission) && options.reason
+        ? options.reason
+        : `Your role (${member.role}) cannot ${PERMISSION_WORDS[permission]}: ask an owner or admin of ${member.org.name}`;
+    await recordRefusal(member.org.id, actorOf(member), options.attempted, message, options.target);
+    throw forbidden(message);
+  }
+  if (!READS.has(permission) && mustSetUpSecondFactor(member)) {
+    const message = `${member.org.name} requires two-factor authentication for owners and admins: set up an authenticator app or a passkey on the security page first`;
+    await recordRefusal(member.org.id, actorOf(member), options.attempted, message, options.target);
+    throw forbidden(message);
+  }
+  if (options.stepUp && !isRecentlyAuthenticated(member)) {
+    const cause = new StepUpRequiredError();
+    throw forbidden(cause.message, cause);
+  }
+}
+
+/**
+ * A procedure for a signed-in member of an organisation: resolves the session (from the database for every request,
+ * so a removed member or a changed role counts from the next one) and its membership into `ctx.member`. Text PostgreSQL cannot
+ * store is refused before the procedure runs. ApiErrors thrown by services become tRPC errors with the matching
+ * status.
+ * @throws TRPCError `UNAUTHORIZED` (401) without a valid session; `FORBIDDEN` (403) when the session's user is not (or
+ *         no longer) a member of the organisation; `UNPROCESSABLE_CONTENT` (422) for unstorable text.
+ */
+export const memberProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
+  const state = await (ctx.session ?? resolveSettingsSession(ctx.request));
+  if (state.state === "signed-out")
+    throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to use the settings" });
+  if (state.state === "no-membership") {
+    throw forbidden("You are not a member of this organisation any more: ask an owner or admin to invite you again");
+  }
   const unstorable = findUnstorableText(await getRawInput());
   if (unstorable) {
     const cause = new ApiError("validation_error", `${unstorable.path.join(".") || "input"} ${unstorable.message}`, {
@@ -90,10 +173,23 @@ export const sessionProcedure = t.procedure.use(async ({ ctx, next, getRawInput 
     });
     throw new TRPCError({ code: TRPC_CODES.validation_error, message: cause.message, cause });
   }
-  const result = await next({ ctx: { session } });
+  const { state: _state, ...member } = state;
+  const result = await next({ ctx: { member: member as SignedInMember } });
   if (!result.ok && result.error.cause instanceof ApiError) {
     const cause = result.error.cause;
     throw new TRPCError({ code: TRPC_CODES[cause.code], message: cause.message, cause });
   }
   return result;
 });
+
+/**
+ * A {@link memberProcedure} whose every call must pass {@link authorize} for `permission` first (with `stepUp` for
+ * the actions that need a recent sign-in). Procedures whose permission depends on the record (a live or a test key,
+ * an owner's membership) use {@link memberProcedure} with {@link authorize} once the record is read.
+ */
+export function orgProcedure(permission: Permission, options: { stepUp?: boolean } = {}) {
+  return memberProcedure.use(async ({ ctx, next, path }) => {
+    await authorize(ctx.member, permission, { attempted: path, stepUp: options.stepUp });
+    return next();
+  });
+}

@@ -1,15 +1,17 @@
 import { z } from "zod";
 import { countCallsSince, getRateLimitSummary, listAuditLog } from "../../services/usage";
-import { router, sessionProcedure } from "./trpc";
+import { orgProcedure, router } from "./trpc";
 
-/** Usage of the signed-in user's organisation (spec §1 audit log, §8 rate limits; issue #6). */
+const read = orgProcedure("usage:read");
+
+/** Usage of the member's organisation (spec §1 audit log, §8 rate limits); every role sees it. */
 export const usageRouter = router({
   /**
    * The audit log, newest first, filtered by key, status (`404` or `4xx`) and path text, keyset-paginated.
    * @returns `{ data, hasMore, nextCursor }`.
    * @throws 422 for a malformed status filter; 400 for a malformed cursor.
    */
-  auditLog: sessionProcedure
+  auditLog: read
     .input(
       z.object({
         apiKeyId: z.string().max(64).optional(),
@@ -19,13 +21,11 @@ export const usageRouter = router({
         limit: z.number().int().min(1).max(100).optional(),
       }),
     )
-    .query(({ ctx, input }) => listAuditLog(ctx.session.orgId, input)),
+    .query(({ ctx, input }) => listAuditLog(ctx.member.org.id, input)),
 
   /** The plan and the per-key / organisation-wide windows in force, requests per minute. */
-  limits: sessionProcedure.query(({ ctx }) => getRateLimitSummary(ctx.session.orgId)),
+  limits: read.query(({ ctx }) => getRateLimitSummary(ctx.member.org.id)),
 
   /** Calls and failed calls (status ≥ 400) in the last 24 hours. */
-  lastDay: sessionProcedure.query(({ ctx }) =>
-    countCallsSince(ctx.session.orgId, new Date(Date.now() - 24 * 60 * 60 * 1000)),
-  ),
+  lastDay: read.query(({ ctx }) => countCallsSince(ctx.member.org.id, new Date(Date.now() - 24 * 60 * 60 * 1000))),
 });

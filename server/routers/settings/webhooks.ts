@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { recordSettingsAudit } from "../../services/settings-audit";
+import { actorOf } from "../../services/settings-session";
 import { listDeliveryAttempts, redeliver } from "../../webhooks/deliveries";
 import {
   createWebhookEndpoint,
@@ -12,37 +14,50 @@ import {
   updateWebhookEndpoint,
 } from "../../webhooks/endpoints";
 import { waitingEvents, workerStatus } from "../../webhooks/worker";
-import { router, sessionProcedure } from "./trpc";
+import { orgProcedure, router } from "./trpc";
 
 const IdSchema = z.object({ id: z.string().min(1).max(64).describe("Webhook endpoint id") });
 const UrlSchema = z.string().trim().min(1, "URL is required").max(2048, "URL is at most 2,048 characters");
 const EventsSchema = z.array(z.string().max(100)).max(50);
 const DescriptionSchema = z.string().trim().max(500, "Description is at most 500 characters");
 
+const read = orgProcedure("webhook:read");
+const manage = orgProcedure("webhook:manage");
+// Revealing or rotating a signing secret also needs a sign-in or second factor within 15 minutes.
+const secret = orgProcedure("webhook:manage", { stepUp: true });
+
 /**
- * Webhook endpoints of the signed-in user's organisation (spec §6; issue #6). Thin: every rule (URL checks, event
- * names, secrets, auto-disable) lives in `server/services/webhook-endpoints.ts` and `webhook-deliveries.ts`.
+ * Webhook endpoints of the member's organisation (spec §6; docs/architecture.md, "Settings: sign-in, team and
+ * roles"): every role sees endpoints and deliveries; owners, admins and developers create, edit, delete, send test
+ * events and redeliver; revealing or rotating a secret also needs a recent sign-in. Thin: every rule lives in
+ * `server/webhooks/`. Every change is in the audit trail.
  */
 export const webhooksRouter = router({
   /** Every endpoint of the organisation with its status. */
-  list: sessionProcedure.query(({ ctx }) => listWebhookEndpoints(ctx.session.orgId)),
+  list: read.query(({ ctx }) => listWebhookEndpoints(ctx.member.org.id)),
 
   /** One endpoint. @throws 404 when not in the organisation. */
-  get: sessionProcedure.input(IdSchema).query(({ ctx, input }) => getWebhookEndpoint(ctx.session.orgId, input.id)),
+  get: read.input(IdSchema).query(({ ctx, input }) => getWebhookEndpoint(ctx.member.org.id, input.id)),
 
-  /** Registers an endpoint for named events or `*`. @returns `{ endpoint, secret }`. @throws 422 on URL or events. */
-  create: sessionProcedure
+  /** Registers an endpoint for named events or `*`. @returns `{ endpoint, secret }`. @throws 403; 422 on URL or events. */
+  create: manage
     .input(z.object({ url: UrlSchema, events: EventsSchema, description: DescriptionSchema.optional() }))
-    .mutation(({ ctx, input }) =>
-      createWebhookEndpoint(ctx.session.orgId, {
+    .mutation(async ({ ctx, input }) => {
+      const created = await createWebhookEndpoint(ctx.member.org.id, {
         url: input.url,
         events: input.events,
         description: input.description || undefined,
-      }),
-    ),
+      });
+      await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
+        action: "webhookEndpoint.created",
+        target: `endpoint ${created.endpoint.url}`,
+        details: { endpointId: created.endpoint.id, events: created.endpoint.events.join(" ") },
+      });
+      return created;
+    }),
 
-  /** Changes URL, events or description. @throws 404; 422 on URL or events. */
-  update: sessionProcedure
+  /** Changes URL, events or description. @throws 403; 404; 422 on URL or events. */
+  update: manage
     .input(
       IdSchema.extend({
         url: UrlSchema.optional(),
@@ -50,41 +65,76 @@ export const webhooksRouter = router({
         description: DescriptionSchema.optional(),
       }),
     )
-    .mutation(({ ctx, input }) => {
+    .mutation(async ({ ctx, input }) => {
       const { id, ...changes } = input;
-      return updateWebhookEndpoint(ctx.session.orgId, id, changes);
+      const updated = await updateWebhookEndpoint(ctx.member.org.id, id, changes);
+      await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
+        action: "webhookEndpoint.changed",
+        target: `endpoint ${updated.url}`,
+        details: { endpointId: id, events: updated.events.join(" ") },
+      });
+      return updated;
     }),
 
-  /** Enables (clearing the failure count and reason) or disables an endpoint. @throws 404. */
-  setEnabled: sessionProcedure
-    .input(IdSchema.extend({ enabled: z.boolean() }))
-    .mutation(({ ctx, input }) => setWebhookEndpointEnabled(ctx.session.orgId, input.id, input.enabled)),
+  /** Enables (clearing the failure count and reason) or disables an endpoint. @throws 403; 404. */
+  setEnabled: manage.input(IdSchema.extend({ enabled: z.boolean() })).mutation(async ({ ctx, input }) => {
+    const updated = await setWebhookEndpointEnabled(ctx.member.org.id, input.id, input.enabled);
+    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
+      action: "webhookEndpoint.changed",
+      target: `endpoint ${updated.url}`,
+      details: { endpointId: input.id, enabled: input.enabled },
+    });
+    return updated;
+  }),
 
-  /** The signing secret. @returns `{ secret, previousSecretExpiresAt }`. @throws 404. */
-  revealSecret: sessionProcedure
-    .input(IdSchema)
-    .mutation(({ ctx, input }) => revealWebhookSecret(ctx.session.orgId, input.id)),
+  /** The signing secret (step-up). @returns `{ secret, previousSecretExpiresAt }`. @throws 403; 404. */
+  revealSecret: secret.input(IdSchema).mutation(async ({ ctx, input }) => {
+    const endpoint = await getWebhookEndpoint(ctx.member.org.id, input.id);
+    const revealed = await revealWebhookSecret(ctx.member.org.id, input.id);
+    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
+      action: "webhookSecret.revealed",
+      target: `endpoint ${endpoint.url}`,
+      details: { endpointId: input.id },
+    });
+    return revealed;
+  }),
 
-  /** A new signing secret; the previous one keeps signing until `previousSecretExpiresAt`. @throws 404. */
-  rotateSecret: sessionProcedure
-    .input(IdSchema)
-    .mutation(({ ctx, input }) => rotateWebhookSecret(ctx.session.orgId, input.id)),
+  /** A new signing secret (step-up); the previous one keeps signing until `previousSecretExpiresAt`. @throws 403; 404. */
+  rotateSecret: secret.input(IdSchema).mutation(async ({ ctx, input }) => {
+    const endpoint = await getWebhookEndpoint(ctx.member.org.id, input.id);
+    const rotated = await rotateWebhookSecret(ctx.member.org.id, input.id);
+    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
+      action: "webhookSecret.rotated",
+      target: `endpoint ${endpoint.url}`,
+      details: { endpointId: input.id },
+    });
+    return rotated;
+  }),
 
-  /** Deletes an endpoint and its delivery log. @throws 404. */
-  delete: sessionProcedure.input(IdSchema).mutation(async ({ ctx, input }) => {
-    await deleteWebhookEndpoint(ctx.session.orgId, input.id);
+  /** Deletes an endpoint and its delivery log. @throws 403; 404. */
+  delete: manage.input(IdSchema).mutation(async ({ ctx, input }) => {
+    const endpoint = await getWebhookEndpoint(ctx.member.org.id, input.id);
+    await deleteWebhookEndpoint(ctx.member.org.id, input.id);
+    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
+      action: "webhookEndpoint.deleted",
+      target: `endpoint ${endpoint.url}`,
+      details: { endpointId: input.id },
+    });
     return { id: input.id, deleted: true as const };
   }),
 
-  /** Sends one test event now and waits for the attempt. @returns `{ eventId, deliveryId, success, responseStatus }`. */
-  sendTest: sessionProcedure
+  /**
+   * Sends one test event now and waits for the attempt.
+   * @returns `{ eventId, deliveryId, success, responseStatus }`. @throws 403; 404.
+   */
+  sendTest: manage
     .input(IdSchema)
     .mutation(({ ctx, input }) =>
-      sendTestEvent(ctx.session.orgId, input.id, { isTest: false, userId: ctx.session.userId }),
+      sendTestEvent(ctx.member.org.id, input.id, { isTest: false, userId: ctx.member.user.id }),
     ),
 
   /** Delivery attempts of an endpoint, newest first, keyset-paginated. @returns `{ data, nextCursor }`. */
-  deliveries: sessionProcedure
+  deliveries: read
     .input(
       z.object({
         endpointId: z.string().min(1).max(64),
@@ -93,26 +143,26 @@ export const webhooksRouter = router({
       }),
     )
     .query(({ ctx, input }) =>
-      listDeliveryAttempts(ctx.session.orgId, input.endpointId, { cursor: input.cursor, limit: input.limit }),
+      listDeliveryAttempts(ctx.member.org.id, input.endpointId, { cursor: input.cursor, limit: input.limit }),
     ),
 
   /**
-   * Whether a webhook worker delivers events, and how many of the organisation's events wait for one (issue #11 B).
+   * Whether a webhook worker delivers events, and how many of the organisation's events wait for one.
    * @returns `{ mode, devServerUrl, connected, lastSeenAt, waiting, message }`.
    */
-  worker: sessionProcedure.query(({ ctx }) => workerStatus(ctx.session.orgId)),
+  worker: read.query(({ ctx }) => workerStatus(ctx.member.org.id)),
 
   /**
    * The endpoint's events that wait for a worker, newest first (at most 10). @returns `{ count, data }`.
    * @throws 404 when the endpoint is not in the organisation.
    */
-  waiting: sessionProcedure.input(IdSchema).query(async ({ ctx, input }) => {
-    const endpoint = await getWebhookEndpoint(ctx.session.orgId, input.id);
-    return waitingEvents(ctx.session.orgId, endpoint.events);
+  waiting: read.input(IdSchema).query(async ({ ctx, input }) => {
+    const endpoint = await getWebhookEndpoint(ctx.member.org.id, input.id);
+    return waitingEvents(ctx.member.org.id, endpoint.events);
   }),
 
-  /** Delivers a delivery's event again now (one attempt). @returns `{ success, responseStatus }`. @throws 404. */
-  redeliver: sessionProcedure
+  /** Delivers a delivery's event again now (one attempt). @returns `{ success, responseStatus }`. @throws 403; 404. */
+  redeliver: manage
     .input(z.object({ deliveryId: z.string().min(1).max(64) }))
-    .mutation(({ ctx, input }) => redeliver(ctx.session.orgId, input.deliveryId)),
+    .mutation(({ ctx, input }) => redeliver(ctx.member.org.id, input.deliveryId)),
 });

@@ -12,16 +12,19 @@ function list(value: string | string[] | undefined): string[] {
 /**
  * The create-key form: name, live or test, and scopes from spec §5's table with what each implies. Deprecated
  * scopes can be picked so their rule is visible: `reconciliation:*` and `onboarding:read` are refused with the
- * service's message, `contracts:read` is accepted with a note that it grants nothing.
+ * service's message, `contracts:read` is accepted with a note that it grants nothing. `live` says whether the
+ * member's role may create live keys (`allowed`), may once they confirm it's them (`confirm`, a link), or not at all.
  */
 export function CreateKeyForm({
   action,
   scopes,
   deprecated,
+  live,
 }: {
   action: (state: FormState, form: FormData) => Promise<FormState>;
   scopes: ScopeOption[];
   deprecated: DeprecatedScopeOption[];
+  live: "allowed" | "confirm" | "not-allowed";
 }) {
   const [state, formAction, pending] = useActionState(action, IDLE);
   const kept = state.status === "error" ? (state.values ?? {}) : {};
@@ -59,12 +62,28 @@ export function CreateKeyForm({
           </span>
         </label>
         <label className="choice">
-          <input type="radio" name="mode" value="live" defaultChecked={mode === "live"} />
+          <input
+            type="radio"
+            name="mode"
+            value="live"
+            defaultChecked={mode === "live" && live !== "not-allowed"}
+            disabled={live === "not-allowed"}
+          />
           <span className="choice-text">
             <span>
               Live key <code>msp_live_…</code>
             </span>
-            <span className="hint">Production traffic; its changes are delivered to your webhook endpoints.</span>
+            <span className="hint">
+              Production traffic; its changes are delivered to your webhook endpoints.
+              {live === "not-allowed" ? " Only owners and admins create live keys." : null}
+              {live === "confirm" ? (
+                <>
+                  {" "}
+                  Needs a sign-in within the last 15 minutes:{" "}
+                  <a href="/settings/confirm?next=%2Fsettings%2Fkeys">confirm it's you</a> first.
+                </>
+              ) : null}
+            </span>
           </span>
         </label>
       </fieldset>

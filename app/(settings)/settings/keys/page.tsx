@@ -2,15 +2,21 @@ import { ConfirmAction } from "../../_components/confirm-action";
 import { Time } from "../../_components/time";
 import { formatRelativeFuture } from "../../_lib/format";
 import { DEPRECATED_SCOPE_OPTIONS, grantsNothingNote, SCOPE_OPTIONS, scopeImplication } from "../../_lib/scopes";
-import { requireSession, settingsCaller } from "../../_lib/session";
+import { requireMember, settingsCaller } from "../../_lib/session";
 import { createKeyAction, revokeKeyAction, rotateKeyAction } from "./actions";
 import { CreateKeyForm } from "./create-key-form";
 
 export const metadata = { title: "API keys · Settings" };
 
-/** The organisation's API keys (spec §5, issue #6): create (shown once), list, revoke, rotate. */
+/**
+ * The organisation's API keys (spec §5): create (shown once), list, revoke, rotate. Every role sees them; the
+ * controls a role may not use (test keys: owner, admin, developer; live keys: owner, admin) are not shown, and the
+ * server refuses them anyway.
+ */
 export default async function KeysPage() {
-  await requireSession("/settings/keys");
+  const me = await requireMember("/settings/keys");
+  const manageTest = me.permissions["apiKey:manageTest"];
+  const manageLive = me.permissions["apiKey:manageLive"];
   const keys = await (await settingsCaller()).apiKeys.list();
   const now = Date.now();
   return (
@@ -22,10 +28,21 @@ export default async function KeysPage() {
         working for 24 hours so you can roll the new one out; revoking stops a key at once.
       </p>
 
-      <section aria-labelledby="create-key-heading">
-        <h2 id="create-key-heading">Create a key</h2>
-        <CreateKeyForm action={createKeyAction} scopes={SCOPE_OPTIONS} deprecated={DEPRECATED_SCOPE_OPTIONS} />
-      </section>
+      {manageTest ? (
+        <section aria-labelledby="create-key-heading">
+          <h2 id="create-key-heading">Create a key</h2>
+          <CreateKeyForm
+            action={createKeyAction}
+            scopes={SCOPE_OPTIONS}
+            deprecated={DEPRECATED_SCOPE_OPTIONS}
+            live={manageLive ? (me.recentlyAuthenticated ? "allowed" : "confirm") : "not-allowed"}
+          />
+        </section>
+      ) : (
+        <p className="muted" data-testid="read-only-note">
+          Your role ({me.role}) can see keys (prefix, scopes, last use); owners, admins and developers create them.
+        </p>
+      )}
 
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading">Your keys ({keys.length})</h2>
@@ -36,6 +53,7 @@ export default async function KeysPage() {
             {keys.map((key) => {
               const expired = key.expiresAt !== null && key.expiresAt.getTime() <= now;
               const active = !key.revokedAt && !expired;
+              const mayChange = key.isTest ? manageTest : manageLive;
               return (
                 <li key={key.id} className="card" data-testid="key-card" aria-labelledby={`key-${key.id}`}>
                   <h3 id={`key-${key.id}`}>{key.name}</h3>
@@ -101,7 +119,7 @@ export default async function KeysPage() {
                     explanation="Creates a new key with the same name, scopes and mode and shows it once. This key keeps working for 24 hours."
                     submitLabel={`Rotate “${key.name}”`}
                     pendingLabel="Rotating…"
-                    showButton={active && !key.expiresAt}
+                    showButton={mayChange && active && !key.expiresAt}
                   >
                     <input type="hidden" name="id" value={key.id} />
                   </ConfirmAction>
@@ -112,7 +130,7 @@ export default async function KeysPage() {
                     submitLabel={`Revoke “${key.name}”`}
                     pendingLabel="Revoking…"
                     danger
-                    showButton={active}
+                    showButton={mayChange && active}
                   >
                     <input type="hidden" name="id" value={key.id} />
                   </ConfirmAction>

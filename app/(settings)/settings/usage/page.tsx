@@ -2,7 +2,7 @@ import { settingsErrorMessage } from "../../../../server/routers/settings/trpc";
 import { PLAN_LIMITS } from "../../../../server/services/organisations";
 import { Time } from "../../_components/time";
 import { formatDuration } from "../../_lib/format";
-import { requireSession, settingsCaller } from "../../_lib/session";
+import { requireMember, settingsCaller } from "../../_lib/session";
 
 export const metadata = { title: "Usage · Settings" };
 
@@ -33,7 +33,7 @@ export default async function UsagePage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  await requireSession("/settings/usage");
+  await requireMember("/settings/usage");
   const params = await searchParams;
   const filters = { key: one(params.key), status: one(params.status), path: one(params.path) };
   const cursor = one(params.cursor);

@@ -1,7 +1,7 @@
 import { EVENT_NAMES } from "../../../../server/schemas/events";
 import { Time } from "../../_components/time";
 import { WorkerBanner } from "../../_components/worker-banner";
-import { requireSession, settingsCaller } from "../../_lib/session";
+import { requireMember, settingsCaller } from "../../_lib/session";
 import { createEndpointAction } from "./actions";
 import { WebhookForm } from "./webhook-form";
 
@@ -13,7 +13,7 @@ export default async function WebhooksPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  await requireSession("/settings/webhooks");
+  const me = await requireMember("/settings/webhooks");
   const params = await searchParams;
   const caller = await settingsCaller();
   const [endpoints, worker] = await Promise.all([caller.webhooks.list(), caller.webhooks.worker()]);
@@ -93,15 +93,21 @@ export default async function WebhooksPage({
         )}
       </section>
 
-      <section aria-labelledby="new-endpoint-heading">
-        <h2 id="new-endpoint-heading">Register an endpoint</h2>
-        <WebhookForm
-          action={createEndpointAction}
-          eventNames={EVENT_NAMES}
-          submitLabel="Register endpoint"
-          idPrefix="new-endpoint"
-        />
-      </section>
+      {me.permissions["webhook:manage"] ? (
+        <section aria-labelledby="new-endpoint-heading">
+          <h2 id="new-endpoint-heading">Register an endpoint</h2>
+          <WebhookForm
+            action={createEndpointAction}
+            eventNames={EVENT_NAMES}
+            submitLabel="Register endpoint"
+            idPrefix="new-endpoint"
+          />
+        </section>
+      ) : (
+        <p className="muted" data-testid="read-only-note">
+          Your role ({me.role}) can see endpoints and their deliveries; owners, admins and developers change them.
+        </p>
+      )}
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { settingsRouter } from "../../../../server/routers/settings";
-import { readCookie, SESSION_COOKIE } from "../../../../server/services/sessions";
+import { settingsRequestFrom } from "../../../(settings)/_lib/session";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -18,7 +18,7 @@ function crossSite(req: Request): boolean {
   }
 }
 
-/** The settings UI's tRPC door (DESIGN.md §1): `settingsRouter` over HTTP, authenticated by the session cookie. */
+/** The settings UI's tRPC door: `settingsRouter` over HTTP, authenticated by the session cookie. */
 function handler(req: Request): Promise<Response> | Response {
   if (crossSite(req)) {
     return Response.json({ error: { message: "Cross-site request refused" } }, { status: 403 });
@@ -27,7 +27,7 @@ function handler(req: Request): Promise<Response> | Response {
     endpoint: "/api/trpc",
     req,
     router: settingsRouter,
-    createContext: () => ({ sessionToken: readCookie(req.headers.get("cookie"), SESSION_COOKIE) }),
+    createContext: () => ({ request: settingsRequestFrom(req.headers) }),
   });
 }
 

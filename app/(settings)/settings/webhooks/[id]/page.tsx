@@ -6,7 +6,7 @@ import { ConfirmAction } from "../../../_components/confirm-action";
 import { Time } from "../../../_components/time";
 import { WorkerBanner } from "../../../_components/worker-banner";
 import { formatDuration } from "../../../_lib/format";
-import { requireSession, settingsCaller } from "../../../_lib/session";
+import { requireMember, settingsCaller } from "../../../_lib/session";
 import {
   deleteEndpointAction,
   redeliverAction,
@@ -32,7 +32,8 @@ export default async function EndpointPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { id } = await params;
-  await requireSession(`/settings/webhooks/${id}`);
+  const me = await requireMember(`/settings/webhooks/${id}`);
+  const manage = me.permissions["webhook:manage"];
   const cursorParam = (await searchParams).cursor;
   const cursor = typeof cursorParam === "string" && cursorParam ? cursorParam : undefined;
   const caller = await settingsCaller();
@@ -78,19 +79,26 @@ export default async function EndpointPage({
         {endpoint.consecutiveFailures > 0 ? ` · ${endpoint.consecutiveFailures} failed deliveries in a row` : ""}
       </p>
 
-      <div className="actions">
-        <ActionForm action={sendTestAction} submitLabel="Send test event" pendingLabel="Sending…">
-          <input type="hidden" name="id" value={endpoint.id} />
-        </ActionForm>
-        <ActionForm
-          action={setEnabledAction}
-          submitLabel={endpoint.enabled ? "Disable endpoint" : "Enable endpoint"}
-          buttonClassName="secondary"
-        >
-          <input type="hidden" name="id" value={endpoint.id} />
-          <input type="hidden" name="enabled" value={endpoint.enabled ? "false" : "true"} />
-        </ActionForm>
-      </div>
+      {manage ? null : (
+        <p className="muted" data-testid="read-only-note">
+          Your role ({me.role}) can see this endpoint and its deliveries; owners, admins and developers change it.
+        </p>
+      )}
+      {manage ? (
+        <div className="actions">
+          <ActionForm action={sendTestAction} submitLabel="Send test event" pendingLabel="Sending…">
+            <input type="hidden" name="id" value={endpoint.id} />
+          </ActionForm>
+          <ActionForm
+            action={setEnabledAction}
+            submitLabel={endpoint.enabled ? "Disable endpoint" : "Enable endpoint"}
+            buttonClassName="secondary"
+          >
+            <input type="hidden" name="id" value={endpoint.id} />
+            <input type="hidden" name="enabled" value={endpoint.enabled ? "false" : "true"} />
+          </ActionForm>
+        </div>
+      ) : null}
 
       <section aria-labelledby="secret-heading">
         <h2 id="secret-heading">Signing secret</h2>
@@ -104,20 +112,33 @@ export default async function EndpointPage({
             </>
           ) : null}
         </p>
-        <div className="actions">
-          <ActionForm action={revealSecretAction} submitLabel="Reveal secret" buttonClassName="secondary">
-            <input type="hidden" name="id" value={endpoint.id} />
-          </ActionForm>
-        </div>
-        <ConfirmAction
-          action={rotateSecretAction}
-          summary="Rotate secret…"
-          explanation="Issues a new secret. For 24 hours deliveries are signed with both, so you can switch your receiver without losing any."
-          submitLabel="Rotate secret"
-          pendingLabel="Rotating…"
-        >
-          <input type="hidden" name="id" value={endpoint.id} />
-        </ConfirmAction>
+        {manage ? (
+          <>
+            {me.recentlyAuthenticated ? null : (
+              <p className="hint">
+                Revealing or rotating the secret needs a sign-in within the last 15 minutes:{" "}
+                <a href={`/settings/confirm?next=${encodeURIComponent(`/settings/webhooks/${endpoint.id}`)}`}>
+                  confirm it's you
+                </a>{" "}
+                first.
+              </p>
+            )}
+            <div className="actions">
+              <ActionForm action={revealSecretAction} submitLabel="Reveal secret" buttonClassName="secondary">
+                <input type="hidden" name="id" value={endpoint.id} />
+              </ActionForm>
+            </div>
+            <ConfirmAction
+              action={rotateSecretAction}
+              summary="Rotate secret…"
+              explanation="Issues a new secret. For 24 hours deliveries are signed with both, so you can switch your receiver without losing any."
+              submitLabel="Rotate secret"
+              pendingLabel="Rotating…"
+            >
+              <input type="hidden" name="id" value={endpoint.id} />
+            </ConfirmAction>
+          </>
+        ) : null}
       </section>
 
       <section aria-labelledby="deliveries-heading">
@@ -207,7 +228,7 @@ export default async function EndpointPage({
                           submitLabel="Redeliver"
                           pendingLabel="Sending…"
                           buttonClassName="secondary"
-                          showButton={newest}
+                          showButton={newest && manage}
                         >
                           <input type="hidden" name="deliveryId" value={attempt.deliveryId} />
                           <input type="hidden" name="endpointId" value={endpoint.id} />
@@ -230,31 +251,35 @@ export default async function EndpointPage({
         </nav>
       </section>
 
-      <section aria-labelledby="edit-heading">
-        <h2 id="edit-heading">Edit</h2>
-        <WebhookForm
-          action={updateEndpointAction}
-          eventNames={EVENT_NAMES}
-          initial={{ url: endpoint.url, description: endpoint.description, events: endpoint.events }}
-          endpointId={endpoint.id}
-          submitLabel="Save changes"
-          idPrefix="edit-endpoint"
-        />
-      </section>
+      {manage ? (
+        <>
+          <section aria-labelledby="edit-heading">
+            <h2 id="edit-heading">Edit</h2>
+            <WebhookForm
+              action={updateEndpointAction}
+              eventNames={EVENT_NAMES}
+              initial={{ url: endpoint.url, description: endpoint.description, events: endpoint.events }}
+              endpointId={endpoint.id}
+              submitLabel="Save changes"
+              idPrefix="edit-endpoint"
+            />
+          </section>
 
-      <section aria-labelledby="delete-heading">
-        <h2 id="delete-heading">Delete</h2>
-        <ConfirmAction
-          action={deleteEndpointAction}
-          summary="Delete this endpoint…"
-          explanation="Stops all deliveries to it and removes its delivery log. This cannot be undone."
-          submitLabel="Delete endpoint"
-          pendingLabel="Deleting…"
-          danger
-        >
-          <input type="hidden" name="id" value={endpoint.id} />
-        </ConfirmAction>
-      </section>
+          <section aria-labelledby="delete-heading">
+            <h2 id="delete-heading">Delete</h2>
+            <ConfirmAction
+              action={deleteEndpointAction}
+              summary="Delete this endpoint…"
+              explanation="Stops all deliveries to it and removes its delivery log. This cannot be undone."
+              submitLabel="Delete endpoint"
+              pendingLabel="Deleting…"
+              danger
+            >
+              <input type="hidden" name="id" value={endpoint.id} />
+            </ConfirmAction>
+          </section>
+        </>
+      ) : null}
     </>
   );
 }

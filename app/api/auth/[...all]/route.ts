@@ -1,0 +1,44 @@
+import { toNextJsHandler } from "better-auth/next-js";
+import { AUTH_BASE_PATH, authFor } from "../../../../server/services/auth";
+import { isRecentlyAuthenticated, resolveSettingsSession } from "../../../../server/services/settings-session";
+import { settingsRequestFrom } from "../../../(settings)/_lib/session";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+// The only better-auth endpoints a browser calls itself: WebAuthn needs the browser between the server's options and
+// its verification. Every other sign-in, team and security action runs in our server actions, through the settings
+// router's permission check and audit trail, so its HTTP endpoint is not served.
+const BROWSER_PATHS = new Set([
+  "/passkey/generate-register-options",
+  "/passkey/verify-registration",
+  "/passkey/generate-authenticate-options",
+  "/passkey/verify-authentication",
+]);
+
+// Adding a passkey adds a way to sign in: like the other step-up actions it needs a sign-in or a confirmed second
+// factor within 15 minutes.
+const STEP_UP_PATHS = new Set(["/passkey/generate-register-options", "/passkey/verify-registration"]);
+
+function refuse(status: number, code: string, message: string): Response {
+  return Response.json({ code, message }, { status, headers: { "Cache-Control": "no-store" } });
+}
+
+/** better-auth's handler for the browser's passkey calls (`/api/auth/passkey/…`); anything else under it is 404. */
+async function handler(req: Request): Promise<Response> {
+  const path = new URL(req.url).pathname.slice(AUTH_BASE_PATH.length);
+  if (path.startsWith("/sign-up")) {
+    return refuse(403, "INVITATION_REQUIRED", "Sign-up is by invitation: open the link an owner or admin sent you");
+  }
+  if (!BROWSER_PATHS.has(path)) return refuse(404, "NOT_FOUND", "Not found");
+  const request = settingsRequestFrom(req.headers);
+  if (STEP_UP_PATHS.has(path)) {
+    const state = await resolveSettingsSession(request);
+    if (state.state !== "member" || !isRecentlyAuthenticated(state)) {
+      return refuse(403, "STEP_UP_REQUIRED", "Confirm it's you first: adding a passkey needs a recent sign-in");
+    }
+  }
+  return toNextJsHandler(authFor(request.origin)).POST(req);
+}
+
+export { handler as GET, handler as POST };

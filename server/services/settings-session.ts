@@ -1,0 +1,289 @@
+// Who is signed in to the settings and as which member of which organisation (docs/architecture.md, "Settings:
+// sign-in, team and roles"): resolved from better-auth's session on every request, never from a cookie cache, so a
+// removed member or a changed role takes effect on the member's next request.
+import { isRole, type Role } from "../auth/roles";
+import { prisma } from "../db/transaction";
+import { ApiError } from "../errors";
+import { authFor } from "./auth";
+import { recordSettingsAudit, type SettingsActor } from "./settings-audit";
+
+/** The request a settings action runs for: public origin, headers (the session cookie), client address, user agent. */
+export interface SettingsRequest {
+  /** Public origin (`PUBLIC_URL`, else the origin the request was sent to), e.g. `http://localhost:3000`. */
+  origin: string;
+  headers: Headers;
+  /** Client address under `TRUST_PROXY`; null when unknown. */
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** A signed-in member of the organisation the session acts on. */
+export interface SignedInMember {
+  request: SettingsRequest;
+  session: { id: string; createdAt: Date; expiresAt: Date; reauthenticatedAt: Date | null };
+  user: { id: string; email: string; name: string; twoFactorEnabled: boolean; passkeys: number };
+  org: { id: string; slug: string; name: string; requireTwoFactor: boolean };
+  memberId: string;
+  role: Role;
+}
+
+/** A signed-in user whose session names no organisation they are still a member of (removed, or never joined). */
+export interface SignedInWithoutMembership {
+  request: SettingsRequest;
+  user: { id: string; email: string; name: string };
+  /** The organisations the user is a member of, to switch to. */
+  organisations: { id: string; slug: string; name: string }[];
+}
+
+/** The outcome of {@link resolveSettingsSession}. */
+export type SettingsSessionState =
+  | { state: "signed-out" }
+  | ({ state: "no-membership" } & SignedInWithoutMembership)
+  | ({ state: "member" } & SignedInMember);
+
+/** How long a sign-in or a confirmed second factor lets a step-up action run: 15 minutes, in ms. */
+export const STEP_UP_WINDOW_MS = 15 * 60 * 1000;
+
+/** The session's "last seen" is stamped at most this often: 1 minute, in ms. */
+const LAST_SEEN_RESOLUTION_MS = 60 * 1000;
+
+/**
+ * Thrown when an action needs a recent sign-in or second factor ({@link STEP_UP_WINDOW_MS}) and the session has
+ * neither; the pages send the user to `/settings/confirm` and back.
+ */
+export class StepUpRequiredError extends Error {
+  constructor() {
+    super("Confirm it's you first: this change needs a sign-in or a second factor within the last 15 minutes");
+  }
+}
+
+/**
+ * Resolves the request's session (better-auth, from the database every time) to its user and membership of the
+ * session's active organisation, and stamps "last seen" (at most once a minute). A session without an active
+ * organisation opens the user's first one.
+ * @returns `signed-out`, `no-membership` (signed in, but not, or no longer, a member of the organisation) or `member`.
+ */
+export async function resolveSettingsSession(request: SettingsRequest): Promise<SettingsSessionState> {
+  const found = await authFor(request.origin).api.getSession({ headers: request.headers });
+  if (!found) return { state: "signed-out" };
+  const { session, user } = found;
+  const active = session.activeOrganizationId ?? null;
+  const membership = active
+    ? await prisma().member.findUnique({
+        where: { orgId_userId: { orgId: active, userId: user.id } },
+        select: { id: true, role: true, org: { select: { id: true, slug: true, name: true, requireTwoFactor: true } } },
+      })
+    : await prisma().member.findFirst({
+        where: { userId: user.id },
+        orderBy: { createdAt: "asc" },
+        select: { id: true, role: true, org: { select: { id: true, slug: true, name: true, requireTwoFactor: true } } },
+      });
+  if (!membership || !isRole(membership.role)) {
+    const organisations = await organisationsOf(user.id);
+    return {
+      state: "no-membership",
+      request,
+      user: { id: user.id, email: user.email, name: user.name },
+      organisations,
+    };
+  }
+  const now = new Date();
+  const lastSeenAt = (session as { lastSeenAt?: Date | null }).lastSeenAt ?? null;
+  const [passkeys] = await Promise.all([
+    prisma().passkey.count({ where: { userId: user.id } }),
+    !active || !lastSeenAt || now.getTime() - new Date(lastSeenAt).getTime() >= LAST_SEEN_RESOLUTION_MS
+      ? prisma().session.updateMany({
+          where: { id: session.id },
+          data: { lastSeenAt: now, ...(active ? {} : { activeOrgId: membership.org.id }) },
+        })
+      : null,
+  ]);
+  const reauthenticatedAt = (session as { reauthenticatedAt?: Date | null }).reauthenticatedAt ?? null;
+  return {
+    state: "member",
+    request,
+    session: {
+      id: session.id,
+      createdAt: new Date(session.createdAt),
+      expiresAt: new Date(session.expiresAt),
+      reauthenticatedAt: reauthenticatedAt ? new Date(reauthenticatedAt) : null,
+    },
+    user: {
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      twoFactorEnabled: Boolean((user as { twoFactorEnabled?: boolean | null }).twoFactorEnabled),
+      passkeys,
+    },
+    org: membership.org,
+    memberId: membership.id,
+    role: membership.role,
+  };
+}
+
+/** The organisations a user is a member of, by name (the organisation switcher). */
+export function organisationsOf(userId: string): Promise<{ id: string; slug: string; name: string }[]> {
+  return prisma().organisation.findMany({
+    where: { members: { some: { userId } } },
+    select: { id: true, slug: true, name: true },
+    orderBy: { name: "asc" },
+  });
+}
+
+/** The actor of an audit entry for a signed-in member. */
+export function actorOf(member: Pick<SignedInMember, "user" | "request">): SettingsActor {
+  return {
+    userId: member.user.id,
+    email: member.user.email,
+    ip: member.request.ip,
+    userAgent: member.request.userAgent,
+  };
+}
+
+/** Whether the member has a second factor: a confirmed authenticator app (TOTP) or at least one passkey. */
+export function hasSecondFactor(member: SignedInMember): boolean {
+  return member.user.twoFactorEnabled || member.user.passkeys > 0;
+}
+
+/**
+ * Whether the organisation's "require two-factor for owners and admins" applies to the member and is not met: an
+ * owner or admin without a second factor, who may change nothing until they set one up.
+ */
+export function mustSetUpSecondFactor(member: SignedInMember): boolean {
+  return (
+    member.org.requireTwoFactor && (member.role === "owner" || member.role === "admin") && !hasSecondFactor(member)
+  );
+}
+
+/** Whether the session signed in, or confirmed a password, second factor or passkey, within {@link STEP_UP_WINDOW_MS}. */
+export function isRecentlyAuthenticated(member: SignedInMember, now = Date.now()): boolean {
+  const last = Math.max(member.session.createdAt.getTime(), member.session.reauthenticatedAt?.getTime() ?? 0);
+  return now - last <= STEP_UP_WINDOW_MS;
+}
+
+/**
+ * Confirms it is still the member (step-up): with an authenticator code when they have one (a fresh second factor),
+ * else with their password (a fresh sign-in). Stamps the session so step-up actions may run for 15 minutes.
+ * @throws ApiError `validation_error` (422) on `code` or `password` when it does not match.
+ */
+export async function confirmIdentity(member: SignedInMember, input: { code?: string; password?: string }) {
+  const auth = authFor(member.request.origin);
+  try {
+    if (member.user.twoFactorEnabled) {
+      await auth.api.verifyTOTP({ headers: member.request.headers, body: { code: (input.code ?? "").trim() } });
+    } else {
+      await auth.api.verifyPassword({ headers: member.request.headers, body: { password: input.password ?? "" } });
+    }
+  } catch (error) {
+    const field = member.user.twoFactorEnabled ? "code" : "password";
+    const message = member.user.twoFactorEnabled
+      ? "The code is not right: try the current one"
+      : "The password is not right";
+    if ((error as { statusCode?: number }).statusCode === 429) throw error;
+    throw new ApiError("validation_error", message, { details: [{ path: [field], message }] });
+  }
+  await prisma().session.updateMany({ where: { id: member.session.id }, data: { reauthenticatedAt: new Date() } });
+}
+
+/** One signed-in browser of the user, as the security page lists it. */
+export interface SessionView {
+  id: string;
+  /** The browser and system, from the user agent. */
+  device: string;
+  ipAddress: string | null;
+  createdAt: Date;
+  /** Last settings request, to the minute; the sign-in time until the first one. */
+  lastSeenAt: Date;
+  expiresAt: Date;
+  current: boolean;
+}
+
+/** "Firefox on Linux" from a user agent; the raw text when it names neither. */
+export function describeDevice(userAgent: string | null): string {
+  if (!userAgent) return "Unknown device";
+  const browser = /Edg\//.test(userAgent)
+    ? "Edge"
+    : /Firefox\//.test(userAgent)
+      ? "Firefox"
+      : /Chrome\/|Chromium\//.test(userAgent)
+        ? /HeadlessChrome/.test(userAgent)
+          ? "Headless Chrome"
+          : "Chrome"
+        : /Safari\//.test(userAgent)
+          ? "Safari"
+          : /curl\//.test(userAgent)
+            ? "curl"
+            : null;
+  const system = /Windows/.test(userAgent)
+    ? "Windows"
+    : /Android/.test(userAgent)
+      ? "Android"
+      : /iPhone|iPad/.test(userAgent)
+        ? "iOS"
+        : /Mac OS X/.test(userAgent)
+          ? "macOS"
+          : /Linux/.test(userAgent)
+            ? "Linux"
+            : null;
+  if (browser && system) return `${browser} on ${system}`;
+  return browser ?? system ?? userAgent.slice(0, 80);
+}
+
+/** The user's unexpired sessions, most recently seen first, marking the current one. */
+export async function listSessions(member: SignedInMember): Promise<SessionView[]> {
+  const rows = await prisma().session.findMany({
+    where: { userId: member.user.id, expiresAt: { gt: new Date() } },
+    select: { id: true, userAgent: true, ipAddress: true, createdAt: true, lastSeenAt: true, expiresAt: true },
+  });
+  return rows
+    .map((row) => ({
+      id: row.id,
+      device: describeDevice(row.userAgent),
+      ipAddress: row.ipAddress,
+      createdAt: row.createdAt,
+      // A session renewed from another (two-factor turned on) starts with that one's stamp.
+      lastSeenAt: row.lastSeenAt && row.lastSeenAt > row.createdAt ? row.lastSeenAt : row.createdAt,
+      expiresAt: row.expiresAt,
+      current: row.id === member.session.id,
+    }))
+    .sort((a, b) => b.lastSeenAt.getTime() - a.lastSeenAt.getTime());
+}
+
+/**
+ * Ends one of the user's sessions (on the server: its cookie no longer signs in anywhere) and records it.
+ * @throws ApiError `not_found` (404) when the id is not a session of the user.
+ */
+export async function revokeSession(member: SignedInMember, sessionId: string): Promise<void> {
+  const row = await prisma().session.findFirst({
+    where: { id: sessionId, userId: member.user.id },
+    select: { token: true, userAgent: true },
+  });
+  if (!row) throw new ApiError("not_found", "Session not found");
+  await authFor(member.request.origin).api.revokeSession({
+    headers: member.request.headers,
+    body: { token: row.token },
+  });
+  await recordSettingsAudit(member.org.id, actorOf(member), {
+    action: "session.revoked",
+    target: `session on ${describeDevice(row.userAgent)}`,
+  });
+}
+
+/** Signs the request's session out: the session row is deleted and the cookie cleared; recorded when a member. */
+export async function signOut(request: SettingsRequest): Promise<void> {
+  const state = await resolveSettingsSession(request);
+  if (state.state === "member") await recordSettingsAudit(state.org.id, actorOf(state), { action: "signout" });
+  if (state.state !== "signed-out") await authFor(request.origin).api.signOut({ headers: request.headers });
+}
+
+/**
+ * Makes another of the user's organisations the one the session acts on.
+ * @throws ApiError `not_found` (404) when the user is not a member of it.
+ */
+export async function switchOrganisation(request: SettingsRequest, orgId: string): Promise<void> {
+  const found = await authFor(request.origin).api.getSession({ headers: request.headers });
+  if (!found) throw new ApiError("unauthorized", "Sign in to use the settings");
+  const member = await prisma().member.findUnique({ where: { orgId_userId: { orgId, userId: found.user.id } } });
+  if (!member) throw new ApiError("not_found", "Organisation not found");
+  await prisma().session.updateMany({ where: { id: found.session.id }, data: { activeOrgId: orgId } });
+}

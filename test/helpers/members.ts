@@ -1,0 +1,89 @@
+// Test helpers for the settings: organisations with a member of each role, signed in through better-auth as a browser
+// would be (its session cookie), and the settings router called as that member.
+import { randomBytes } from "node:crypto";
+import type { Role } from "../../server/auth/roles";
+import { createSettingsCaller } from "../../server/routers/settings";
+import { authFor, CLIENT_ADDRESS_HEADER } from "../../server/services/auth";
+import { ensureOrganisation } from "../../server/services/organisations";
+import type { SettingsRequest } from "../../server/services/settings-session";
+import { createMemberUser } from "../../server/services/team";
+import { TEST_ORG_LIMITS } from "./api";
+
+/** The public origin the tests act on (a better-auth instance per origin). */
+export const TEST_ORIGIN = "http://localhost:3000";
+
+/** The `Cookie` header for the cookies a better-auth answer set. */
+export function cookieHeader(headers: Headers, previous = ""): string {
+  const jar = new Map(
+    previous
+      .split(";")
+      .map((part) => part.trim())
+      .filter(Boolean)
+      .map((part) => [part.slice(0, part.indexOf("=")), part.slice(part.indexOf("=") + 1)] as const),
+  );
+  for (const line of headers.getSetCookie()) {
+    const [pair = ""] = line.split(";");
+    const name = pair.slice(0, pair.indexOf("="));
+    const value = pair.slice(pair.indexOf("=") + 1);
+    if (/max-age=0/i.test(line) || value === "") jar.delete(name);
+    else jar.set(name, value);
+  }
+  return [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
+}
+
+/** A client address of its own for each browser, so the per-address sign-in limit counts each test apart. */
+export function randomAddress(): string {
+  const byte = () => Math.floor(Math.random() * 256);
+  return `198.${18 + (byte() % 2)}.${byte()}.${byte()}`;
+}
+
+/** A settings request from a browser at `ip` carrying `cookie`. */
+export function browserRequest(cookie = "", ip = randomAddress()): SettingsRequest {
+  const headers = new Headers({ "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0 Safari/537.36" });
+  if (cookie) headers.set("cookie", cookie);
+  headers.set(CLIENT_ADDRESS_HEADER, ip);
+  return { origin: TEST_ORIGIN, headers, ip, userAgent: headers.get("user-agent") };
+}
+
+/** Signs in with email and password as a browser; returns its request with the session cookie. */
+export async function signIn(email: string, password: string, ip = randomAddress()): Promise<SettingsRequest> {
+  const request = browserRequest("", ip);
+  const { headers } = await authFor(TEST_ORIGIN).api.signInEmail({
+    headers: request.headers,
+    body: { email, password },
+    returnHeaders: true,
+  });
+  return browserRequest(cookieHeader(headers), ip);
+}
+
+/** A member signed in: who they are, their request and a settings caller acting as them. */
+export interface TestMember {
+  email: string;
+  password: string;
+  userId: string;
+  role: Role;
+  request: SettingsRequest;
+  caller: ReturnType<typeof createSettingsCaller>;
+}
+
+/** Creates a user with `role` in the organisation and signs them in. */
+export async function addMember(orgId: string, role: Role, prefix: string = role): Promise<TestMember> {
+  const email = `${prefix}-${randomBytes(5).toString("hex")}@example.com`;
+  const password = `pw-${randomBytes(9).toString("base64url")}`;
+  const { userId } = await createMemberUser(TEST_ORIGIN, orgId, { email, password, role, name: `${role} person` });
+  const request = await signIn(email, password);
+  return { email, password, userId, role, request, caller: createSettingsCaller({ request }) };
+}
+
+/** A fresh organisation (high API limits) with one signed-in member of each role. */
+export async function orgWithRoles(): Promise<{ orgId: string; slug: string; members: Record<Role, TestMember> }> {
+  const slug = `team-${randomBytes(5).toString("hex")}`;
+  const org = await ensureOrganisation(slug, { limits: TEST_ORG_LIMITS });
+  const owner = await addMember(org.id, "owner");
+  const [admin, developer, viewer] = await Promise.all([
+    addMember(org.id, "admin"),
+    addMember(org.id, "developer"),
+    addMember(org.id, "viewer"),
+  ]);
+  return { orgId: org.id, slug, members: { owner, admin, developer, viewer } };
+}

@@ -1,0 +1,360 @@
+// The roles table, cell by cell: every settings action called by a signed-in owner, admin, developer and viewer
+// through the settings router (as the pages and /api/trpc call it), against the real PostgreSQL. An allowed cell
+// runs and leaves its audit entry; a refused one is 403 in the page's words and an `action.refused` entry naming the
+// actor. The table printed at the end is the one the README shows.
+process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
+
+import { TRPCError } from "@trpc/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROLE_NAMES, type Role } from "../../server/auth/roles";
+import { closeDb } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
+import { resetEnvCache } from "../../server/env";
+import { createApiKey } from "../../server/services/api-keys";
+import { authFor } from "../../server/services/auth";
+import { createWebhookEndpoint, sendTestEvent } from "../../server/webhooks/endpoints";
+import { addMember, orgWithRoles, signIn, TEST_ORIGIN, type TestMember } from "../helpers/members";
+import { type Receiver, startReceiver } from "../helpers/receiver";
+
+resetEnvCache();
+
+let receiver: Receiver;
+let fixture: Awaited<ReturnType<typeof orgWithRoles>>;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  fixture = await orgWithRoles();
+}, 60_000);
+
+afterAll(async () => {
+  await receiver.close();
+  await closeDb();
+});
+
+/** One cell group: a settings action, the table row it belongs to, the roles allowed, and how to call it. */
+interface Action {
+  row: string;
+  name: string;
+  allowed: readonly Role[];
+  /** The audit entry an allowed call writes (reads write none). */
+  audit?: string;
+  run(member: TestMember, org: { orgId: string; slug: string; owner: TestMember }): Promise<unknown>;
+}
+
+const ALL: readonly Role[] = ["owner", "admin", "developer", "viewer"];
+const BUILDERS: readonly Role[] = ["owner", "admin", "developer"];
+const MANAGERS: readonly Role[] = ["owner", "admin"];
+const OWNER: readonly Role[] = ["owner"];
+
+async function endpointIn(orgId: string) {
+  return (await createWebhookEndpoint(orgId, { url: `${receiver.url}/hook`, events: ["*"] })).endpoint;
+}
+
+const key = async (orgId: string, isTest: boolean) =>
+  (await createApiKey(orgId, { name: isTest ? "test fixture" : "live fixture", scopes: ["accounts:read"], isTest }))
+    .key;
+
+const email = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}@example.com`;
+
+const ACTIONS: Action[] = [
+  { row: "own security", name: "me", allowed: ALL, run: (m) => m.caller.me() },
+  { row: "own security", name: "security.overview", allowed: ALL, run: (m) => m.caller.security.overview() },
+  {
+    row: "own security",
+    name: "security.startTotp",
+    allowed: ALL,
+    run: (m) => m.caller.security.startTotp({ password: m.password }),
+  },
+  {
+    row: "own security",
+    name: "security.confirm",
+    allowed: ALL,
+    run: (m) => m.caller.security.confirm({ password: m.password }),
+  },
+  {
+    row: "own security",
+    name: "security.revokeSession",
+    allowed: ALL,
+    audit: "session.revoked",
+    run: async (m) => {
+      const other = await signIn(m.email, m.password);
+      const session = await authFor(TEST_ORIGIN).api.getSession({ headers: other.headers });
+      return m.caller.security.revokeSession({ id: session?.session.id as string });
+    },
+  },
+  { row: "see", name: "apiKeys.list", allowed: ALL, run: (m) => m.caller.apiKeys.list() },
+  { row: "see", name: "webhooks.list", allowed: ALL, run: (m) => m.caller.webhooks.list() },
+  {
+    row: "see",
+    name: "webhooks.get",
+    allowed: ALL,
+    run: async (m, { orgId }) => m.caller.webhooks.get({ id: (await endpointIn(orgId)).id }),
+  },
+  {
+    row: "see",
+    name: "webhooks.deliveries",
+    allowed: ALL,
+    run: async (m, { orgId }) => m.caller.webhooks.deliveries({ endpointId: (await endpointIn(orgId)).id }),
+  },
+  { row: "see", name: "webhooks.worker", allowed: ALL, run: (m) => m.caller.webhooks.worker() },
+  {
+    row: "see",
+    name: "webhooks.waiting",
+    allowed: ALL,
+    run: async (m, { orgId }) => m.caller.webhooks.waiting({ id: (await endpointIn(orgId)).id }),
+  },
+  { row: "see", name: "usage.auditLog", allowed: ALL, run: (m) => m.caller.usage.auditLog({}) },
+  { row: "see", name: "usage.limits", allowed: ALL, run: (m) => m.caller.usage.limits() },
+  { row: "see", name: "usage.lastDay", allowed: ALL, run: (m) => m.caller.usage.lastDay() },
+  { row: "see", name: "team.members", allowed: ALL, run: (m) => m.caller.team.members() },
+
+  {
+    row: "test keys",
+    name: "apiKeys.create (test)",
+    allowed: BUILDERS,
+    audit: "apiKey.created",
+    run: (m) => m.caller.apiKeys.create({ name: "T", mode: "test", scopes: ["accounts:read"] }),
+  },
+  {
+    row: "test keys",
+    name: "apiKeys.rotate (test)",
+    allowed: BUILDERS,
+    audit: "apiKey.rotated",
+    run: async (m, { orgId }) => m.caller.apiKeys.rotate({ id: (await key(orgId, true)).id }),
+  },
+  {
+    row: "test keys",
+    name: "apiKeys.revoke (test)",
+    allowed: BUILDERS,
+    audit: "apiKey.revoked",
+    run: async (m, { orgId }) => m.caller.apiKeys.revoke({ id: (await key(orgId, true)).id }),
+  },
+
+  {
+    row: "live keys",
+    name: "apiKeys.create (live)",
+    allowed: MANAGERS,
+    audit: "apiKey.created",
+    run: (m) => m.caller.apiKeys.create({ name: "L", mode: "live", scopes: ["accounts:read"] }),
+  },
+  {
+    row: "live keys",
+    name: "apiKeys.rotate (live)",
+    allowed: MANAGERS,
+    audit: "apiKey.rotated",
+    run: async (m, { orgId }) => m.caller.apiKeys.rotate({ id: (await key(orgId, false)).id }),
+  },
+  {
+    row: "live keys",
+    name: "apiKeys.revoke (live)",
+    allowed: MANAGERS,
+    audit: "apiKey.revoked",
+    run: async (m, { orgId }) => m.caller.apiKeys.revoke({ id: (await key(orgId, false)).id }),
+  },
+
+  {
+    row: "endpoints",
+    name: "webhooks.create",
+    allowed: BUILDERS,
+    audit: "webhookEndpoint.created",
+    run: (m) => m.caller.webhooks.create({ url: `${receiver.url}/new`, events: ["account.created"] }),
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.update",
+    allowed: BUILDERS,
+    audit: "webhookEndpoint.changed",
+    run: async (m, { orgId }) => m.caller.webhooks.update({ id: (await endpointIn(orgId)).id, description: "edited" }),
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.setEnabled",
+    allowed: BUILDERS,
+    audit: "webhookEndpoint.changed",
+    run: async (m, { orgId }) => m.caller.webhooks.setEnabled({ id: (await endpointIn(orgId)).id, enabled: false }),
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.delete",
+    allowed: BUILDERS,
+    audit: "webhookEndpoint.deleted",
+    run: async (m, { orgId }) => m.caller.webhooks.delete({ id: (await endpointIn(orgId)).id }),
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.revealSecret",
+    allowed: BUILDERS,
+    audit: "webhookSecret.revealed",
+    run: async (m, { orgId }) => m.caller.webhooks.revealSecret({ id: (await endpointIn(orgId)).id }),
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.rotateSecret",
+    allowed: BUILDERS,
+    audit: "webhookSecret.rotated",
+    run: async (m, { orgId }) => m.caller.webhooks.rotateSecret({ id: (await endpointIn(orgId)).id }),
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.sendTest",
+    allowed: BUILDERS,
+    run: async (m, { orgId }) => m.caller.webhooks.sendTest({ id: (await endpointIn(orgId)).id }),
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.redeliver",
+    allowed: BUILDERS,
+    run: async (m, { orgId }) => {
+      const sent = await sendTestEvent(orgId, (await endpointIn(orgId)).id);
+      return m.caller.webhooks.redeliver({ deliveryId: sent.deliveryId });
+    },
+  },
+
+  {
+    row: "team",
+    name: "team.invitations",
+    allowed: MANAGERS,
+    run: (m) => m.caller.team.invitations(),
+  },
+  {
+    row: "team",
+    name: "team.invite",
+    allowed: MANAGERS,
+    audit: "invitation.created",
+    run: (m) => m.caller.team.invite({ email: email("invitee"), role: "developer" }),
+  },
+  {
+    row: "team",
+    name: "team.resendInvitation",
+    allowed: MANAGERS,
+    audit: "invitation.created",
+    run: async (m, { owner }) => {
+      const { email: invited } = await owner.caller.team.invite({ email: email("resend"), role: "viewer" });
+      return m.caller.team.resendInvitation({ email: invited });
+    },
+  },
+  {
+    row: "team",
+    name: "team.revokeInvitation",
+    allowed: MANAGERS,
+    audit: "invitation.revoked",
+    run: async (m, { owner }) => {
+      const { email: invited } = await owner.caller.team.invite({ email: email("revoke"), role: "viewer" });
+      return m.caller.team.revokeInvitation({ email: invited });
+    },
+  },
+  {
+    row: "team",
+    name: "team.changeRole",
+    allowed: MANAGERS,
+    audit: "member.roleChanged",
+    run: async (m, { orgId }) => {
+      const target = await addMember(orgId, "developer", "target");
+      const row = await prisma().member.findFirstOrThrow({ where: { orgId, userId: target.userId } });
+      return m.caller.team.changeRole({ memberId: row.id, role: "viewer" });
+    },
+  },
+  {
+    row: "team",
+    name: "team.removeMember",
+    allowed: MANAGERS,
+    audit: "member.removed",
+    run: async (m, { orgId }) => {
+      const target = await addMember(orgId, "viewer", "target");
+      const row = await prisma().member.findFirstOrThrow({ where: { orgId, userId: target.userId } });
+      return m.caller.team.removeMember({ memberId: row.id });
+    },
+  },
+  {
+    row: "team",
+    name: "team.setRequireTwoFactor",
+    allowed: MANAGERS,
+    audit: "organisation.settingsChanged",
+    run: (m) => m.caller.team.setRequireTwoFactor({ required: false }),
+  },
+  { row: "team", name: "audit.list", allowed: MANAGERS, run: (m) => m.caller.audit.list({}) },
+  { row: "team", name: "audit.actors", allowed: MANAGERS, run: (m) => m.caller.audit.actors() },
+
+  {
+    row: "owner",
+    name: "team.transferOwnership",
+    allowed: OWNER,
+    audit: "organisation.ownershipTransferred",
+    run: async (m, { orgId }) => {
+      const target = await addMember(orgId, "admin", "heir");
+      const row = await prisma().member.findFirstOrThrow({ where: { orgId, userId: target.userId } });
+      return m.caller.team.transferOwnership({ memberId: row.id });
+    },
+  },
+  {
+    row: "owner",
+    name: "team.deleteOrganisation",
+    allowed: OWNER,
+    run: (m, { slug }) => m.caller.team.deleteOrganisation({ confirm: slug }),
+  },
+];
+
+// Actions that change the organisation as a whole (its owner, its existence) run in an organisation of their own.
+const ISOLATED = new Set(["team.transferOwnership", "team.deleteOrganisation", "team.setRequireTwoFactor"]);
+
+const results: { action: string; role: Role; outcome: "allowed" | "refused" }[] = [];
+
+describe("every settings action with every role", () => {
+  for (const action of ACTIONS) {
+    for (const role of ROLE_NAMES) {
+      const expected = action.allowed.includes(role) ? "allowed" : "refused";
+      it(`${action.name} as ${role}: ${expected}`, { timeout: 60_000 }, async () => {
+        const org = ISOLATED.has(action.name) ? await orgWithRoles() : fixture;
+        const member = org.members[role];
+        const context = { orgId: org.orgId, slug: org.slug, owner: org.members.owner };
+        const before = new Date(Date.now() - 1);
+        let error: unknown = null;
+        try {
+          await action.run(member, context);
+        } catch (caught) {
+          error = caught;
+        }
+        const refused = error instanceof TRPCError && error.code === "FORBIDDEN";
+        if (!refused && error) throw error;
+        results.push({ action: action.name, role, outcome: refused ? "refused" : "allowed" });
+        expect(refused ? "refused" : "allowed").toBe(expected);
+        if (action.name === "team.deleteOrganisation" && !refused) {
+          expect(await prisma().organisation.count({ where: { id: org.orgId } })).toBe(0);
+          return;
+        }
+        const entries = await prisma().settingsAuditEntry.findMany({
+          where: { orgId: org.orgId, actorUserId: member.userId, createdAt: { gte: before } },
+          select: { action: true, actorEmail: true, details: true },
+        });
+        if (refused) {
+          expect((error as TRPCError).message).toMatch(
+            new RegExp(`^Your role \\(${role}\\) cannot .+: ask an owner or admin`),
+          );
+          expect(entries).toContainEqual({
+            action: "action.refused",
+            actorEmail: member.email,
+            details: expect.objectContaining({ reason: (error as TRPCError).message }),
+          });
+        } else {
+          expect(entries.filter((entry) => entry.action === "action.refused")).toEqual([]);
+          if (action.audit) expect(entries.map((entry) => entry.action)).toContain(action.audit);
+        }
+      });
+    }
+  }
+
+  it("the table as tested matches the roles table of the README", () => {
+    const rows = ACTIONS.map((action) => {
+      const cells = ROLE_NAMES.map((role) => {
+        const found = results.find((result) => result.action === action.name && result.role === role);
+        return found?.outcome === "allowed" ? "✓" : found ? "—" : "?";
+      });
+      return `| ${action.row} | ${action.name} | ${cells.join(" | ")} |`;
+    });
+    console.log(
+      [`| row | action | ${ROLE_NAMES.join(" | ")} |`, "|---|---|---|---|---|---|", ...rows].join("\n"),
+      `\n${results.length} cells (${ACTIONS.length} actions × ${ROLE_NAMES.length} roles)`,
+    );
+    expect(results).toHaveLength(ACTIONS.length * ROLE_NAMES.length);
+  });
+});

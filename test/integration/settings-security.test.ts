@@ -1,0 +1,490 @@
+// Sign-in security of the settings on better-auth, against the real PostgreSQL and Redis: two-factor (TOTP with codes
+// computed here, backup codes), step-up for sensitive actions, the organisation's two-factor requirement, the owner
+// rules, removal and role changes taking effect on the next request, sessions, sign-in limits per email and address,
+// and what the browser may call under /api/auth.
+import { randomBytes } from "node:crypto";
+import { TRPCError } from "@trpc/server";
+import * as OTPAuth from "otpauth";
+import { afterAll, describe, expect, it } from "vitest";
+import { POST as authRoute } from "../../app/api/auth/[...all]/route";
+import { closeDb } from "../../server/db/client";
+import { prisma } from "../../server/db/transaction";
+import { createSettingsCaller } from "../../server/routers/settings";
+import { authFor, SIGN_IN_LIMITS } from "../../server/services/auth";
+import { StepUpRequiredError, signOut } from "../../server/services/settings-session";
+import {
+  addMember,
+  browserRequest,
+  cookieHeader,
+  orgWithRoles,
+  signIn,
+  TEST_ORIGIN,
+  type TestMember,
+} from "../helpers/members";
+
+afterAll(() => closeDb());
+
+const auth = () => authFor(TEST_ORIGIN);
+
+async function refusal(promise: Promise<unknown>): Promise<TRPCError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof TRPCError) return error;
+    throw error;
+  }
+  throw new Error("expected a refusal");
+}
+
+function totpOf(secret: string) {
+  return new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30, algorithm: "SHA1" });
+}
+
+async function enrolTotp(member: TestMember): Promise<{ totp: OTPAuth.TOTP; backupCodes: string[] }> {
+  const enrolment = await member.caller.security.startTotp({ password: member.password });
+  expect(enrolment.uri).toMatch(/^otpauth:\/\/totp\/MSP%20CRM:/);
+  expect(enrolment.qrDataUrl).toMatch(/^data:image\/png;base64,/);
+  expect(enrolment.backupCodes).toHaveLength(10);
+  const totp = totpOf(enrolment.secret);
+  await member.caller.security.confirmTotp({ code: totp.generate() });
+  return { totp, backupCodes: enrolment.backupCodes };
+}
+
+/** Signs in with password and a code from the app, as the sign-in page does; a caller acting as that session. */
+async function signInWithCode(member: TestMember, totp: OTPAuth.TOTP) {
+  const first = await auth().api.signInEmail({
+    headers: browserRequest().headers,
+    body: { email: member.email, password: member.password },
+    returnHeaders: true,
+  });
+  expect(first.response).toMatchObject({ twoFactorRedirect: true });
+  const challenge = browserRequest(cookieHeader(first.headers));
+  const done = await auth().api.verifyTOTP({
+    headers: challenge.headers,
+    body: { code: totp.generate() },
+    returnHeaders: true,
+  });
+  const request = browserRequest(cookieHeader(done.headers, challenge.headers.get("cookie") ?? ""));
+  return { request, caller: createSettingsCaller({ request }) };
+}
+
+/** Makes a member's session look signed in `minutes` ago. */
+async function age(member: TestMember, minutes: number) {
+  const session = await auth().api.getSession({ headers: member.request.headers });
+  await prisma().session.update({
+    where: { id: session?.session.id as string },
+    data: { createdAt: new Date(Date.now() - minutes * 60_000), reauthenticatedAt: null },
+  });
+}
+
+describe("two-factor with an authenticator app", () => {
+  it("enrols with a code, then sign-in asks for a code: a wrong one fails (and is recorded), the right one signs in", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const dev = members.developer;
+    const { totp, backupCodes } = await enrolTotp(dev);
+    // Confirming replaced the session (a new cookie went to the browser): the old cookie signs nobody in.
+    expect(await auth().api.getSession({ headers: dev.request.headers })).toBeNull();
+
+    const first = await auth().api.signInEmail({
+      headers: browserRequest().headers,
+      body: { email: dev.email, password: dev.password },
+      returnHeaders: true,
+    });
+    expect(first.response).toMatchObject({ twoFactorRedirect: true });
+    const challenge = browserRequest(cookieHeader(first.headers));
+    // The password alone signed nobody in.
+    expect(await auth().api.getSession({ headers: challenge.headers })).toBeNull();
+
+    await expect(
+      auth().api.verifyTOTP({
+        headers: challenge.headers,
+        body: { code: String((Number(totp.generate()) + 1) % 1e6).padStart(6, "0") },
+      }),
+    ).rejects.toMatchObject({ statusCode: 401 });
+    const done = await auth().api.verifyTOTP({
+      headers: challenge.headers,
+      body: { code: totp.generate() },
+      returnHeaders: true,
+    });
+    const signedIn = browserRequest(cookieHeader(done.headers, challenge.headers.get("cookie") ?? ""));
+    expect((await auth().api.getSession({ headers: signedIn.headers }))?.user.email).toBe(dev.email);
+
+    const trail = await prisma().settingsAuditEntry.findMany({
+      where: {
+        orgId,
+        actorUserId: dev.userId,
+        action: { in: ["signin.failed", "signin.succeeded", "twoFactor.enabled"] },
+      },
+      orderBy: { id: "asc" },
+      select: { action: true, details: true },
+    });
+    expect(trail.map((entry) => entry.action)).toEqual([
+      "signin.succeeded", // the password sign-in of the fixture, before two-factor
+      "twoFactor.enabled",
+      "signin.failed",
+      "signin.succeeded",
+    ]);
+    expect(trail[2]?.details).toMatchObject({ method: "password + authenticator code" });
+
+    // A backup code signs in once.
+    const again = await auth().api.signInEmail({
+      headers: browserRequest().headers,
+      body: { email: dev.email, password: dev.password },
+      returnHeaders: true,
+    });
+    const backup = browserRequest(cookieHeader(again.headers));
+    await auth().api.verifyBackupCode({ headers: backup.headers, body: { code: backupCodes[0] as string } });
+    const third = await auth().api.signInEmail({
+      headers: browserRequest().headers,
+      body: { email: dev.email, password: dev.password },
+      returnHeaders: true,
+    });
+    await expect(
+      auth().api.verifyBackupCode({
+        headers: browserRequest(cookieHeader(third.headers)).headers,
+        body: { code: backupCodes[0] as string },
+      }),
+    ).rejects.toMatchObject({ statusCode: 401 });
+  });
+
+  it("turning it off needs the password", async () => {
+    const { members } = await orgWithRoles();
+    const { totp } = await enrolTotp(members.viewer);
+    const { caller } = await signInWithCode(members.viewer, totp);
+    expect((await caller.security.overview()).twoFactorEnabled).toBe(true);
+    expect((await refusal(caller.security.disableTotp({ password: "not the password" }))).message).toBe(
+      "The password is not right",
+    );
+    await caller.security.disableTotp({ password: members.viewer.password });
+    expect((await prisma().user.findUniqueOrThrow({ where: { id: members.viewer.userId } })).twoFactorEnabled).toBe(
+      false,
+    );
+  });
+});
+
+describe("step-up: a sign-in or second factor within 15 minutes", () => {
+  it("live keys, webhook secrets and roles wait for a confirmation; test keys do not", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const admin = members.admin;
+    await age(admin, 16);
+    const live = await refusal(admin.caller.apiKeys.create({ name: "Live", mode: "live", scopes: ["deals:read"] }));
+    expect(live.code).toBe("FORBIDDEN");
+    expect(live.cause).toBeInstanceOf(StepUpRequiredError);
+    expect(live.message).toMatch(/^Confirm it's you first/);
+    const target = await prisma().member.findFirstOrThrow({ where: { orgId, userId: members.viewer.userId } });
+    expect(
+      (await refusal(admin.caller.team.changeRole({ memberId: target.id, role: "developer" }))).cause,
+    ).toBeInstanceOf(StepUpRequiredError);
+    expect((await admin.caller.me()).recentlyAuthenticated).toBe(false);
+    // A test key is not a step-up action.
+    await admin.caller.apiKeys.create({ name: "Test", mode: "test", scopes: ["deals:read"] });
+
+    expect((await refusal(admin.caller.security.confirm({ password: "wrong password" }))).message).toBe(
+      "The password is not right",
+    );
+    await admin.caller.security.confirm({ password: admin.password });
+    expect((await admin.caller.me()).recentlyAuthenticated).toBe(true);
+    expect((await admin.caller.apiKeys.create({ name: "Live", mode: "live", scopes: ["deals:read"] })).raw).toMatch(
+      /^msp_live_/,
+    );
+    await admin.caller.team.changeRole({ memberId: target.id, role: "developer" });
+  });
+
+  it("with two-factor on, the confirmation is a fresh code", async () => {
+    const { members } = await orgWithRoles();
+    const { totp } = await enrolTotp(members.owner);
+    const { request, caller } = await signInWithCode(members.owner, totp);
+    const endpoint = await caller.webhooks.create({ url: "https://hooks.example.com/x", events: ["*"] });
+    const session = await auth().api.getSession({ headers: request.headers });
+    await prisma().session.update({
+      where: { id: session?.session.id as string },
+      data: { createdAt: new Date(Date.now() - 20 * 60_000) },
+    });
+    expect((await refusal(caller.webhooks.revealSecret({ id: endpoint.endpoint.id }))).cause).toBeInstanceOf(
+      StepUpRequiredError,
+    );
+    expect(
+      (await refusal(caller.security.confirm({ code: "000000" === totp.generate() ? "111111" : "000000" }))).message,
+    ).toBe("The code is not right: try the current one");
+    await caller.security.confirm({ code: totp.generate() });
+    expect((await caller.webhooks.revealSecret({ id: endpoint.endpoint.id })).secret).toBe(endpoint.secret);
+  });
+});
+
+describe("the organisation requires two-factor for owners and admins", () => {
+  it("an admin without one may look but change nothing until they set it up; developers are not concerned", async () => {
+    const { orgId, members } = await orgWithRoles();
+    await members.owner.caller.team.setRequireTwoFactor({ required: true });
+    const admin = members.admin;
+    expect((await admin.caller.me()).mustSetUpSecondFactor).toBe(true);
+    expect(await admin.caller.apiKeys.list()).toEqual([]);
+    const refused = await refusal(admin.caller.apiKeys.create({ name: "T", mode: "test", scopes: ["deals:read"] }));
+    expect(refused.code).toBe("FORBIDDEN");
+    expect(refused.message).toMatch(
+      /requires two-factor authentication for owners and admins: set up an authenticator app or a passkey/,
+    );
+    expect(
+      await prisma().settingsAuditEntry.count({
+        where: { orgId, actorUserId: admin.userId, action: "action.refused" },
+      }),
+    ).toBe(1);
+    // The owner who turned it on has none either: the same holds for them.
+    expect((await members.owner.caller.me()).mustSetUpSecondFactor).toBe(true);
+    await members.developer.caller.apiKeys.create({ name: "Dev", mode: "test", scopes: ["deals:read"] });
+
+    const { totp } = await enrolTotp(admin);
+    const secret = await prisma().twoFactor.findFirstOrThrow({ where: { userId: admin.userId } });
+    expect(secret.secret).not.toMatch(/^[A-Z2-7]+$/); // stored encrypted, never as the base32 text
+    const { caller } = await signInWithCode(admin, totp);
+    expect((await caller.me()).mustSetUpSecondFactor).toBe(false);
+    await caller.apiKeys.create({ name: "T", mode: "test", scopes: ["deals:read"] });
+  });
+});
+
+describe("owners and membership", () => {
+  it("an organisation keeps an owner; owners' roles change only by transfer; an admin never removes an owner", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const ids = Object.fromEntries(
+      (await prisma().member.findMany({ where: { orgId }, select: { id: true, userId: true } })).map((row) => [
+        row.userId,
+        row.id,
+      ]),
+    );
+    const ownerId = ids[members.owner.userId] as string;
+    const adminId = ids[members.admin.userId] as string;
+    const selfRemoval = await refusal(members.owner.caller.team.removeMember({ memberId: ownerId }));
+    expect(selfRemoval.code).toBe("UNPROCESSABLE_CONTENT");
+    expect(selfRemoval.message).toBe("An organisation always keeps at least one owner");
+    const demote = await refusal(members.admin.caller.team.changeRole({ memberId: ownerId, role: "viewer" }));
+    expect(demote.code).toBe("FORBIDDEN");
+    expect(demote.message).toBe("Owners keep their role: an owner transfers ownership to change it");
+    const promote = await refusal(members.owner.caller.team.changeRole({ memberId: adminId, role: "owner" }));
+    expect(promote.message).toBe("Owners keep their role: an owner transfers ownership to change it");
+    expect((await refusal(members.admin.caller.team.removeMember({ memberId: ownerId }))).message).toBe(
+      "Only an owner can remove an owner",
+    );
+    expect(await prisma().member.count({ where: { orgId, role: "owner" } })).toBe(1);
+
+    await members.owner.caller.team.transferOwnership({ memberId: adminId });
+    const roles = Object.fromEntries(
+      (await prisma().member.findMany({ where: { orgId }, select: { userId: true, role: true } })).map((row) => [
+        row.userId,
+        row.role,
+      ]),
+    );
+    expect(roles[members.admin.userId]).toBe("owner");
+    expect(roles[members.owner.userId]).toBe("admin");
+    // The former owner's next request acts as an admin: transferring again is refused.
+    expect((await refusal(members.owner.caller.team.transferOwnership({ memberId: ownerId }))).message).toMatch(
+      /^Your role \(admin\) cannot transfer ownership/,
+    );
+  });
+
+  it("a removed member's next request is refused; a changed role counts from the next request", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const viewerId = (await prisma().member.findFirstOrThrow({ where: { orgId, userId: members.viewer.userId } })).id;
+    await refusal(members.viewer.caller.apiKeys.create({ name: "No", mode: "test", scopes: ["deals:read"] }));
+    await members.admin.caller.team.changeRole({ memberId: viewerId, role: "developer" });
+    await members.viewer.caller.apiKeys.create({ name: "Yes", mode: "test", scopes: ["deals:read"] });
+
+    const devId = (await prisma().member.findFirstOrThrow({ where: { orgId, userId: members.developer.userId } })).id;
+    await members.owner.caller.team.removeMember({ memberId: devId });
+    const gone = await refusal(members.developer.caller.apiKeys.list());
+    expect(gone.code).toBe("FORBIDDEN");
+    expect(gone.message).toBe(
+      "You are not a member of this organisation any more: ask an owner or admin to invite you again",
+    );
+    // Still signed in (the session is the user's), but a member of nothing.
+    expect((await auth().api.getSession({ headers: members.developer.request.headers }))?.user.email).toBe(
+      members.developer.email,
+    );
+  });
+});
+
+describe("sessions", () => {
+  it("lists each browser with its device and address; revoking one signs it out on the server; sign-out ends the session", async () => {
+    const { orgId } = await orgWithRoles();
+    const member = await addMember(orgId, "developer", "sessions");
+    const laptop = await signIn(member.email, member.password, "198.51.100.23");
+    const sessions = (await member.caller.security.overview()).sessions;
+    expect(sessions).toHaveLength(2);
+    expect(sessions.find((session) => session.current)).toMatchObject({ device: "Chrome on Linux" });
+    const other = sessions.find((session) => session.ipAddress === "198.51.100.23");
+    expect(other).toMatchObject({ current: false, device: "Chrome on Linux" });
+    await member.caller.security.revokeSession({ id: other?.id as string });
+    expect(await auth().api.getSession({ headers: laptop.headers })).toBeNull();
+    expect((await refusal(createSettingsCaller({ request: laptop }).me())).code).toBe("UNAUTHORIZED");
+    expect((await refusal(member.caller.security.revokeSession({ id: "not-a-session" }))).code).toBe("NOT_FOUND");
+
+    await signOut(member.request);
+    expect(await auth().api.getSession({ headers: member.request.headers })).toBeNull();
+    const trail = await prisma().settingsAuditEntry.findMany({
+      where: { orgId, actorUserId: member.userId },
+      select: { action: true },
+      orderBy: { id: "asc" },
+    });
+    expect(trail.map((entry) => entry.action)).toEqual([
+      "signin.succeeded",
+      "signin.succeeded",
+      "session.revoked",
+      "signout",
+    ]);
+  });
+});
+
+describe("sign-in attempts are limited per email and per address, in the shared store", () => {
+  it(`refuses the ${SIGN_IN_LIMITS.perEmail + 1}th attempt for one email in 15 minutes, even with the right password`, async () => {
+    const { orgId } = await orgWithRoles();
+    const member = await addMember(orgId, "viewer", "limited");
+    // The fixture's own sign-in was the first attempt.
+    for (let i = 1; i < SIGN_IN_LIMITS.perEmail; i++) {
+      await expect(signIn(member.email, "wrong password!")).rejects.toMatchObject({ statusCode: 401 });
+    }
+    await expect(signIn(member.email, member.password)).rejects.toMatchObject({
+      statusCode: 429,
+      message: "Too many sign-in attempts: wait 15 minutes and try again",
+    });
+    const failed = await prisma().settingsAuditEntry.findMany({
+      where: { orgId, actorUserId: member.userId, action: "signin.failed" },
+      select: { details: true, ip: true },
+    });
+    expect(failed).toHaveLength(SIGN_IN_LIMITS.perEmail);
+    expect(failed.at(-1)?.details).toMatchObject({ reason: "too many attempts" });
+  });
+
+  it(`refuses the ${SIGN_IN_LIMITS.perAddress + 1}th attempt from one address, whatever the email`, async () => {
+    const address = `198.51.100.${Math.floor(Math.random() * 200) + 30}`;
+    for (let i = 0; i < SIGN_IN_LIMITS.perAddress; i++) {
+      await expect(
+        signIn(`nobody-${i}-${randomBytes(3).toString("hex")}@example.com`, "whatever pw", address),
+      ).rejects.toMatchObject({
+        statusCode: 401,
+      });
+    }
+    await expect(
+      signIn(`one-more-${randomBytes(3).toString("hex")}@example.com`, "whatever pw", address),
+    ).rejects.toMatchObject({
+      statusCode: 429,
+    });
+    // An address no user has is recorded without an organisation.
+    expect(
+      await prisma().settingsAuditEntry.count({ where: { orgId: null, ip: address, action: "signin.failed" } }),
+    ).toBe(SIGN_IN_LIMITS.perAddress + 1);
+  });
+
+  it("an email PostgreSQL cannot store is refused as an invalid email (400), not an error", async () => {
+    await expect(signIn("a\u0000@example.com", "a long enough password")).rejects.toMatchObject({
+      statusCode: 400,
+      message: "Invalid email",
+    });
+  });
+});
+
+describe("the session cookie", () => {
+  it("is HttpOnly and SameSite=Lax, and Secure (with the __Secure- prefix) exactly when the public origin is https", async () => {
+    const { members } = await orgWithRoles();
+    for (const [origin, secure] of [
+      ["https://crm.example.com", true],
+      ["http://crm.lan:3000", false],
+    ] as const) {
+      const { headers } = await authFor(origin).api.signInEmail({
+        headers: browserRequest().headers,
+        body: { email: members.viewer.email, password: members.viewer.password },
+        returnHeaders: true,
+      });
+      const cookie = headers.getSetCookie().find((line) => line.includes("msp.session_token=")) as string;
+      expect(cookie.startsWith(secure ? "__Secure-msp.session_token=" : "msp.session_token=")).toBe(true);
+      expect(cookie).toMatch(/; HttpOnly/i);
+      expect(cookie).toMatch(/; SameSite=Lax/i);
+      expect(/; Secure/i.test(cookie)).toBe(secure);
+      expect(cookie).toMatch(/; Max-Age=604800/);
+    }
+  });
+});
+
+describe("what a browser may call under /api/auth", () => {
+  const call = (path: string, init: RequestInit = {}) =>
+    authRoute(new Request(`${TEST_ORIGIN}/api/auth${path}`, { method: "POST", ...init }));
+
+  it("sign-up is refused (invitation only); endpoints the pages call on the server are not served", async () => {
+    const signUp = await call("/sign-up/email", {
+      headers: { "content-type": "application/json", origin: TEST_ORIGIN },
+      body: JSON.stringify({ email: "walk-in@example.com", password: "a long enough password", name: "Walk In" }),
+    });
+    expect(signUp.status).toBe(403);
+    expect(await signUp.json()).toMatchObject({ code: "INVITATION_REQUIRED" });
+    for (const path of [
+      "/sign-in/email",
+      "/organization/invite-member",
+      "/organization/update-member-role",
+      "/two-factor/enable",
+      "/get-session",
+    ]) {
+      expect((await call(path, { headers: { origin: TEST_ORIGIN } })).status, path).toBe(404);
+    }
+    expect(await prisma().user.count({ where: { email: "walk-in@example.com" } })).toBe(0);
+  });
+
+  it("checks the Origin of cookie-bearing requests, and adding a passkey needs a recent sign-in", async () => {
+    const { members } = await orgWithRoles();
+    const cookie = members.developer.request.headers.get("cookie") as string;
+    const crossSite = await call("/passkey/verify-authentication", {
+      headers: { cookie, origin: "https://evil.example", "content-type": "application/json" },
+      body: JSON.stringify({ response: {} }),
+    });
+    expect(crossSite.status).toBe(403);
+    expect(await crossSite.json()).toMatchObject({ code: "INVALID_ORIGIN" });
+
+    const options = await authRoute(
+      new Request(`${TEST_ORIGIN}/api/auth/passkey/generate-register-options`, {
+        headers: { cookie, origin: TEST_ORIGIN },
+      }),
+    );
+    expect(options.status).toBe(200);
+    expect(await options.json()).toMatchObject({ rp: { id: "localhost" }, user: { name: members.developer.email } });
+    await age(members.developer, 20);
+    const stale = await authRoute(
+      new Request(`${TEST_ORIGIN}/api/auth/passkey/generate-register-options`, {
+        headers: { cookie, origin: TEST_ORIGIN },
+      }),
+    );
+    expect(stale.status).toBe(403);
+    expect(await stale.json()).toMatchObject({ code: "STEP_UP_REQUIRED" });
+  });
+});
+
+describe("the audit trail", () => {
+  it("lists entries newest first with actor, target and address, filtered by actor and by action", async () => {
+    const { orgId, members } = await orgWithRoles();
+    await members.developer.caller.apiKeys.create({ name: "Dev key", mode: "test", scopes: ["deals:read"] });
+    await refusal(members.viewer.caller.apiKeys.create({ name: "Nope", mode: "test", scopes: ["deals:read"] }));
+    await members.admin.caller.team.invite({ email: `audit-${Date.now()}@example.com`, role: "viewer" });
+    const all = await members.owner.caller.audit.list({});
+    expect(all.data.slice(0, 3).map((entry) => [entry.action, entry.actorEmail])).toEqual([
+      ["invitation.created", members.admin.email],
+      ["action.refused", members.viewer.email],
+      ["apiKey.created", members.developer.email],
+    ]);
+    expect(all.data[2]).toMatchObject({ target: expect.stringMatching(/^test key "Dev key" \(msp_test_\w{4}…\)$/) });
+    expect(all.data.every((entry) => entry.ip?.startsWith("198."))).toBe(true);
+    const byViewer = await members.owner.caller.audit.list({ actor: members.viewer.userId });
+    expect(byViewer.data.map((entry) => entry.action)).toEqual(["action.refused", "signin.succeeded"]);
+    expect(byViewer.data[0]?.details).toMatchObject({ attempted: "apiKeys.create" });
+    const signIns = await members.owner.caller.audit.list({ action: "signin.succeeded" });
+    expect(new Set(signIns.data.map((entry) => entry.actorEmail))).toEqual(
+      new Set(Object.values(members).map((member) => member.email)),
+    );
+    const page = await members.owner.caller.audit.list({ limit: 2 });
+    const next = await members.owner.caller.audit.list({ limit: 2, cursor: page.nextCursor ?? undefined });
+    expect(next.data[0]?.id).toBe(all.data[2]?.id);
+    expect((await members.owner.caller.audit.actors()).map((actor) => actor.email).sort()).toEqual(
+      Object.values(members)
+        .map((member) => member.email)
+        .sort(),
+    );
+    await expect(members.owner.caller.audit.list({ action: "nonsense" })).rejects.toMatchObject({
+      code: "UNPROCESSABLE_CONTENT",
+    });
+    expect(await prisma().settingsAuditEntry.count({ where: { orgId } })).toBe(all.data.length);
+  });
+});
