@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Prisma } from "../db/generated/client";
-import { afterCommit, transactionLocal } from "../db/transaction";
-import type { Actor, EventName } from "../schemas/events";
+import { afterCommit, beforeCommit, onSavepointRollback, transactionLocal } from "../db/transaction";
+import { type Actor, type EventName, TEST_EVENT_NAME } from "../schemas/events";
 import { dispatchEvents } from "../webhooks/hand-over";
 
 /**
@@ -82,63 +82,167 @@ export function newEventId(at = new Date()): string {
   return `evt_${Math.floor(at.getTime() / 1000)}_${randomBytes(9).toString("base64url")}`;
 }
 
-// Live events recorded in one transaction are handed to Inngest together, in one send, once it has committed.
-const HAND_OVER = Symbol("events to hand over after commit");
+/** An event row waiting for its transaction's commit, as the stamping statement reads it (JSON). */
+interface PendingEvent {
+  id: string;
+  name: string;
+  resource: string | null;
+  resourceId: unknown;
+  data: unknown;
+  actor: Actor;
+  changedFields: string[];
+  previous: unknown;
+  isTest: boolean;
+  /** Test-key and seed events: stored as already fanned out, never handed to Inngest. */
+  handled: boolean;
+  /** ISO 8601: the event's `timestamp`, when the change was recorded (not when it committed). */
+  createdAt: string;
+}
+
+/** The events a transaction has recorded so far, by organisation, in the order they were recorded. */
+type PendingEvents = Map<string, PendingEvent[]>;
+
+const PENDING = Symbol("events waiting for the commit");
 
 /**
- * Records events in the transactional outbox (DESIGN.md §6) inside the caller's transaction `tx`, so an event exists
- * exactly when its change committed, with what the events feed and webhook payloads carry (issue #13): the resource
- * (from the event name) and record id, the {@link Actor}, and for changes `changedFields` and `previous`. The row's
- * `txid` and `seq` (database defaults) order the feed.
+ * Writes `events` of one organisation with the organisation's next sequence numbers, in the given order, in ONE
+ * statement: it adds `events.length` to the organisation's `EventCounter` row (creating it at the first event), which
+ * locks that row until `tx` ends, and inserts the events numbered `last - n + 1 … last`. Another transaction stamping
+ * the same organisation waits here until `tx` has committed or rolled back, so the numbers follow commit order and a
+ * number is visible only after every smaller one of the organisation (docs/architecture.md, "Events feed").
+ */
+async function stampEvents(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  events: readonly PendingEvent[],
+): Promise<void> {
+  // One statement over a JSON array: Prisma's createMany costs ~70 ms for a 500-event bulk request, this ~5 ms.
+  await tx.$executeRawUnsafe(
+    `WITH "counter" AS (
+       INSERT INTO "EventCounter" ("orgId", "lastSequence") VALUES ($1, $2::bigint)
+       ON CONFLICT ("orgId") DO UPDATE SET "lastSequence" = "EventCounter"."lastSequence" + EXCLUDED."lastSequence"
+       RETURNING "lastSequence"
+     )
+     INSERT INTO "Event" ("id", "orgId", "sequence", "name", "resource", "resourceId", "data", "actor", "changedFields",
+                          "previous", "isTest", "createdAt", "fannedOutAt")
+     SELECT e."id", $1, "counter"."lastSequence" - $2::bigint + e."position", e."name", e."resource", e."resourceId",
+            e."data", e."actor", e."changedFields", e."previous", e."isTest", e."createdAt" AT TIME ZONE 'UTC',
+            CASE WHEN e."handled" THEN e."createdAt" AT TIME ZONE 'UTC' END
+     FROM "counter", jsonb_to_recordset($3::jsonb)
+       AS e("position" bigint, "id" text, "name" text, "resource" text, "resourceId" text, "data" jsonb, "actor" jsonb,
+            "changedFields" text[], "previous" jsonb, "isTest" boolean, "handled" boolean, "createdAt" timestamptz)`,
+    orgId,
+    events.length,
+    JSON.stringify(events.map((event, index) => ({ ...event, position: index + 1 }))),
+  );
+}
+
+/**
+ * Writes every event the transaction recorded, organisation by organisation (in id order, so two transactions that
+ * both write events of the same two organisations lock their counters in the same order and cannot deadlock).
+ */
+async function stampPending(tx: Prisma.TransactionClient, pending: PendingEvents): Promise<void> {
+  for (const orgId of [...pending.keys()].sort()) {
+    const events = pending.get(orgId) ?? [];
+    if (events.length > 0) await stampEvents(tx, orgId, events);
+  }
+}
+
+/**
+ * Records events in the transactional outbox (docs/architecture.md, "Webhooks and the outbox") as part of the caller's
+ * transaction `tx`, so an event exists exactly when its change committed, with what the events feed and webhook
+ * payloads carry: the resource (from the event name) and record id, the {@link Actor}, and for changes
+ * `changedFields` and `previous`. Each event's id and `createdAt` (its payload `timestamp`) come from one reading of
+ * this process's clock, taken now.
  *
- * Live events are handed to Inngest after the outermost commit (`afterCommit`, server/db/transaction.ts): every event
- * of the transaction in one `inngest.send`, fire-and-forget (see `dispatchEvents`), so the request never waits for
- * Inngest nor fails with it; the sweeper resends whatever was not handed over. Test-key events (spec §5.6) and seed
- * events are stored with `fannedOutAt` already set: never handed over nor delivered, and out of the sweeper's way.
- * Every event's id and `createdAt` (its payload `timestamp`) come from one reading of this process's clock.
+ * The rows are written when `tx` is about to commit ({@link beforeCommit}), all of the transaction's events of an
+ * organisation in one statement that also gives them the organisation's next `sequence` numbers (see
+ * {@link stampEvents}), so the organisation's counter stays locked only from that statement to the commit. Events
+ * recorded inside a savepoint that rolls back are dropped with it. Until then the events are not in the table.
+ *
+ * Live events are handed to Inngest after the outermost commit (`afterCommit`): every event of the transaction in one
+ * `inngest.send`, fire-and-forget (see `dispatchEvents`), so the request never waits for Inngest nor fails with it;
+ * the sweeper resends whatever was not handed over. Test-key events (spec §5.6) and seed events are stored with
+ * `fannedOutAt` already set: never handed over nor delivered, and out of the sweeper's way.
+ * @param _tx the caller's transaction, opened with `transaction()` (server/db/transaction.ts).
+ * @throws Error outside a transaction.
  */
 export async function recordEvents(
-  tx: Prisma.TransactionClient,
+  _tx: Prisma.TransactionClient,
   orgId: string,
   origin: WriteOrigin,
   events: readonly EventInput[],
 ): Promise<void> {
   if (events.length === 0) return;
-  // One statement over a JSON array: Prisma's createMany costs ~70 ms for a 500-event bulk request, this ~5 ms.
   const at = new Date();
-  const rows = events.map((event) => {
+  const createdAt = at.toISOString();
+  const actor = actorOf(origin);
+  const handled = origin.isTest || origin.deliver === false;
+  const rows = events.map((event): PendingEvent => {
     const change = event.before === undefined ? undefined : describeChange(event.before, event.data);
     return {
       id: newEventId(at),
       name: event.name,
-      resource: event.name.split(".")[0],
+      resource: event.name.split(".")[0] ?? null,
       resourceId: (event.data as { id?: unknown }).id,
       data: event.data,
+      actor,
       changedFields: change?.changedFields ?? [],
       previous: change?.previous ?? null,
+      isTest: origin.isTest,
+      handled,
+      createdAt,
     };
   });
-  const handled = origin.isTest || origin.deliver === false;
-  await tx.$executeRawUnsafe(
-    `INSERT INTO "Event" ("id", "orgId", "name", "resource", "resourceId", "data", "actor", "changedFields", "previous",
-                          "isTest", "createdAt", "fannedOutAt")
-     SELECT e."id", $1, e."name", e."resource", e."resourceId", e."data", $6::jsonb, e."changedFields", e."previous",
-            $2, $4::timestamptz AT TIME ZONE 'UTC', CASE WHEN $3 THEN $4::timestamptz AT TIME ZONE 'UTC' END
-     FROM jsonb_to_recordset($5::jsonb)
-       AS e("id" text, "name" text, "resource" text, "resourceId" text, "data" jsonb, "changedFields" text[], "previous" jsonb)`,
-    orgId,
-    origin.isTest,
-    handled,
-    at.toISOString(),
-    JSON.stringify(rows),
-    JSON.stringify(actorOf(origin)),
-  );
-  if (handled) return;
   let first = false;
-  const pending = transactionLocal(HAND_OVER, () => {
+  const pending = transactionLocal(PENDING, (): PendingEvents => {
     first = true;
-    return [] as Array<{ id: string; orgId: string }>;
+    return new Map();
   });
-  pending.push(...rows.map((row) => ({ id: row.id, orgId })));
-  if (first) await afterCommit(() => dispatchEvents(pending));
+  if (first) {
+    beforeCommit((tx) => stampPending(tx, pending));
+    await afterCommit(() =>
+      dispatchEvents(
+        [...pending].flatMap(([eventOrgId, list]) =>
+          list.filter((event) => !event.handled).map((event) => ({ id: event.id, orgId: eventOrgId })),
+        ),
+      ),
+    );
+  }
+  const list = pending.get(orgId) ?? [];
+  pending.set(orgId, list);
+  const kept = list.length;
+  list.push(...rows);
+  onSavepointRollback(() => {
+    list.length = kept;
+  });
+}
+
+/**
+ * Records the `webhook.test` event of `POST /webhook-endpoints/{id}/test` ({@link TEST_EVENT_NAME}, data
+ * `{message, endpointId}`) at once, inside `tx`, with the organisation's next `sequence` like any event, so the
+ * delivery row that names it can follow in the same transaction. It is stored as fanned out (never handed to
+ * Inngest) and the events feed leaves it out.
+ */
+export async function recordTestEvent(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  origin: WriteOrigin,
+  event: { id: string; at: Date; data: { message: string; endpointId: string } },
+): Promise<void> {
+  await stampEvents(tx, orgId, [
+    {
+      id: event.id,
+      name: TEST_EVENT_NAME,
+      resource: null,
+      resourceId: null,
+      data: event.data,
+      actor: actorOf(origin),
+      changedFields: [],
+      previous: null,
+      isTest: false,
+      handled: true,
+      createdAt: event.at.toISOString(),
+    },
+  ]);
 }

@@ -5,8 +5,8 @@ import { isIP } from "node:net";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
-import { EVENT_NAMES, TEST_EVENT_NAME } from "../schemas/events";
-import { actorOf, newEventId, type WriteOrigin } from "../services/events";
+import { EVENT_NAMES } from "../schemas/events";
+import { newEventId, recordTestEvent, type WriteOrigin } from "../services/events";
 import { attemptDelivery, type DeliveryAttemptView, lastAttempt, newDeliveryId } from "./deliveries";
 import { blockedReason } from "./ssrf";
 
@@ -311,7 +311,7 @@ export async function deleteWebhookEndpoint(orgId: string, id: string): Promise<
 
 /**
  * Sends a test event to one endpoint now, whatever its subscriptions and enabled state, without Inngest: records an
- * `Event` named `webhook.test` ({@link TEST_EVENT_NAME}, data `{message, endpointId}`, marked fanned out so fan-out and
+ * `Event` named `webhook.test` (`recordTestEvent`, data `{message, endpointId}`, marked fanned out so fan-out and
  * the sweeper ignore it), one `WebhookDelivery`, and makes ONE signed attempt (awaited, at most 10 s), recorded like
  * any attempt. A 2xx resets the endpoint's failure count; a 410 disables it; other failures do not count.
  * `origin` names the actor the event carries: the settings user or the API key (issue #13).
@@ -336,16 +336,10 @@ export async function sendTestEvent(
   // Off any request transaction: the attempt below must see these rows committed and may take seconds.
   await outsideTransaction(() =>
     transaction(async (tx) => {
-      await tx.event.create({
-        data: {
-          id: eventId,
-          orgId,
-          name: TEST_EVENT_NAME,
-          data: { message: "Test event sent from the settings area", endpointId },
-          actor: actorOf(origin),
-          createdAt: now,
-          fannedOutAt: now,
-        },
+      await recordTestEvent(tx, orgId, origin, {
+        id: eventId,
+        at: now,
+        data: { message: "Test event sent from the settings area", endpointId },
       });
       await tx.webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } });
     }),
