@@ -1,4 +1,4 @@
-// The one way services reach the database: `prisma()` is the enclosing transaction's client inside
+// The one way services reach the database (issue #12): `prisma()` is the enclosing transaction's client inside
 // `transaction()`, else the process-wide one; `outsideTransaction()` is for the few writes that must not join a
 // request's transaction (audit rows, after-commit hand-overs).
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -10,15 +10,9 @@ export type TransactionClient = Parameters<Parameters<PrismaClient["$transaction
 
 interface TransactionScope {
   tx: TransactionClient;
-  /** Work run inside the transaction once its body has finished, right before COMMIT ({@link beforeCommit}). */
-  beforeCommit: Array<(tx: TransactionClient) => Promise<void>>;
   afterCommit: Array<() => void | Promise<void>>;
   /** Values kept for the transaction's lifetime by {@link transactionLocal}. */
   locals: Map<symbol, unknown>;
-  /** Savepoints open now ({@link savepoint}); undo steps are kept only inside one. */
-  savepoints: number;
-  /** Undo steps of in-memory state registered inside savepoints ({@link onSavepointRollback}), oldest first. */
-  undo: Array<() => void>;
 }
 
 const scope = new AsyncLocalStorage<TransactionScope>();
@@ -39,26 +33,17 @@ export function prisma(): PrismaClient {
 
 /**
  * Runs `fn` in a database transaction. Inside an enclosing {@link transaction} (the idempotency layer runs the whole
- * operation in one, docs/architecture.md, "Idempotency") it joins that one instead of opening a second, so the
- * operation, its outbox events and its idempotency record commit or roll back together. Callbacks registered with
- * {@link beforeCommit} run inside the outermost transaction once `fn` has finished, right before COMMIT; those
- * registered with {@link afterCommit} run once it has committed, and never when it rolls back.
- * @throws whatever `fn` or a {@link beforeCommit} callback throws, after rolling back.
+ * operation in one, DESIGN.md §5) it joins that one instead of opening a second, so the operation, its outbox events
+ * and its idempotency record commit or roll back together. Callbacks registered with {@link afterCommit} run once the
+ * outermost transaction has committed, and never when it rolls back.
+ * @throws whatever `fn` throws, after rolling back.
  */
 export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>): Promise<T> {
   const current = scope.getStore();
   if (current) return fn(current.tx);
   const afterCommit: TransactionScope["afterCommit"] = [];
   const result = await db().prisma.$transaction(
-    (tx) => {
-      const state: TransactionScope = { tx, beforeCommit: [], afterCommit, locals: new Map(), savepoints: 0, undo: [] };
-      return scope.run(state, async () => {
-        const value = await fn(tx);
-        // By index: a callback may register another.
-        for (let i = 0; i < state.beforeCommit.length; i++) await state.beforeCommit[i]?.(tx);
-        return value;
-      });
-    },
+    (tx) => scope.run({ tx, afterCommit, locals: new Map() }, () => fn(tx)),
     { timeout: TRANSACTION_TIMEOUT_MS, maxWait: TRANSACTION_MAX_WAIT_MS },
   );
   for (const callback of afterCommit) {
@@ -75,59 +60,29 @@ export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>):
 let savepoints = 0;
 
 /**
- * Runs `fn` so that its writes can be undone alone (partial bulk retries): inside an enclosing {@link transaction},
- * between `SAVEPOINT` and `RELEASE`, rolled back to the savepoint when `fn` throws, together with the in-memory state
- * registered with {@link onSavepointRollback} meanwhile (events waiting for the commit); outside one, in a transaction
- * of its own.
+ * Runs `fn` so that its writes can be undone alone (issue #13: partial bulk retries): inside an enclosing
+ * {@link transaction}, between `SAVEPOINT` and `RELEASE`, rolled back to the savepoint when `fn` throws; outside one,
+ * in a transaction of its own.
  * @throws whatever `fn` throws, after undoing its writes.
  */
 export async function savepoint<T>(fn: () => Promise<T>): Promise<T> {
   const current = scope.getStore();
   if (!current) return transaction(() => fn());
   const name = `sp_${++savepoints}`;
-  const mark = current.undo.length;
   await current.tx.$executeRawUnsafe(`SAVEPOINT ${name}`);
-  current.savepoints++;
   try {
     const result = await fn();
     await current.tx.$executeRawUnsafe(`RELEASE SAVEPOINT ${name}`);
     return result;
   } catch (error) {
     await current.tx.$executeRawUnsafe(`ROLLBACK TO SAVEPOINT ${name}`);
-    for (let i = current.undo.length - 1; i >= mark; i--) current.undo[i]?.();
-    current.undo.length = mark;
     throw error;
-  } finally {
-    current.savepoints--;
   }
 }
 
 /**
- * Registers `undo`, which reverts in-memory state kept for the enclosing {@link transaction} (a {@link transactionLocal}),
- * to run if an enclosing {@link savepoint} rolls back; steps run newest first. Outside a savepoint there is nothing to
- * register: a transaction that rolls back drops its locals whole.
- */
-export function onSavepointRollback(undo: () => void): void {
-  const current = scope.getStore();
-  if (current && current.savepoints > 0) current.undo.push(undo);
-}
-
-/**
- * Registers `callback` to run inside the enclosing {@link transaction} once its body has finished, right before
- * COMMIT, with the transaction's client: for work that takes a lock which must be held only until the commit (the
- * events feed's counter, docs/architecture.md, "Events feed"). Callbacks run in registration order; one that throws
- * rolls the transaction back.
- * @throws Error outside a transaction: there is no commit to run before.
- */
-export function beforeCommit(callback: (tx: TransactionClient) => Promise<void>): void {
-  const current = scope.getStore();
-  if (!current) throw new Error("beforeCommit() needs an enclosing transaction()");
-  current.beforeCommit.push(callback);
-}
-
-/**
  * Registers `callback` to run after the enclosing {@link transaction} commits (for example handing outbox events to
- * Inngest, docs/architecture.md, "Webhooks and the outbox"). Outside a transaction it runs at once.
+ * Inngest, DESIGN.md §6). Outside a transaction it runs at once.
  */
 export async function afterCommit(callback: () => void | Promise<void>): Promise<void> {
   const current = scope.getStore();

@@ -1,15 +1,16 @@
 // The events feed: every change of an organisation, oldest first, that a poller can follow without ever skipping an
 // event or applying an older state of a record after a newer one, and the payload it shares with webhook deliveries.
 //
-// Commit order per organisation. Every event carries `sequence`, its position in its organisation's feed, stamped by
-// `recordEvents` (server/services/events.ts) just before the writing transaction commits, under the row lock of the
-// organisation's `EventCounter` row, held until that commit. A transaction therefore takes its numbers only after
-// every transaction that took smaller ones has committed (or rolled back, returning them): whenever a reader sees
-// number n, it sees every smaller number of the organisation too, so the feed serves `sequence > cursor` with no
-// horizon and never has to wait. Two transactions that change the same record commit in the order they held its row
-// lock, so the record's last event in the feed carries its last committed state. Organisations never share a lock:
-// a transaction open in one holds back neither the feed nor the writes of another (docs/architecture.md, "Events
-// feed").
+// Commit order per organisation. Every event carries `sequence`, its position in its organisation's feed. A write hands
+// its events to the database (`event_record`, migration 20261126100000_event_sequence); while its transaction commits,
+// a deferred trigger adds their count to the organisation's `EventCounter` row and inserts them numbered, holding
+// that row's lock to the end of the commit. A transaction therefore takes its numbers only after every transaction
+// that took smaller ones has committed: whenever a reader sees number n, it sees every smaller number of the
+// organisation too, so the feed serves `sequence > cursor` with no horizon and never waits. Two transactions that
+// change the same record commit in the order they held its row lock, so the record's last event in the feed carries
+// its last committed state. The counter is locked only inside COMMIT, never while a transaction is open, and
+// organisations never share one: an open transaction holds back no feed and no other writer (docs/architecture.md,
+// "Events feed").
 import { Prisma } from "../db/generated/client";
 import { prisma } from "../db/transaction";
 import { env } from "../env";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Prisma } from "../db/generated/client";
-import { afterCommit, beforeCommit, onSavepointRollback, transactionLocal } from "../db/transaction";
+import { afterCommit, transactionLocal } from "../db/transaction";
 import { type Actor, type EventName, TEST_EVENT_NAME } from "../schemas/events";
 import { dispatchEvents } from "../webhooks/hand-over";
 
@@ -82,8 +82,12 @@ export function newEventId(at = new Date()): string {
   return `evt_${Math.floor(at.getTime() / 1000)}_${randomBytes(9).toString("base64url")}`;
 }
 
-/** An event row waiting for its transaction's commit, as the stamping statement reads it (JSON). */
-interface PendingEvent {
+// Live events recorded in one transaction are handed to Inngest together, in one send, once it has committed.
+const HAND_OVER = Symbol("events to hand over after commit");
+
+/** An event as `event_record` (migration 20261126100000_event_sequence) takes it, in a JSON array. */
+interface EventRecord {
+  orgId: string;
   id: string;
   name: string;
   resource: string | null;
@@ -93,94 +97,49 @@ interface PendingEvent {
   changedFields: string[];
   previous: unknown;
   isTest: boolean;
-  /** Test-key and seed events: stored as already fanned out, never handed to Inngest. */
+  /** Stored as already fanned out (`fannedOutAt` = `createdAt`): never handed to Inngest nor delivered. */
   handled: boolean;
   /** ISO 8601: the event's `timestamp`, when the change was recorded (not when it committed). */
   createdAt: string;
 }
 
-/** The events a transaction has recorded so far, by organisation, in the order they were recorded. */
-type PendingEvents = Map<string, PendingEvent[]>;
-
-const PENDING = Symbol("events waiting for the commit");
-
 /**
- * Writes `events` of one organisation with the organisation's next sequence numbers, in the given order, in ONE
- * statement: it adds `events.length` to the organisation's `EventCounter` row (creating it at the first event), which
- * locks that row until `tx` ends, and inserts the events numbered `last - n + 1 … last`. Another transaction stamping
- * the same organisation waits here until `tx` has committed or rolled back, so the numbers follow commit order and a
- * number is visible only after every smaller one of the organisation (docs/architecture.md, "Events feed").
+ * Hands events to the database for the current transaction (`event_record`): they are inserted while `tx` commits,
+ * in the order given, numbered with their organisation's next `sequence` numbers under the row lock of the
+ * organisation's `EventCounter`, held only to the end of that commit (docs/architecture.md, "Events feed").
  */
-async function stampEvents(
-  tx: Prisma.TransactionClient,
-  orgId: string,
-  events: readonly PendingEvent[],
-): Promise<void> {
-  // One statement over a JSON array: Prisma's createMany costs ~70 ms for a 500-event bulk request, this ~5 ms.
-  await tx.$executeRawUnsafe(
-    `WITH "counter" AS (
-       INSERT INTO "EventCounter" ("orgId", "lastSequence") VALUES ($1, $2::bigint)
-       ON CONFLICT ("orgId") DO UPDATE SET "lastSequence" = "EventCounter"."lastSequence" + EXCLUDED."lastSequence"
-       RETURNING "lastSequence"
-     )
-     INSERT INTO "Event" ("id", "orgId", "sequence", "name", "resource", "resourceId", "data", "actor", "changedFields",
-                          "previous", "isTest", "createdAt", "fannedOutAt")
-     SELECT e."id", $1, "counter"."lastSequence" - $2::bigint + e."position", e."name", e."resource", e."resourceId",
-            e."data", e."actor", e."changedFields", e."previous", e."isTest", e."createdAt" AT TIME ZONE 'UTC',
-            CASE WHEN e."handled" THEN e."createdAt" AT TIME ZONE 'UTC' END
-     FROM "counter", jsonb_to_recordset($3::jsonb)
-       AS e("position" bigint, "id" text, "name" text, "resource" text, "resourceId" text, "data" jsonb, "actor" jsonb,
-            "changedFields" text[], "previous" jsonb, "isTest" boolean, "handled" boolean, "createdAt" timestamptz)`,
-    orgId,
-    events.length,
-    JSON.stringify(events.map((event, index) => ({ ...event, position: index + 1 }))),
-  );
-}
-
-/**
- * Writes every event the transaction recorded, organisation by organisation (in id order, so two transactions that
- * both write events of the same two organisations lock their counters in the same order and cannot deadlock).
- */
-async function stampPending(tx: Prisma.TransactionClient, pending: PendingEvents): Promise<void> {
-  for (const orgId of [...pending.keys()].sort()) {
-    const events = pending.get(orgId) ?? [];
-    if (events.length > 0) await stampEvents(tx, orgId, events);
-  }
+async function handOverToCommit(tx: Prisma.TransactionClient, events: readonly EventRecord[]): Promise<void> {
+  await tx.$executeRaw`SELECT "event_record"(${JSON.stringify(events)}::jsonb)`;
 }
 
 /**
  * Records events in the transactional outbox (docs/architecture.md, "Webhooks and the outbox") as part of the caller's
  * transaction `tx`, so an event exists exactly when its change committed, with what the events feed and webhook
  * payloads carry: the resource (from the event name) and record id, the {@link Actor}, and for changes
- * `changedFields` and `previous`. Each event's id and `createdAt` (its payload `timestamp`) come from one reading of
- * this process's clock, taken now.
+ * `changedFields` and `previous`. The rows are written while `tx` commits, numbered in commit order within the
+ * organisation (`sequence`; see {@link handOverToCommit}); until then they are not in the table, and a rolled-back
+ * savepoint drops the events recorded inside it.
  *
- * The rows are written when `tx` is about to commit ({@link beforeCommit}), all of the transaction's events of an
- * organisation in one statement that also gives them the organisation's next `sequence` numbers (see
- * {@link stampEvents}), so the organisation's counter stays locked only from that statement to the commit. Events
- * recorded inside a savepoint that rolls back are dropped with it. Until then the events are not in the table.
- *
- * Live events are handed to Inngest after the outermost commit (`afterCommit`): every event of the transaction in one
- * `inngest.send`, fire-and-forget (see `dispatchEvents`), so the request never waits for Inngest nor fails with it;
- * the sweeper resends whatever was not handed over. Test-key events (spec §5.6) and seed events are stored with
- * `fannedOutAt` already set: never handed over nor delivered, and out of the sweeper's way.
- * @param _tx the caller's transaction, opened with `transaction()` (server/db/transaction.ts).
- * @throws Error outside a transaction.
+ * Live events are handed to Inngest after the outermost commit (`afterCommit`, server/db/transaction.ts): every event
+ * of the transaction in one `inngest.send`, fire-and-forget (see `dispatchEvents`), so the request never waits for
+ * Inngest nor fails with it; the sweeper resends whatever was not handed over. Test-key events (spec §5.6) and seed
+ * events are stored with `fannedOutAt` already set: never handed over nor delivered, and out of the sweeper's way.
+ * Every event's id and `createdAt` (its payload `timestamp`) come from one reading of this process's clock.
  */
 export async function recordEvents(
-  _tx: Prisma.TransactionClient,
+  tx: Prisma.TransactionClient,
   orgId: string,
   origin: WriteOrigin,
   events: readonly EventInput[],
 ): Promise<void> {
   if (events.length === 0) return;
   const at = new Date();
-  const createdAt = at.toISOString();
   const actor = actorOf(origin);
   const handled = origin.isTest || origin.deliver === false;
-  const rows = events.map((event): PendingEvent => {
+  const rows = events.map((event): EventRecord => {
     const change = event.before === undefined ? undefined : describeChange(event.before, event.data);
     return {
+      orgId,
       id: newEventId(at),
       name: event.name,
       resource: event.name.split(".")[0] ?? null,
@@ -191,38 +150,24 @@ export async function recordEvents(
       previous: change?.previous ?? null,
       isTest: origin.isTest,
       handled,
-      createdAt,
+      createdAt: at.toISOString(),
     };
   });
+  await handOverToCommit(tx, rows);
+  if (handled) return;
   let first = false;
-  const pending = transactionLocal(PENDING, (): PendingEvents => {
+  const pending = transactionLocal(HAND_OVER, () => {
     first = true;
-    return new Map();
+    return [] as Array<{ id: string; orgId: string }>;
   });
-  if (first) {
-    beforeCommit((tx) => stampPending(tx, pending));
-    await afterCommit(() =>
-      dispatchEvents(
-        [...pending].flatMap(([eventOrgId, list]) =>
-          list.filter((event) => !event.handled).map((event) => ({ id: event.id, orgId: eventOrgId })),
-        ),
-      ),
-    );
-  }
-  const list = pending.get(orgId) ?? [];
-  pending.set(orgId, list);
-  const kept = list.length;
-  list.push(...rows);
-  onSavepointRollback(() => {
-    list.length = kept;
-  });
+  pending.push(...rows.map((row) => ({ id: row.id, orgId })));
+  if (first) await afterCommit(() => dispatchEvents(pending));
 }
 
 /**
- * Records the `webhook.test` event of `POST /webhook-endpoints/{id}/test` ({@link TEST_EVENT_NAME}, data
- * `{message, endpointId}`) at once, inside `tx`, with the organisation's next `sequence` like any event, so the
- * delivery row that names it can follow in the same transaction. It is stored as fanned out (never handed to
- * Inngest) and the events feed leaves it out.
+ * Records the `webhook.test` event of "Send test event" ({@link TEST_EVENT_NAME}, data `{message, endpointId}`) in
+ * `tx`, numbered at its commit like any event, stored as fanned out (never handed to Inngest); the events feed
+ * leaves it out. Its delivery row can only be created once `tx` has committed.
  */
 export async function recordTestEvent(
   tx: Prisma.TransactionClient,
@@ -230,8 +175,9 @@ export async function recordTestEvent(
   origin: WriteOrigin,
   event: { id: string; at: Date; data: { message: string; endpointId: string } },
 ): Promise<void> {
-  await stampEvents(tx, orgId, [
+  await handOverToCommit(tx, [
     {
+      orgId,
       id: event.id,
       name: TEST_EVENT_NAME,
       resource: null,

@@ -333,17 +333,18 @@ export async function sendTestEvent(
   const now = new Date();
   const eventId = newEventId(now);
   const deliveryId = newDeliveryId();
-  // Off any request transaction: the attempt below must see these rows committed and may take seconds.
-  await outsideTransaction(() =>
-    transaction(async (tx) => {
-      await recordTestEvent(tx, orgId, origin, {
+  // Off any request transaction: the attempt below must see these rows committed and may take seconds. The event row
+  // exists once its transaction has committed (events are written at commit), so its delivery follows in another.
+  await outsideTransaction(async () => {
+    await transaction((tx) =>
+      recordTestEvent(tx, orgId, origin, {
         id: eventId,
         at: now,
         data: { message: "Test event sent from the settings area", endpointId },
-      });
-      await tx.webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } });
-    }),
-  );
+      }),
+    );
+    await prisma().webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } });
+  });
   const result = await attemptDelivery(deliveryId, { mode: "single" });
   return {
     eventId,

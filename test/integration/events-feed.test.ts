@@ -75,35 +75,31 @@ class Poller {
   }
 }
 
-/**
- * A raw connection that does what a writing transaction does just before it commits (changes a record, then stamps
- * its event with the organisation's next number under the counter's row lock) and leaves the transaction open: the
- * caller commits it (`COMMIT`) and closes it (`end`).
- */
-async function holdStampedEvent(
-  orgId: string,
-  accountId: string,
-  eventId: string,
-  renamed?: string,
-): Promise<pg.Client> {
+/** A raw connection in an open transaction (`BEGIN` sent): the caller commits (`COMMIT`) and closes it (`end`). */
+async function openTransaction(): Promise<pg.Client> {
   const connection = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await connection.connect();
   await connection.query("BEGIN");
-  if (renamed) await connection.query(`UPDATE "Account" SET "name" = 'Held' WHERE "id" = $1`, [renamed]);
-  await connection.query(
-    `WITH "counter" AS (
-       INSERT INTO "EventCounter" ("orgId", "lastSequence") VALUES ($1, 1)
-       ON CONFLICT ("orgId") DO UPDATE SET "lastSequence" = "EventCounter"."lastSequence" + 1
-       RETURNING "lastSequence"
-     )
-     INSERT INTO "Event" ("id", "orgId", "sequence", "name", "resource", "resourceId", "data", "actor", "isTest",
-                          "createdAt", "fannedOutAt")
-     SELECT $2, $1, "lastSequence", 'account.updated', 'account', $3, $4, '{"type":"system"}', false,
-            now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
-     FROM "counter"`,
-    [orgId, eventId, accountId, JSON.stringify({ id: accountId, name: "Held" })],
-  );
   return connection;
+}
+
+/** Records an `account.updated` event as `recordEvents` does (`event_record`): it is written, numbered, at commit. */
+function insertEvent(connection: pg.Client, orgId: string, id: string, account: { id: string; name: string }) {
+  const event = {
+    orgId,
+    id,
+    name: "account.updated",
+    resource: "account",
+    resourceId: account.id,
+    data: account,
+    actor: { type: "system" },
+    changedFields: [],
+    previous: null,
+    isTest: false,
+    handled: true,
+    createdAt: new Date().toISOString(),
+  };
+  return connection.query(`SELECT "event_record"($1::jsonb)`, [JSON.stringify([event])]);
 }
 
 const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(Math.random() * items.length)];
@@ -216,34 +212,54 @@ describe("the events feed", () => {
     },
   );
 
-  it("numbers an organisation's events in commit order: a later writer waits for the one stamping before it", async () => {
+  it("numbers an organisation's events in commit order, not in the order they were written", async () => {
     const org = await createTestOrg();
     const api = client(server.url, org.key);
     const account = (await api("POST", "/accounts", { name: "Before" })).body.data;
     const start = await api("GET", "/events");
-    expect(start.body.data.map((e: { id: string; sequence: number }) => e.sequence)).toEqual([1]);
+    expect(start.body.data.map((e: { sequence: number }) => e.sequence)).toEqual([1]);
 
-    // A writer that has stamped its event (holding the organisation's counter) and has not committed yet.
-    const held = await holdStampedEvent(org.orgId, account.id, "evt_1_held");
-    let later: Promise<{ status: number }> | undefined;
+    // Written first, committed last.
+    const held = await openTransaction();
+    let during: { body: { data: Array<{ event: string; sequence: number; data: unknown }>; nextCursor: string } };
     try {
-      // The API's write takes its number after the held one: it waits for that commit, and nothing is served meanwhile.
-      later = api("PATCH", `/accounts/${account.id}`, { industry: "Legal" });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const during = await api("GET", `/events?cursor=${start.body.nextCursor}`);
-      expect(during.body).toMatchObject({ data: [], hasMore: false, nextCursor: start.body.nextCursor });
+      await insertEvent(held, org.orgId, "evt_1_held", { id: account.id, name: "Held" });
+      // A write of the same organisation is neither blocked by the open transaction nor held back in the feed.
+      const patched = await api("PATCH", `/accounts/${account.id}`, { industry: "Legal" });
+      expect(patched.status).toBe(200);
+      during = await api("GET", `/events?cursor=${start.body.nextCursor}`);
+      expect(during.body.data.map((e) => [e.event, e.sequence])).toEqual([["account.updated", 2]]);
+      expect(during.body.data[0]?.data).toEqual(patched.body.data);
       await held.query("COMMIT");
     } finally {
       await held.end();
     }
-    expect((await later)?.status).toBe(200);
-    const after = await api("GET", `/events?cursor=${start.body.nextCursor}`);
-    expect(after.body.data.map((e: { id: string; event: string; sequence: number }) => [e.event, e.sequence])).toEqual([
-      ["account.updated", 2],
-      ["account.updated", 3],
+    const after = await api("GET", `/events?cursor=${during.body.nextCursor}`);
+    expect(after.body.data.map((e: { id: string; sequence: number }) => [e.id, e.sequence])).toEqual([
+      ["evt_1_held", 3],
     ]);
-    expect(after.body.data[0].id).toBe("evt_1_held");
-    expect(after.body.data[1].data).toEqual((await api("GET", `/accounts/${account.id}`)).body.data);
+  });
+
+  it("numbers a transaction's events in the order they were written, also after a savepoint rolled back", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const account = { id: "acc_raw", name: "Raw" };
+    const connection = await openTransaction();
+    try {
+      await connection.query("SAVEPOINT attempt");
+      await insertEvent(connection, org.orgId, "evt_1_undone", account);
+      await connection.query("ROLLBACK TO SAVEPOINT attempt");
+      for (const id of ["evt_1_a", "evt_1_b", "evt_1_c"]) await insertEvent(connection, org.orgId, id, account);
+      await connection.query("COMMIT");
+    } finally {
+      await connection.end();
+    }
+    const feed = (await api("GET", "/events")).body.data;
+    expect(feed.map((e: { id: string; sequence: number }) => [e.id, e.sequence])).toEqual([
+      ["evt_1_a", 1],
+      ["evt_1_b", 2],
+      ["evt_1_c", 3],
+    ]);
   });
 
   it("serves another organisation's events at once while a transaction in one stays open", async () => {
@@ -253,9 +269,11 @@ describe("the events feed", () => {
     const apiB = client(server.url, b.key);
     const accountA = (await apiA("POST", "/accounts", { name: "A" })).body.data;
     const fromA = await apiA("GET", "/events");
-    // Organisation A: a change and its event written and stamped, the transaction left open.
-    const held = await holdStampedEvent(a.orgId, accountA.id, "evt_1_open", accountA.id);
+    // Organisation A: a change and its event written, the transaction left open.
+    const held = await openTransaction();
     try {
+      await held.query(`UPDATE "Account" SET "name" = 'Held' WHERE "id" = $1`, [accountA.id]);
+      await insertEvent(held, a.orgId, "evt_1_open", { ...accountA, name: "Held" });
       const started = performance.now();
       const created = await apiB("POST", "/accounts", { name: "B" });
       expect(created.status).toBe(201);
@@ -269,7 +287,7 @@ describe("the events feed", () => {
       expect(feedB.body.data[1].data).toEqual(patched.body.data);
       // Far below the transaction timeout: B never waited for A.
       expect(performance.now() - started).toBeLessThan(5_000);
-      // A's committed events stay readable; its open change is not served.
+      // A's committed events stay readable; its open change is not served yet.
       const stillA = await apiA("GET", `/events?cursor=${fromA.body.nextCursor}`);
       expect(stillA.body).toMatchObject({ data: [], hasMore: false, nextCursor: fromA.body.nextCursor });
       await held.query("COMMIT");

@@ -1,5 +1,6 @@
 -- The events feed in commit order per organisation: every event gets "sequence", its position in its organisation's
--- feed, stamped just before its transaction commits under the row lock of the organisation's "EventCounter".
+-- feed. A write hands its events to "event_record"; they are inserted, numbered, while its transaction commits, under
+-- the row lock of the organisation's "EventCounter", held only until that commit ends.
 
 -- Events recorded so far are numbered in the order the feed served them: by writing transaction, then insertion.
 ALTER TABLE "Event" ADD COLUMN "sequence" BIGINT;
@@ -25,6 +26,13 @@ INSERT INTO "EventCounter" ("orgId", "lastSequence") SELECT "orgId", max("sequen
 -- AddForeignKey
 ALTER TABLE "EventCounter" ADD CONSTRAINT "EventCounter_orgId_fkey" FOREIGN KEY ("orgId") REFERENCES "Organisation"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
+-- CreateTable
+CREATE TABLE "EventCommit" (
+    "txid" BIGINT NOT NULL,
+
+    CONSTRAINT "EventCommit_pkey" PRIMARY KEY ("txid")
+);
+
 -- Cursors of the first format (v1.<txid>.<seq>.<at>) are translated through "seq", kept as "legacySeq" for the events
 -- recorded so far and null for new ones; "txid" and its index are no longer read.
 DROP INDEX "Event_orgId_txid_seq_idx";
@@ -32,3 +40,55 @@ ALTER TABLE "Event" RENAME COLUMN "seq" TO "legacySeq";
 ALTER TABLE "Event" ALTER COLUMN "legacySeq" DROP DEFAULT, ALTER COLUMN "legacySeq" DROP NOT NULL;
 DROP SEQUENCE "Event_seq_seq";
 ALTER TABLE "Event" DROP COLUMN "txid";
+
+-- Records events for the current transaction: appends them (a JSON array of event objects, each with its "orgId") to
+-- a transaction-local setting, and marks the transaction in "EventCommit", whose deferred trigger inserts them while
+-- the transaction commits. A rolled-back savepoint undoes both.
+CREATE FUNCTION "event_record"(events JSONB) RETURNS VOID LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config(
+    'crm.pending_events',
+    (coalesce(nullif(current_setting('crm.pending_events', true), ''), '[]')::jsonb || events)::text,
+    true
+  );
+  INSERT INTO "EventCommit" ("txid") VALUES (pg_current_xact_id()::text::bigint) ON CONFLICT DO NOTHING;
+END
+$$;
+
+-- Runs while a transaction that recorded events commits: for each organisation (in id order, so two transactions never
+-- wait for each other's counters in opposite orders) adds the number of its events to the organisation's counter and
+-- inserts them, in the order they were recorded, numbered last - n + 1 ... last. The counter row stays locked from
+-- here to the end of the commit, so a number is visible only after every smaller one of the organisation.
+CREATE FUNCTION "event_commit"() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+DECLARE
+  pending JSONB := coalesce(nullif(current_setting('crm.pending_events', true), ''), '[]')::jsonb;
+  org TEXT;
+  n BIGINT;
+  last BIGINT;
+BEGIN
+  FOR org, n IN
+    SELECT e->>'orgId', count(*) FROM jsonb_array_elements(pending) AS e GROUP BY 1 ORDER BY 1
+  LOOP
+    INSERT INTO "EventCounter" ("orgId", "lastSequence") VALUES (org, n)
+    ON CONFLICT ("orgId") DO UPDATE SET "lastSequence" = "EventCounter"."lastSequence" + EXCLUDED."lastSequence"
+    RETURNING "lastSequence" INTO last;
+    INSERT INTO "Event" ("id", "orgId", "sequence", "name", "resource", "resourceId", "data", "actor", "changedFields",
+                         "previous", "isTest", "createdAt", "fannedOutAt")
+    SELECT p.e->>'id', org, last - n + row_number() OVER (ORDER BY p.ord), p.e->>'name', p.e->>'resource',
+           p.e->>'resourceId', p.e->'data', p.e->'actor',
+           ARRAY(SELECT jsonb_array_elements_text(coalesce(p.e->'changedFields', '[]'))),
+           nullif(p.e->'previous', 'null'::jsonb), coalesce((p.e->>'isTest')::boolean, false),
+           (p.e->>'createdAt')::timestamptz AT TIME ZONE 'UTC',
+           CASE WHEN (p.e->>'handled')::boolean THEN (p.e->>'createdAt')::timestamptz AT TIME ZONE 'UTC' END
+    FROM jsonb_array_elements(pending) WITH ORDINALITY AS p(e, ord)
+    WHERE p.e->>'orgId' = org;
+  END LOOP;
+  PERFORM set_config('crm.pending_events', '', true);
+  DELETE FROM "EventCommit" WHERE "txid" = NEW."txid";
+  RETURN NULL;
+END
+$$;
+
+CREATE CONSTRAINT TRIGGER "EventCommit_insert" AFTER INSERT ON "EventCommit"
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+EXECUTE FUNCTION "event_commit"();
