@@ -109,7 +109,8 @@ interface EventRecord {
  * organisation's `EventCounter`, held only to the end of that commit (docs/architecture.md, "Events feed").
  */
 async function handOverToCommit(tx: Prisma.TransactionClient, events: readonly EventRecord[]): Promise<void> {
-  await tx.$executeRaw`SELECT "event_record"(${JSON.stringify(events)}::jsonb)`;
+  // Sent and kept as text: the database parses it once, at commit.
+  await tx.$executeRaw`SELECT "event_record"(${JSON.stringify(events)})`;
 }
 
 /**

@@ -99,7 +99,7 @@ function insertEvent(connection: pg.Client, orgId: string, id: string, account: 
     handled: true,
     createdAt: new Date().toISOString(),
   };
-  return connection.query(`SELECT "event_record"($1::jsonb)`, [JSON.stringify([event])]);
+  return connection.query(`SELECT "event_record"($1)`, [JSON.stringify([event])]);
 }
 
 const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(Math.random() * items.length)];

@@ -285,7 +285,7 @@ describe("migrations", () => {
           { orgId: "org_b", last: 1 },
         ]);
         // Events recorded afterwards are numbered as their transaction commits, after the existing ones.
-        await client.query(`SELECT "event_record"($1::jsonb)`, [
+        await client.query(`SELECT "event_record"($1)`, [
           JSON.stringify([
             {
               orgId: "org_a",

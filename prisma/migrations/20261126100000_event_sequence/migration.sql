@@ -41,16 +41,15 @@ ALTER TABLE "Event" ALTER COLUMN "legacySeq" DROP DEFAULT, ALTER COLUMN "legacyS
 DROP SEQUENCE "Event_seq_seq";
 ALTER TABLE "Event" DROP COLUMN "txid";
 
--- Records events for the current transaction: appends them (a JSON array of event objects, each with its "orgId") to
--- a transaction-local setting, and marks the transaction in "EventCommit", whose deferred trigger inserts them while
--- the transaction commits. A rolled-back savepoint undoes both.
-CREATE FUNCTION "event_record"(events JSONB) RETURNS VOID LANGUAGE plpgsql AS $$
+-- Records events for the current transaction: appends them (the text of a JSON array of event objects, each with its
+-- "orgId") to a transaction-local setting, unparsed, and marks the transaction in "EventCommit", whose deferred
+-- trigger inserts them while the transaction commits. A rolled-back savepoint undoes both.
+CREATE FUNCTION "event_record"(events TEXT) RETURNS VOID LANGUAGE plpgsql AS $$
+DECLARE
+  pending TEXT := coalesce(current_setting('crm.pending_events', true), '');
 BEGIN
-  PERFORM set_config(
-    'crm.pending_events',
-    (coalesce(nullif(current_setting('crm.pending_events', true), ''), '[]')::jsonb || events)::text,
-    true
-  );
+  -- "[<array>,<array>" : the closing bracket is added when it is read.
+  PERFORM set_config('crm.pending_events', CASE WHEN pending = '' THEN '[' ELSE pending || ',' END || events, true);
   INSERT INTO "EventCommit" ("txid") VALUES (pg_current_xact_id()::text::bigint) ON CONFLICT DO NOTHING;
 END
 $$;
@@ -61,30 +60,39 @@ $$;
 -- here to the end of the commit, so a number is visible only after every smaller one of the organisation.
 CREATE FUNCTION "event_commit"() RETURNS TRIGGER LANGUAGE plpgsql AS $$
 DECLARE
-  pending JSONB := coalesce(nullif(current_setting('crm.pending_events', true), ''), '[]')::jsonb;
+  pending TEXT := coalesce(current_setting('crm.pending_events', true), '');
+  batches JSONB;
   org TEXT;
   n BIGINT;
   last BIGINT;
 BEGIN
+  DELETE FROM "EventCommit" WHERE "txid" = NEW."txid";
+  IF pending = '' THEN
+    RETURN NULL;
+  END IF;
+  batches := (pending || ']')::jsonb;
+  PERFORM set_config('crm.pending_events', '', true);
   FOR org, n IN
-    SELECT e->>'orgId', count(*) FROM jsonb_array_elements(pending) AS e GROUP BY 1 ORDER BY 1
+    SELECT e."orgId", count(*)
+    FROM jsonb_array_elements(batches) AS b(events), jsonb_to_recordset(b.events) AS e("orgId" TEXT)
+    GROUP BY 1 ORDER BY 1
   LOOP
     INSERT INTO "EventCounter" ("orgId", "lastSequence") VALUES (org, n)
     ON CONFLICT ("orgId") DO UPDATE SET "lastSequence" = "EventCounter"."lastSequence" + EXCLUDED."lastSequence"
     RETURNING "lastSequence" INTO last;
     INSERT INTO "Event" ("id", "orgId", "sequence", "name", "resource", "resourceId", "data", "actor", "changedFields",
                          "previous", "isTest", "createdAt", "fannedOutAt")
-    SELECT p.e->>'id', org, last - n + row_number() OVER (ORDER BY p.ord), p.e->>'name', p.e->>'resource',
-           p.e->>'resourceId', p.e->'data', p.e->'actor',
-           ARRAY(SELECT jsonb_array_elements_text(coalesce(p.e->'changedFields', '[]'))),
-           nullif(p.e->'previous', 'null'::jsonb), coalesce((p.e->>'isTest')::boolean, false),
-           (p.e->>'createdAt')::timestamptz AT TIME ZONE 'UTC',
-           CASE WHEN (p.e->>'handled')::boolean THEN (p.e->>'createdAt')::timestamptz AT TIME ZONE 'UTC' END
-    FROM jsonb_array_elements(pending) WITH ORDINALITY AS p(e, ord)
-    WHERE p.e->>'orgId' = org;
+    SELECT e."id", org, last - n + row_number() OVER (ORDER BY b.ord, e.ord), e."name", e."resource", e."resourceId",
+           e."data", e."actor", coalesce(e."changedFields", ARRAY[]::TEXT[]), e."previous", coalesce(e."isTest", false),
+           e."createdAt" AT TIME ZONE 'UTC', CASE WHEN e."handled" THEN e."createdAt" AT TIME ZONE 'UTC' END
+    FROM jsonb_array_elements(batches) WITH ORDINALITY AS b(events, ord),
+         ROWS FROM (jsonb_to_recordset(b.events) AS ("orgId" TEXT, "id" TEXT, "name" TEXT, "resource" TEXT,
+           "resourceId" TEXT, "data" JSONB, "actor" JSONB, "changedFields" TEXT[], "previous" JSONB, "isTest" BOOLEAN,
+           "handled" BOOLEAN, "createdAt" TIMESTAMPTZ)) WITH ORDINALITY
+           AS e("orgId", "id", "name", "resource", "resourceId", "data", "actor", "changedFields", "previous", "isTest",
+                "handled", "createdAt", ord)
+    WHERE e."orgId" = org;
   END LOOP;
-  PERFORM set_config('crm.pending_events', '', true);
-  DELETE FROM "EventCommit" WHERE "txid" = NEW."txid";
   RETURN NULL;
 END
 $$;
