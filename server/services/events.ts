@@ -87,7 +87,6 @@ const HAND_OVER = Symbol("events to hand over after commit");
 
 /** An event as `event_record` (migration 20261126100000_event_sequence) takes it, in a JSON array. */
 interface EventRecord {
-  orgId: string;
   id: string;
   name: string;
   resource: string | null;
@@ -104,13 +103,17 @@ interface EventRecord {
 }
 
 /**
- * Hands events to the database for the current transaction (`event_record`): they are inserted while `tx` commits,
- * in the order given, numbered with their organisation's next `sequence` numbers under the row lock of the
- * organisation's `EventCounter`, held only to the end of that commit (docs/architecture.md, "Events feed").
+ * Hands events of organisation `orgId` to the database for the current transaction (`event_record`): they are
+ * inserted while `tx` commits, in the order given, numbered with the organisation's next `sequence` numbers under the
+ * row lock of its `EventCounter`, held only to the end of that commit (docs/architecture.md, "Events feed").
  */
-async function handOverToCommit(tx: Prisma.TransactionClient, events: readonly EventRecord[]): Promise<void> {
+async function handOverToCommit(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  events: readonly EventRecord[],
+): Promise<void> {
   // Sent and kept as text: the database parses it once, at commit.
-  await tx.$executeRaw`SELECT "event_record"(${JSON.stringify(events)})`;
+  await tx.$executeRaw`SELECT "event_record"(${orgId}, ${JSON.stringify(events)})`;
 }
 
 /**
@@ -140,7 +143,6 @@ export async function recordEvents(
   const rows = events.map((event): EventRecord => {
     const change = event.before === undefined ? undefined : describeChange(event.before, event.data);
     return {
-      orgId,
       id: newEventId(at),
       name: event.name,
       resource: event.name.split(".")[0] ?? null,
@@ -154,7 +156,7 @@ export async function recordEvents(
       createdAt: at.toISOString(),
     };
   });
-  await handOverToCommit(tx, rows);
+  await handOverToCommit(tx, orgId, rows);
   if (handled) return;
   let first = false;
   const pending = transactionLocal(HAND_OVER, () => {
@@ -176,9 +178,8 @@ export async function recordTestEvent(
   origin: WriteOrigin,
   event: { id: string; at: Date; data: { message: string; endpointId: string } },
 ): Promise<void> {
-  await handOverToCommit(tx, [
+  await handOverToCommit(tx, orgId, [
     {
-      orgId,
       id: event.id,
       name: TEST_EVENT_NAME,
       resource: null,

@@ -86,7 +86,6 @@ async function openTransaction(): Promise<pg.Client> {
 /** Records an `account.updated` event as `recordEvents` does (`event_record`): it is written, numbered, at commit. */
 function insertEvent(connection: pg.Client, orgId: string, id: string, account: { id: string; name: string }) {
   const event = {
-    orgId,
     id,
     name: "account.updated",
     resource: "account",
@@ -99,7 +98,7 @@ function insertEvent(connection: pg.Client, orgId: string, id: string, account: 
     handled: true,
     createdAt: new Date().toISOString(),
   };
-  return connection.query(`SELECT "event_record"($1)`, [JSON.stringify([event])]);
+  return connection.query(`SELECT "event_record"($1, $2)`, [orgId, JSON.stringify([event])]);
 }
 
 const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(Math.random() * items.length)];

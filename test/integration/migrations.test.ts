@@ -285,10 +285,10 @@ describe("migrations", () => {
           { orgId: "org_b", last: 1 },
         ]);
         // Events recorded afterwards are numbered as their transaction commits, after the existing ones.
-        await client.query(`SELECT "event_record"($1)`, [
+        await client.query(`SELECT "event_record"($1, $2)`, [
+          "org_a",
           JSON.stringify([
             {
-              orgId: "org_a",
               id: "e6",
               name: "account.updated",
               data: {},

@@ -41,15 +41,20 @@ ALTER TABLE "Event" ALTER COLUMN "legacySeq" DROP DEFAULT, ALTER COLUMN "legacyS
 DROP SEQUENCE "Event_seq_seq";
 ALTER TABLE "Event" DROP COLUMN "txid";
 
--- Records events for the current transaction: appends them (the text of a JSON array of event objects, each with its
--- "orgId") to a transaction-local setting, unparsed, and marks the transaction in "EventCommit", whose deferred
+-- Records events of one organisation for the current transaction: appends them (the text of a JSON array of event
+-- objects) to a transaction-local setting, unparsed, and marks the transaction in "EventCommit", whose deferred
 -- trigger inserts them while the transaction commits. A rolled-back savepoint undoes both.
-CREATE FUNCTION "event_record"(events TEXT) RETURNS VOID LANGUAGE plpgsql AS $$
+CREATE FUNCTION "event_record"(org TEXT, events TEXT) RETURNS VOID LANGUAGE plpgsql AS $$
 DECLARE
   pending TEXT := coalesce(current_setting('crm.pending_events', true), '');
 BEGIN
-  -- "[<array>,<array>" : the closing bracket is added when it is read.
-  PERFORM set_config('crm.pending_events', CASE WHEN pending = '' THEN '[' ELSE pending || ',' END || events, true);
+  -- '[{"orgId": …, "events": [...]},{…}': the closing bracket is added when it is read.
+  PERFORM set_config(
+    'crm.pending_events',
+    CASE WHEN pending = '' THEN '[' ELSE pending || ',' END || '{"orgId":' || to_jsonb(org)::text || ',"events":' || events
+      || '}',
+    true
+  );
   INSERT INTO "EventCommit" ("txid") VALUES (pg_current_xact_id()::text::bigint) ON CONFLICT DO NOTHING;
 END
 $$;
@@ -73,9 +78,7 @@ BEGIN
   batches := (pending || ']')::jsonb;
   PERFORM set_config('crm.pending_events', '', true);
   FOR org, n IN
-    SELECT e."orgId", count(*)
-    FROM jsonb_array_elements(batches) AS b(events), jsonb_to_recordset(b.events) AS e("orgId" TEXT)
-    GROUP BY 1 ORDER BY 1
+    SELECT b->>'orgId', sum(jsonb_array_length(b->'events')) FROM jsonb_array_elements(batches) AS b GROUP BY 1 ORDER BY 1
   LOOP
     INSERT INTO "EventCounter" ("orgId", "lastSequence") VALUES (org, n)
     ON CONFLICT ("orgId") DO UPDATE SET "lastSequence" = "EventCounter"."lastSequence" + EXCLUDED."lastSequence"
@@ -85,13 +88,13 @@ BEGIN
     SELECT e."id", org, last - n + row_number() OVER (ORDER BY b.ord, e.ord), e."name", e."resource", e."resourceId",
            e."data", e."actor", coalesce(e."changedFields", ARRAY[]::TEXT[]), e."previous", coalesce(e."isTest", false),
            e."createdAt" AT TIME ZONE 'UTC', CASE WHEN e."handled" THEN e."createdAt" AT TIME ZONE 'UTC' END
-    FROM jsonb_array_elements(batches) WITH ORDINALITY AS b(events, ord),
-         ROWS FROM (jsonb_to_recordset(b.events) AS ("orgId" TEXT, "id" TEXT, "name" TEXT, "resource" TEXT,
+    FROM jsonb_array_elements(batches) WITH ORDINALITY AS b(batch, ord),
+         ROWS FROM (jsonb_to_recordset(b.batch->'events') AS ("id" TEXT, "name" TEXT, "resource" TEXT,
            "resourceId" TEXT, "data" JSONB, "actor" JSONB, "changedFields" TEXT[], "previous" JSONB, "isTest" BOOLEAN,
            "handled" BOOLEAN, "createdAt" TIMESTAMPTZ)) WITH ORDINALITY
-           AS e("orgId", "id", "name", "resource", "resourceId", "data", "actor", "changedFields", "previous", "isTest",
+           AS e("id", "name", "resource", "resourceId", "data", "actor", "changedFields", "previous", "isTest",
                 "handled", "createdAt", ord)
-    WHERE e."orgId" = org;
+    WHERE b.batch->>'orgId' = org;
   END LOOP;
   RETURN NULL;
 END
