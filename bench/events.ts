@@ -1,11 +1,13 @@
-// The events feed in the benchmark (issue #13): a page of 100 events after 1,000,000 events against the first page,
-// and what recording events costs on the write path (one create, a bulk upsert of 500). Called by bench/run.ts once
-// DATABASE_URL points at the scratch database; it seeds with plain SQL and measures through the services in this
-// process, so the figures are the database work of the feed and of the outbox insert, without HTTP around them.
+// The events feed in the benchmark: a page of 100 events after 1,000,000 events against the first page, what recording
+// events costs on the write path (one create, a bulk upsert of 500), and write latency and throughput with 8
+// concurrent writers in one organisation (they share its feed counter, so their commits take turns) against 8
+// writers in 8 organisations. Called by bench/run.ts once DATABASE_URL points at the scratch database; it seeds with
+// plain SQL and measures through the services in this process, so the figures are the database work of the feed and
+// of the outbox, without HTTP around them.
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type pg from "pg";
-import { median } from "./load";
+import { median, quantile } from "./load";
 
 /** Events seeded in the feed organisation. */
 export const FEED_EVENTS = 1_000_000;
@@ -19,12 +21,34 @@ export interface EventsFeedResult {
   deepPageMs: number;
   /** deepPageMs / firstPageMs; target ≤ 1.5. */
   ratio: number;
-  /** One `POST /accounts` worth of work (`createAccount`) and the `recordEvents` share of it. */
+  /** One `POST /accounts` worth of work (`createAccount`), and what recording one event adds to a transaction. */
   createMs: number;
   recordOneMs: number;
-  /** A bulk upsert of 500 new accounts and the `recordEvents` of its 500 events. */
+  /** A bulk upsert of 500 new accounts, and what recording 500 events adds to a transaction. */
   bulkMs: number;
   recordBulkMs: number;
+}
+
+/** One layout of {@link measureConcurrentWrites}: every write of every writer, merged over the slices. */
+export interface WriteLoadResult {
+  writes: number;
+  writesPerSecond: number;
+  /** Latency of one write (a transaction updating one account and recording its event), ms. */
+  p50: number;
+  p95: number;
+  /** Writes/s of each slice: a wide spread means the machine was busy with something else meanwhile. */
+  sliceRates: number[];
+}
+
+/** What {@link measureConcurrentWrites} reports. */
+export interface ConcurrentWritesResult {
+  writers: number;
+  sliceMs: number;
+  slices: number;
+  /** Every writer in the same organisation: their events take numbers from one counter row. */
+  oneOrganisation: WriteLoadResult;
+  /** Writer i in organisation i: no two share a counter. */
+  eightOrganisations: WriteLoadResult;
 }
 
 /**
@@ -53,19 +77,11 @@ async function timed(runs: number, warmup: number, work: () => Promise<unknown>)
   return ms;
 }
 
-async function timedValue(runs: number, warmup: number, work: () => Promise<number>): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < warmup + runs; i++) {
-    const spent = await work();
-    if (i >= warmup) samples.push(spent);
-  }
-  return median(samples);
-}
-
 /**
- * Seeds {@link FEED_EVENTS} events in a new organisation (one transaction per 100,000, so they have distinct txids
- * like real traffic), then times the first page of `listEvents` and the page after event 999,900 (its cursor built
- * from that event's position), and the write-path cost of recording events.
+ * Seeds {@link FEED_EVENTS} events in a new organisation (numbered 1 to 1,000,000 as their commits would number them), then times
+ * the first page of `listEvents` and the page after event 999,900 (its cursor built from that event's position), and
+ * the write-path cost of recording events: a transaction recording them against the same empty transaction, since
+ * they are written (and numbered) as the transaction commits.
  */
 export async function measureEventsFeed(
   client: pg.Client,
@@ -84,8 +100,8 @@ export async function measureEventsFeed(
   for (let start = 0; start < FEED_EVENTS; start += batch) {
     await client.query("BEGIN");
     await client.query(
-      `INSERT INTO "Event" ("id", "orgId", "name", "resource", "resourceId", "data", "actor", "isTest", "createdAt", "fannedOutAt")
-       SELECT 'evt_bench_' || i, $1, 'account.updated', 'account', 'acc_' || (i % 5000),
+      `INSERT INTO "Event" ("id", "orgId", "sequence", "name", "resource", "resourceId", "data", "actor", "isTest", "createdAt", "fannedOutAt")
+       SELECT 'evt_bench_' || i, $1, i, 'account.updated', 'account', 'acc_' || (i % 5000),
               jsonb_build_object('id', 'acc_' || (i % 5000), 'name', 'Account ' || i), '{"type":"system"}', false,
               now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
        FROM generate_series($2::int, $3::int) AS i`,
@@ -93,19 +109,19 @@ export async function measureEventsFeed(
     );
     await client.query("COMMIT");
   }
+  await client.query(`INSERT INTO "EventCounter" ("orgId", "lastSequence") VALUES ($1, $2)`, [org.id, FEED_EVENTS]);
   await client.query(`VACUUM ANALYZE "Event"`);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
   options.log(`events feed: seeded ${FEED_EVENTS.toLocaleString("en")} events in ${seedSeconds.toFixed(1)} s`);
 
-  // Output names differ from the columns: ORDER BY would otherwise sort by the text casts.
-  const deep = await client.query<{ tx: string; sq: string; at: string }>(
-    `SELECT "txid"::text AS "tx", "seq"::text AS "sq", extract(epoch FROM "createdAt")::bigint::text AS "at"
-     FROM "Event" WHERE "orgId" = $1 ORDER BY "txid" DESC, "seq" DESC OFFSET $2 LIMIT 1`,
+  const deep = await client.query<{ sq: string; at: string }>(
+    `SELECT "sequence"::text AS "sq", extract(epoch FROM "createdAt")::bigint::text AS "at"
+     FROM "Event" WHERE "orgId" = $1 ORDER BY "sequence" DESC OFFSET $2 LIMIT 1`,
     [org.id, PAGE],
   );
   const position = deep.rows[0];
   if (!position) throw new Error("the feed seed produced fewer events than expected");
-  const cursor = Buffer.from(`v1.${position.tx}.${position.sq}.${position.at}`).toString("base64url");
+  const cursor = Buffer.from(`v2.${position.sq}.${position.at}`).toString("base64url");
   const deepPage = await listEvents(org.id, { limit: PAGE, cursor });
   if (deepPage.data.length !== PAGE || deepPage.hasMore) {
     throw new Error(
@@ -123,21 +139,18 @@ export async function measureEventsFeed(
   const createMs = await timed(options.runs, options.warmup, () =>
     createAccount(org.id, { name: `Write path ${n++}` }, origin),
   );
-  // Timed inside the transaction: the statement a write adds, not the transaction every write has anyway.
-  const inside = (events: () => Parameters<typeof recordEvents>[3]) => async () => {
-    let spent = 0;
-    await transaction(async (tx) => {
-      const started = performance.now();
+  // A transaction recording the events against the same empty one, in turn: what recording adds, the numbering
+  // at commit included.
+  const empty = () => transaction(async () => {});
+  const recording = (events: () => Parameters<typeof recordEvents>[3]) => () =>
+    transaction(async (tx) => {
       await recordEvents(tx, org.id, origin, events());
-      spent = performance.now() - started;
     });
-    return spent;
-  };
-  const recordOneMs = await timedValue(
-    options.runs,
-    options.warmup,
-    inside(() => [{ name: "account.created", data: { id: `acc_x${n++}`, name: "x" } }]),
-  );
+  const [withOneMs = Number.NaN, emptyMs = Number.NaN] = await timedAlternating(options.runs, options.warmup, [
+    recording(() => [{ name: "account.created", data: { id: `acc_x${n++}`, name: "x" } }]),
+    empty,
+  ]);
+  const recordOneMs = withOneMs - emptyMs;
   const bulkMs = await timed(Math.max(5, options.runs / 4), 2, () =>
     bulkUpsertAccounts(
       org.id,
@@ -152,11 +165,12 @@ export async function measureEventsFeed(
       name: "account.created" as const,
       data: { id: `acc_b${k}_${i}`, name: `Bulk ${i}`, employeeCount: i },
     }));
-  const recordBulkMs = await timedValue(
+  const [withBulkMs = Number.NaN, emptyAgainMs = Number.NaN] = await timedAlternating(
     Math.max(5, options.runs / 4),
     2,
-    inside(() => events500(n++)),
+    [recording(() => events500(n++)), empty],
   );
+  const recordBulkMs = withBulkMs - emptyAgainMs;
   options.log(
     `events on the write path: create ${createMs.toFixed(2)} ms of which events ${recordOneMs.toFixed(2)} ms; bulk 500 ${bulkMs.toFixed(1)} ms of which events ${recordBulkMs.toFixed(1)} ms`,
   );
@@ -171,4 +185,88 @@ export async function measureEventsFeed(
     bulkMs,
     recordBulkMs,
   };
+}
+
+/**
+ * Write latency and throughput with `writers` concurrent writers (default 8), each updating its own account in a loop
+ * (`updateAccount`: lock, update, one `account.updated` event), in two layouts: all in one organisation, where every
+ * commit takes the organisation's feed counter in turn, and one organisation each. The layouts run in alternating
+ * slices of `sliceMs` (after `warmupMs` of each, unmeasured), so a burst of other load falls on both. Works with the
+ * services of any version that has `updateAccount`, so the same code measures the code before the counter existed.
+ */
+export async function measureConcurrentWrites(options: {
+  writers?: number;
+  sliceMs: number;
+  slices: number;
+  warmupMs: number;
+  log: (line: string) => void;
+}): Promise<ConcurrentWritesResult> {
+  const { ensureOrganisation } = await import("../server/services/organisations");
+  const { createAccount, updateAccount } = await import("../server/services/accounts");
+  const writers = options.writers ?? 8;
+  const origin = { isTest: false, deliver: false };
+  const tag = randomBytes(4).toString("hex");
+  const orgs = await Promise.all(
+    Array.from({ length: writers }, (_, i) =>
+      ensureOrganisation(`bench-writers-${tag}-${i}`, { name: `Writers ${i}` }),
+    ),
+  );
+  const accountsOf = async (orgId: string, count: number) =>
+    Promise.all(Array.from({ length: count }, (_, i) => createAccount(orgId, { name: `Writer ${i}` }, origin)));
+  const shared = await accountsOf(orgs[0]?.id as string, writers);
+  const own = await Promise.all(orgs.map(async (org) => (await accountsOf(org.id, 1))[0]));
+  const layouts = {
+    oneOrganisation: shared.map((account) => ({ orgId: orgs[0]?.id as string, id: account.id })),
+    eightOrganisations: own.map((account, i) => ({ orgId: orgs[i]?.id as string, id: account?.id as string })),
+  };
+  let counter = 0;
+  const run = async (targets: ReadonlyArray<{ orgId: string; id: string }>, ms: number) => {
+    const latencies: number[] = [];
+    const until = performance.now() + ms;
+    const started = performance.now();
+    await Promise.all(
+      targets.map(async (target) => {
+        while (performance.now() < until) {
+          const begun = performance.now();
+          await updateAccount(target.orgId, { id: target.id, employeeCount: ++counter % 1_000_000 }, origin);
+          latencies.push(performance.now() - begun);
+        }
+      }),
+    );
+    return { latencies, ms: performance.now() - started };
+  };
+  for (const targets of Object.values(layouts)) await run(targets, options.warmupMs);
+  const samples = { oneOrganisation: [] as number[], eightOrganisations: [] as number[] };
+  const spent = { oneOrganisation: 0, eightOrganisations: 0 };
+  const rates = { oneOrganisation: [] as number[], eightOrganisations: [] as number[] };
+  for (let slice = 0; slice < options.slices; slice++) {
+    const order =
+      slice % 2 === 0
+        ? (["oneOrganisation", "eightOrganisations"] as const)
+        : (["eightOrganisations", "oneOrganisation"] as const);
+    for (const layout of order) {
+      const { latencies, ms } = await run(layouts[layout], options.sliceMs);
+      samples[layout].push(...latencies);
+      spent[layout] += ms;
+      rates[layout].push(Math.round((latencies.length / ms) * 1000));
+    }
+  }
+  const result = (layout: keyof typeof layouts): WriteLoadResult => ({
+    writes: samples[layout].length,
+    writesPerSecond: (samples[layout].length / spent[layout]) * 1000,
+    p50: quantile(samples[layout], 0.5),
+    p95: quantile(samples[layout], 0.95),
+    sliceRates: rates[layout],
+  });
+  const outcome = {
+    writers,
+    sliceMs: options.sliceMs,
+    slices: options.slices,
+    oneOrganisation: result("oneOrganisation"),
+    eightOrganisations: result("eightOrganisations"),
+  };
+  options.log(
+    `concurrent writes (${writers} writers): one organisation ${outcome.oneOrganisation.writesPerSecond.toFixed(0)}/s p50 ${outcome.oneOrganisation.p50.toFixed(2)} ms p95 ${outcome.oneOrganisation.p95.toFixed(2)} ms; ${writers} organisations ${outcome.eightOrganisations.writesPerSecond.toFixed(0)}/s p50 ${outcome.eightOrganisations.p50.toFixed(2)} ms p95 ${outcome.eightOrganisations.p95.toFixed(2)} ms`,
+  );
+  return outcome;
 }

@@ -12,8 +12,9 @@
 //   3. The first page of GET /api/v1/accounts?limit=100 versus the page after row 90,000 of 100,000; target ≤ 1.5×.
 //   4. GET /api/v1/health-scores?limit=50 on an organisation of 10,000 accounts versus one of 100; target ≤ 2×, and
 //      no row written by those GETs.
-//   5. The events feed (bench/events.ts): a page after 1,000,000 events versus the first; target ≤ 1.5×; and what
-//      recording events costs a create and a bulk of 500.
+//   5. The events feed (bench/events.ts): a page after 1,000,000 events versus the first; target ≤ 1.5×; what
+//      recording events costs a create and a bulk of 500; and write latency (p50/p95) and throughput of 8 concurrent
+//      writers in one organisation (sharing its feed counter) and in 8 organisations.
 //   6. The platform layers (bench/platform.ts): GET and POST throughput with rate limiting and audit on and off, and
 //      POST with an Idempotency-Key; target: rate limiting + audit together cost ≤ 15% of throughput.
 //   7. Observability (bench/telemetry.ts): GET throughput as shipped (request log line, OpenTelemetry off), with the
@@ -35,7 +36,12 @@ import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
 import { freePort } from "../test/helpers/ports";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
-import { type EventsFeedResult, measureEventsFeed } from "./events";
+import {
+  type ConcurrentWritesResult,
+  type EventsFeedResult,
+  measureConcurrentWrites,
+  measureEventsFeed,
+} from "./events";
 import { FLOOR_PATH, installFloorRoute, removeFloorRoute } from "./floor-route";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
 import { LAYER_ENV, measurePlatformLayers } from "./platform";
@@ -62,6 +68,7 @@ const PROFILE = QUICK
       bulkRuns: 10,
       pageWarmup: 5,
       pageRuns: 20,
+      writeSliceMs: 2_000,
     }
   : {
       connections: 16,
@@ -72,6 +79,7 @@ const PROFILE = QUICK
       bulkRuns: 15,
       pageWarmup: 10,
       pageRuns: 40,
+      writeSliceMs: 4_000,
     };
 const BULK_SIZE = 500;
 const SEED_ROWS = 100_000;
@@ -784,6 +792,12 @@ async function main(): Promise<void> {
     warmup: PROFILE.pageWarmup,
     log,
   });
+  const writes: ConcurrentWritesResult = await measureConcurrentWrites({
+    sliceMs: PROFILE.writeSliceMs,
+    slices: PROFILE.slices,
+    warmupMs: PROFILE.writeSliceMs / 2,
+    log,
+  });
   const busyAfter = await machineBusy();
   if (busyAfter > 0.25 && busyBefore <= 0.25) {
     log(
@@ -892,6 +906,20 @@ async function main(): Promise<void> {
   lines.push(
     `Recording events: a create ${feed.createMs.toFixed(2)} ms of which the events ${feed.recordOneMs.toFixed(2)} ms; a bulk of 500 ${feed.bulkMs.toFixed(1)} ms of which the events ${feed.recordBulkMs.toFixed(1)} ms`,
   );
+  lines.push(
+    `Concurrent writes (service, ${writes.writers} writers updating one account each, ${writes.slices} alternating slices of ${writes.sliceMs / 1000} s)`,
+  );
+  lines.push(
+    `  ${pad("layout", 30)}${pad("writes/s", 10, true)}${pad("p50 ms", 9, true)}${pad("p95 ms", 9, true)}  writes/s per slice`,
+  );
+  for (const [label, result] of [
+    ["one organisation", writes.oneOrganisation],
+    [`${writes.writers} organisations`, writes.eightOrganisations],
+  ] as const) {
+    lines.push(
+      `  ${pad(label, 30)}${pad(result.writesPerSecond.toFixed(0), 10, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p95.toFixed(2), 9, true)}  ${result.sliceRates.join(" ")}`,
+    );
+  }
   lines.push("");
   lines.push(
     `Platform layers on the facade (node:http), ${PROFILE.connections} connections, alternating slices — share of throughput each layer costs`,
@@ -981,6 +1009,7 @@ async function main(): Promise<void> {
     pagination: { ...pagination, seededRows: SEED_ROWS, deepRow: DEEP_ROW, limit: PAGE_LIMIT },
     health: { ...health, large: HEALTH_LARGE, small: HEALTH_SMALL },
     feed,
+    writes,
     platform,
     observability,
     ratios,

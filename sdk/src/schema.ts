@@ -2186,6 +2186,7 @@ export interface components {
          * @example {
          *       "id": "evt_1763984100_Qm9vS2VlcGVyMDE",
          *       "event": "account.updated",
+         *       "sequence": 10234,
          *       "timestamp": "2026-11-24T10:15:00.000Z",
          *       "orgId": "cm7k2x0a80000acmeorg0000",
          *       "resource": "account",
@@ -2220,6 +2221,11 @@ export interface components {
              * @enum {string}
              */
             event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "webhook.test";
+            /**
+             * Format: int64
+             * @description Position of the event in its organisation's feed: increasing in the order the changes committed within the organisation, the same in the feed and in every webhook delivery. Two events of the same record: the one with the larger sequence carries the newer state, so a receiver that gets webhooks out of order (retries) keeps, per record, the data of the largest sequence it has seen and discards older ones. Numbers are not contiguous for a subscriber: other records, event types it does not receive and webhook test events take numbers too. Compare sequences only within one organisation.
+             */
+            sequence: number;
             /**
              * Format: date-time
              * @description When the change was recorded: ISO 8601 UTC with milliseconds.
@@ -11479,7 +11485,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. */
                 limit?: number;
-                /** @description The nextCursor of an earlier page (opaque). Continues right after the last event that page returned; a cursor older than the retention period gives 410 cursor_expired. */
+                /** @description The nextCursor of an earlier page (opaque). Continues right after the last event that page returned, in commit order (sequence). Cursors made before events had a sequence still work and continue where they stopped; the page answers with a cursor of the current format, so keep the new nextCursor. A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make gives 400 bad_request (start without a cursor). */
                 cursor?: string;
                 /** @description Only these events: comma-separated event names, e.g. account.updated,deal.closed_won. */
                 types?: string;
@@ -11514,6 +11520,7 @@ export interface operations {
                      *         {
                      *           "id": "evt_1763984100_Qm9vS2VlcGVyMDE",
                      *           "event": "account.updated",
+                     *           "sequence": 10234,
                      *           "timestamp": "2026-11-24T10:15:00.000Z",
                      *           "orgId": "cm7k2x0a80000acmeorg0000",
                      *           "resource": "account",
@@ -11550,7 +11557,7 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["Event"][];
-                        /** @description true when more events are visible now; false on the last page. */
+                        /** @description true when more events are exist now; false on the last page. */
                         hasMore: boolean;
                         /** @description Pass as cursor to continue after this page. Present on the last page too (poll it later for newer events); null only when the feed is empty and no cursor was given. */
                         nextCursor: string | null;
@@ -11701,6 +11708,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "evt_1763984100_Qm9vS2VlcGVyMDE",
                      *         "event": "account.updated",
+                     *         "sequence": 10234,
                      *         "timestamp": "2026-11-24T10:15:00.000Z",
                      *         "orgId": "cm7k2x0a80000acmeorg0000",
                      *         "resource": "account",

@@ -78,8 +78,9 @@ export const ActorSchema = z
 export type Actor = z.infer<typeof ActorSchema>;
 
 /**
- * One event: the webhook payload of spec §6.2 (`id`, `event`, `timestamp`, `orgId`, `data`) with what issue #13 adds
- * (`resource`, `actor`, and for changes of an existing record `changedFields` and `previous`).
+ * One event: the webhook payload of spec §6.2 (`id`, `event`, `timestamp`, `orgId`, `data`) with `sequence` (its
+ * position in the organisation's feed, in commit order: docs/architecture.md, "Events feed"), `resource`, `actor`, and
+ * for changes of an existing record `changedFields` and `previous`.
  */
 export const EventSchema = z
   .object({
@@ -90,6 +91,13 @@ export const EventSchema = z
     event: EventNameTextSchema.describe(
       "Event name, e.g. account.updated; webhook.test only in test deliveries, never in the feed.",
     ),
+    sequence: z
+      .int()
+      .min(1)
+      .max(Number.MAX_SAFE_INTEGER)
+      .describe(
+        "Position of the event in its organisation's feed: increasing in the order the changes committed within the organisation, the same in the feed and in every webhook delivery. Two events of the same record: the one with the larger sequence carries the newer state, so a receiver that gets webhooks out of order (retries) keeps, per record, the data of the largest sequence it has seen and discards older ones. Numbers are not contiguous for a subscriber: other records, event types it does not receive and webhook test events take numbers too. Compare sequences only within one organisation.",
+      ),
     timestamp: z.iso
       .datetime()
       .max(DATE_TIME_MAX_LENGTH)
@@ -138,7 +146,7 @@ export const EventListQuerySchema = z.strictObject({
     .max(200)
     .regex(/^[A-Za-z0-9_-]+$/, "must be a nextCursor of this feed")
     .describe(
-      "The nextCursor of an earlier page (opaque). Continues right after the last event that page returned; a cursor older than the retention period gives 410 cursor_expired.",
+      "The nextCursor of an earlier page (opaque). Continues right after the last event that page returned, in commit order (sequence). Cursors made before events had a sequence still work and continue where they stopped; the page answers with a cursor of the current format, so keep the new nextCursor. A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make gives 400 bad_request (start without a cursor).",
     )
     .optional(),
   types: z
@@ -162,7 +170,7 @@ export type EventListQuery = z.infer<typeof EventListQuerySchema>;
 export const EventListSchema = z
   .object({
     data: z.array(EventSchema).max(PAGE_SIZE.max),
-    hasMore: z.boolean().describe("true when more events are visible now; false on the last page."),
+    hasMore: z.boolean().describe("true when more events are exist now; false on the last page."),
     nextCursor: z
       .string()
       .max(200)

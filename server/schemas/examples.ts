@@ -415,6 +415,7 @@ export const STATUS_EXAMPLE = {
 export const EVENT_EXAMPLE = {
   id: "evt_1763984100_Qm9vS2VlcGVyMDE",
   event: "account.updated",
+  sequence: 10234,
   timestamp: "2026-11-24T10:15:00.000Z",
   orgId: "cm7k2x0a80000acmeorg0000",
   resource: "account",
@@ -428,7 +429,7 @@ export const EVENT_EXAMPLE = {
 export const EVENT_PAGE_EXAMPLE = {
   data: [EVENT_EXAMPLE],
   hasMore: false,
-  nextCursor: "djEuMTAyMzQuNTY3ODkuMTc2Mzk4NDEwMA",
+  nextCursor: "djIuMTAyMzQuMTc5NTUxNTMwMA",
 };
 
 /** A webhook endpoint (issue #13). */

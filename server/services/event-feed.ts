@@ -1,14 +1,16 @@
-// The events feed (issue #13): every change of an organisation, oldest first, that a poller can follow without ever
-// skipping an event, and the payload it shares with webhook deliveries.
+// The events feed: every change of an organisation, oldest first, that a poller can follow without ever skipping an
+// event or applying an older state of a record after a newer one, and the payload it shares with webhook deliveries.
 //
-// Visibility in commit order. Each event row stores the id of the transaction that wrote it (`txid`, from
-// `pg_current_xact_id()`) and an insertion sequence (`seq`). The feed orders by (txid, seq) and serves only events
-// whose txid is below the visibility horizon `pg_snapshot_xmin(pg_current_snapshot())`: the oldest transaction still
-// running. Every transaction below the horizon has ended, and every transaction that has not ended yet, or that
-// starts writing later, has a txid at or above it; so once a poller has read past (txid, seq), no event can appear
-// before that point later. Two transactions that commit in the reverse order of their ids are served in id order,
-// both only after the older one has ended. A transaction that stays open holds the feed back (not other writes)
-// until it ends; the API's own transactions last milliseconds.
+// Commit order per organisation. Every event carries `sequence`, its position in its organisation's feed. A write hands
+// its events to the database (`event_record`, migration 20261126100000_event_sequence); while its transaction commits,
+// a deferred trigger adds their count to the organisation's `EventCounter` row and inserts them numbered, holding
+// that row's lock to the end of the commit. A transaction therefore takes its numbers only after every transaction
+// that took smaller ones has committed: whenever a reader sees number n, it sees every smaller number of the
+// organisation too, so the feed serves `sequence > cursor` with no horizon and never waits. Two transactions that
+// change the same record commit in the order they held its row lock, so the record's last event in the feed carries
+// its last committed state. The counter is locked only inside COMMIT, never while a transaction is open, and
+// organisations never share one: an open transaction holds back no feed and no other writer (docs/architecture.md,
+// "Events feed").
 import { Prisma } from "../db/generated/client";
 import { prisma } from "../db/transaction";
 import { env } from "../env";
@@ -20,6 +22,8 @@ export interface StoredEvent {
   id: string;
   name: string;
   orgId: string;
+  /** Position in the organisation's feed, in commit order. */
+  sequence: bigint;
   createdAt: Date;
   data: unknown;
   resource: string | null;
@@ -33,6 +37,7 @@ export const storedEventSelect = {
   id: true,
   name: true,
   orgId: true,
+  sequence: true,
   createdAt: true,
   data: true,
   resource: true,
@@ -42,14 +47,16 @@ export const storedEventSelect = {
 } as const satisfies Prisma.EventSelect;
 
 /**
- * The payload of an event, the same in the feed and in webhook deliveries (spec §6.2, issue #13), keys in the order
- * `id, event, timestamp, orgId, resource, actor, data[, changedFields, previous]`; `changedFields` and `previous` only
- * for changes of an existing record. Events stored before the feed existed have the system as actor.
+ * The payload of an event, the same in the feed and in webhook deliveries (spec §6.2; docs/architecture.md, "Events
+ * feed"), keys in the order `id, event, sequence, timestamp, orgId, resource, actor, data[, changedFields, previous]`;
+ * `sequence` is a JSON integer (at most 2^53 − 1); `changedFields` and `previous` only for changes of an existing
+ * record. Events stored before the feed existed have the system as actor.
  */
 export function eventPayload(row: StoredEvent): EventPayload {
   const payload: EventPayload = {
     id: row.id,
     event: row.name,
+    sequence: Number(row.sequence),
     timestamp: row.createdAt.toISOString(),
     orgId: row.orgId,
     resource: row.resource as EventPayload["resource"],
@@ -69,34 +76,70 @@ export function eventRetentionMs(): number {
 }
 
 interface FeedPosition {
-  txid: bigint;
-  seq: bigint;
+  /** The last `sequence` read: the page continues after it. */
+  sequence: bigint;
   /** Unix seconds of the event at this position: a cursor older than the retention period has expired. */
   at: number;
 }
 
+/** A cursor: base64url of `v2.<sequence>.<unix seconds of that event>`. */
 function encodeCursor(position: FeedPosition): string {
-  return Buffer.from(`v1.${position.txid}.${position.seq}.${position.at}`).toString("base64url");
+  return Buffer.from(`v2.${position.sequence}.${position.at}`).toString("base64url");
 }
 
-function decodeCursor(cursor: string): FeedPosition {
-  const match = /^v1\.(\d{1,19})\.(\d{1,19})\.(\d{1,12})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) {
-    throw new ApiError("bad_request", "cursor is not a nextCursor of the events feed; start without a cursor", {
-      details: [{ path: ["cursor"], message: "not a cursor of this feed" }],
-    });
-  }
-  return { txid: BigInt(match[1] as string), seq: BigInt(match[2] as string), at: Number(match[3]) };
+function notACursor(): ApiError {
+  return new ApiError("bad_request", "cursor is not a nextCursor of the events feed; start without a cursor", {
+    details: [{ path: ["cursor"], message: "not a cursor of this feed" }],
+  });
 }
 
-type FeedRow = StoredEvent & { txid: bigint; seq: bigint };
+const BIGINT_MAX = 2n ** 63n - 1n;
+
+/** A cursor as written: the current format names a `sequence`, the first one (`v1.…`) an insertion number. */
+type ParsedCursor = { sequence: bigint; at: number } | { legacySeq: bigint; at: number };
 
 /**
- * One page of the organisation's events feed (issue #13), oldest first in commit-safe order (see the top of this
- * file), optionally only some event names (`types`) or one `resource`. Webhook test events are not part of it.
+ * Reads a cursor of either format: `v2.<sequence>.<at>`, or the first format `v1.<txid>.<seq>.<at>`, made before
+ * events had a `sequence`.
+ * @throws ApiError `bad_request` (400) for a cursor this feed did not make.
+ */
+function parseCursor(cursor: string): ParsedCursor {
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const current = /^v2\.(\d{1,19})\.(\d{1,12})$/.exec(text);
+  const first = /^v1\.\d{1,19}\.(\d{1,19})\.(\d{1,12})$/.exec(text);
+  const position = BigInt((current ?? first)?.[1] ?? -1);
+  // Past PostgreSQL's bigint the comparison would fail in the database: no cursor of ours gets there.
+  if (position < 0n || position > BIGINT_MAX) throw notACursor();
+  const at = Number((current ?? first)?.[2]);
+  return current ? { sequence: position, at } : { legacySeq: position, at };
+}
+
+/**
+ * The position a cursor names. A first-format cursor names the event of that insertion number, whose `sequence` is
+ * looked up among the organisation's events of that second (one index range of `(orgId, createdAt)`); the feed then
+ * continues right after that event, as the first format did, since the migration numbered the events in that
+ * format's order.
+ * @throws ApiError `bad_request` (400) for a first-format cursor whose event is not the organisation's.
+ */
+async function cursorPosition(orgId: string, cursor: ParsedCursor): Promise<FeedPosition> {
+  if ("sequence" in cursor) return cursor;
+  const [event] = await prisma().$queryRaw<Array<{ sequence: bigint }>>`
+    SELECT "sequence" FROM "Event"
+    WHERE "orgId" = ${orgId} AND "legacySeq" = ${cursor.legacySeq}
+      AND "createdAt" >= to_timestamp(${cursor.at}) AT TIME ZONE 'UTC'
+      AND "createdAt" < to_timestamp(${cursor.at + 1}) AT TIME ZONE 'UTC'`;
+  if (!event) throw notACursor();
+  return { sequence: event.sequence, at: cursor.at };
+}
+
+/**
+ * One page of the organisation's events feed, oldest first in commit order (`sequence`, see the top of this file),
+ * optionally only some event names (`types`) or one `resource`. Webhook test events are not part of it. Cursors of
+ * the first format (`v1.…`, before `sequence`) are still accepted and continue where they stopped; every page answers
+ * with a cursor of the current format.
  * @returns `{ data, hasMore, nextCursor }`: `nextCursor` continues after the last event of the page and is present on
- *          the last page too (the cursor given is returned when no newer event is visible yet); null only for an
- *          empty feed read without a cursor.
+ *          the last page too (the position given is returned when no newer event exists yet); null only for an empty
+ *          feed read without a cursor.
  * @throws ApiError `bad_request` (400) for a cursor this feed did not make; `cursor_expired` (410) for a cursor older
  *         than the retention period ({@link eventRetentionMs}).
  */
@@ -105,38 +148,37 @@ export async function listEvents(
   query: EventListQuery,
   now = new Date(),
 ): Promise<{ data: EventPayload[]; hasMore: boolean; nextCursor: string | null }> {
-  const after = query.cursor ? decodeCursor(query.cursor) : { txid: -1n, seq: -1n, at: 0 };
-  if (query.cursor && after.at * 1000 < now.getTime() - eventRetentionMs()) {
+  const parsed = query.cursor ? parseCursor(query.cursor) : null;
+  // Checked before a first-format cursor is looked up: its event may be purged by now.
+  if (parsed && parsed.at * 1000 < now.getTime() - eventRetentionMs()) {
     throw new ApiError(
       "cursor_expired",
       `cursor is older than the ${env().EVENT_RETENTION_DAYS}-day retention of the events feed: list the resources again, then follow the feed from its start`,
       { details: [{ path: ["cursor"], message: "older than the retention period" }] },
     );
   }
+  const after = parsed ? await cursorPosition(orgId, parsed) : null;
   const filters: Prisma.Sql[] = [Prisma.empty];
   if (query.types) filters.push(Prisma.sql`AND "name" = ANY(${query.types.split(",")}::text[])`);
   if (query.resource) filters.push(Prisma.sql`AND "resource" = ${query.resource}`);
-  const rows = await prisma().$queryRaw<FeedRow[]>`
-    SELECT "id", "name", "orgId", "createdAt", "data", "resource", "actor", "changedFields", "previous", "txid", "seq"
+  const rows = await prisma().$queryRaw<StoredEvent[]>`
+    SELECT "id", "name", "orgId", "sequence", "createdAt", "data", "resource", "actor", "changedFields", "previous"
     FROM "Event"
     WHERE "orgId" = ${orgId}
-      AND ("txid", "seq") > (${after.txid}, ${after.seq})
-      AND "txid" < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint)
+      AND "sequence" > ${after?.sequence ?? 0n}
       AND "name" <> ${TEST_EVENT_NAME}
       ${Prisma.join(filters, " ")}
-    ORDER BY "txid", "seq"
+    ORDER BY "sequence"
     LIMIT ${query.limit + 1}`;
   const hasMore = rows.length > query.limit;
   const page = hasMore ? rows.slice(0, query.limit) : rows;
   const last = page.at(-1);
-  const nextCursor = last
-    ? encodeCursor({ txid: last.txid, seq: last.seq, at: Math.floor(last.createdAt.getTime() / 1000) })
-    : (query.cursor ?? null);
-  return { data: page.map(eventPayload), hasMore, nextCursor };
+  const position = last ? { sequence: last.sequence, at: Math.floor(last.createdAt.getTime() / 1000) } : after;
+  return { data: page.map(eventPayload), hasMore, nextCursor: position ? encodeCursor(position) : null };
 }
 
 /**
- * One event of the organisation's feed by id (issue #13), visible or not yet past the horizon.
+ * One event of the organisation's feed by id.
  * @throws ApiError `not_found` (404) when missing, a webhook test event, or another organisation's.
  */
 export async function getEvent(orgId: string, id: string): Promise<EventPayload> {

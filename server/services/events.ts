@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Prisma } from "../db/generated/client";
 import { afterCommit, transactionLocal } from "../db/transaction";
-import type { Actor, EventName } from "../schemas/events";
+import { type Actor, type EventName, TEST_EVENT_NAME } from "../schemas/events";
 import { dispatchEvents } from "../webhooks/hand-over";
 
 /**
@@ -85,11 +85,44 @@ export function newEventId(at = new Date()): string {
 // Live events recorded in one transaction are handed to Inngest together, in one send, once it has committed.
 const HAND_OVER = Symbol("events to hand over after commit");
 
+/** An event as `event_record` (migration 20261126100000_event_sequence) takes it, in a JSON array. */
+interface EventRecord {
+  id: string;
+  name: string;
+  resource: string | null;
+  resourceId: unknown;
+  data: unknown;
+  actor: Actor;
+  changedFields: string[];
+  previous: unknown;
+  isTest: boolean;
+  /** Stored as already fanned out (`fannedOutAt` = `createdAt`): never handed to Inngest nor delivered. */
+  handled: boolean;
+  /** ISO 8601: the event's `timestamp`, when the change was recorded (not when it committed). */
+  createdAt: string;
+}
+
 /**
- * Records events in the transactional outbox (DESIGN.md §6) inside the caller's transaction `tx`, so an event exists
- * exactly when its change committed, with what the events feed and webhook payloads carry (issue #13): the resource
- * (from the event name) and record id, the {@link Actor}, and for changes `changedFields` and `previous`. The row's
- * `txid` and `seq` (database defaults) order the feed.
+ * Hands events of organisation `orgId` to the database for the current transaction (`event_record`): they are
+ * inserted while `tx` commits, in the order given, numbered with the organisation's next `sequence` numbers under the
+ * row lock of its `EventCounter`, held only to the end of that commit (docs/architecture.md, "Events feed").
+ */
+async function handOverToCommit(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  events: readonly EventRecord[],
+): Promise<void> {
+  // Sent and kept as text: the database parses it once, at commit.
+  await tx.$executeRaw`SELECT "event_record"(${orgId}, ${JSON.stringify(events)})`;
+}
+
+/**
+ * Records events in the transactional outbox (docs/architecture.md, "Webhooks and the outbox") as part of the caller's
+ * transaction `tx`, so an event exists exactly when its change committed, with what the events feed and webhook
+ * payloads carry: the resource (from the event name) and record id, the {@link Actor}, and for changes
+ * `changedFields` and `previous`. The rows are written while `tx` commits, numbered in commit order within the
+ * organisation (`sequence`; see {@link handOverToCommit}); until then they are not in the table, and a rolled-back
+ * savepoint drops the events recorded inside it.
  *
  * Live events are handed to Inngest after the outermost commit (`afterCommit`, server/db/transaction.ts): every event
  * of the transaction in one `inngest.send`, fire-and-forget (see `dispatchEvents`), so the request never waits for
@@ -104,35 +137,26 @@ export async function recordEvents(
   events: readonly EventInput[],
 ): Promise<void> {
   if (events.length === 0) return;
-  // One statement over a JSON array: Prisma's createMany costs ~70 ms for a 500-event bulk request, this ~5 ms.
   const at = new Date();
-  const rows = events.map((event) => {
+  const actor = actorOf(origin);
+  const handled = origin.isTest || origin.deliver === false;
+  const rows = events.map((event): EventRecord => {
     const change = event.before === undefined ? undefined : describeChange(event.before, event.data);
     return {
       id: newEventId(at),
       name: event.name,
-      resource: event.name.split(".")[0],
+      resource: event.name.split(".")[0] ?? null,
       resourceId: (event.data as { id?: unknown }).id,
       data: event.data,
+      actor,
       changedFields: change?.changedFields ?? [],
       previous: change?.previous ?? null,
+      isTest: origin.isTest,
+      handled,
+      createdAt: at.toISOString(),
     };
   });
-  const handled = origin.isTest || origin.deliver === false;
-  await tx.$executeRawUnsafe(
-    `INSERT INTO "Event" ("id", "orgId", "name", "resource", "resourceId", "data", "actor", "changedFields", "previous",
-                          "isTest", "createdAt", "fannedOutAt")
-     SELECT e."id", $1, e."name", e."resource", e."resourceId", e."data", $6::jsonb, e."changedFields", e."previous",
-            $2, $4::timestamptz AT TIME ZONE 'UTC', CASE WHEN $3 THEN $4::timestamptz AT TIME ZONE 'UTC' END
-     FROM jsonb_to_recordset($5::jsonb)
-       AS e("id" text, "name" text, "resource" text, "resourceId" text, "data" jsonb, "changedFields" text[], "previous" jsonb)`,
-    orgId,
-    origin.isTest,
-    handled,
-    at.toISOString(),
-    JSON.stringify(rows),
-    JSON.stringify(actorOf(origin)),
-  );
+  await handOverToCommit(tx, orgId, rows);
   if (handled) return;
   let first = false;
   const pending = transactionLocal(HAND_OVER, () => {
@@ -141,4 +165,32 @@ export async function recordEvents(
   });
   pending.push(...rows.map((row) => ({ id: row.id, orgId })));
   if (first) await afterCommit(() => dispatchEvents(pending));
+}
+
+/**
+ * Records the `webhook.test` event of "Send test event" ({@link TEST_EVENT_NAME}, data `{message, endpointId}`) in
+ * `tx`, numbered at its commit like any event, stored as fanned out (never handed to Inngest); the events feed
+ * leaves it out. Its delivery row can only be created once `tx` has committed.
+ */
+export async function recordTestEvent(
+  tx: Prisma.TransactionClient,
+  orgId: string,
+  origin: WriteOrigin,
+  event: { id: string; at: Date; data: { message: string; endpointId: string } },
+): Promise<void> {
+  await handOverToCommit(tx, orgId, [
+    {
+      id: event.id,
+      name: TEST_EVENT_NAME,
+      resource: null,
+      resourceId: null,
+      data: event.data,
+      actor: actorOf(origin),
+      changedFields: [],
+      previous: null,
+      isTest: false,
+      handled: true,
+      createdAt: event.at.toISOString(),
+    },
+  ]);
 }

@@ -5,14 +5,14 @@ import { isIP } from "node:net";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
-import { EVENT_NAMES, TEST_EVENT_NAME } from "../schemas/events";
+import { EVENT_NAMES } from "../schemas/events";
 import {
   type SubscribableEvent,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_URL_MAX_LENGTH,
 } from "../schemas/webhooks";
-import { actorOf, newEventId, type WriteOrigin } from "../services/events";
+import { newEventId, recordTestEvent, type WriteOrigin } from "../services/events";
 import { attemptDelivery, type DeliveryAttemptView, lastAttempt, newDeliveryId } from "./deliveries";
 import { blockedReason } from "./ssrf";
 
@@ -335,7 +335,7 @@ export async function deleteWebhookEndpoint(orgId: string, id: string): Promise<
 
 /**
  * Sends a test event to one endpoint now, whatever its subscriptions and enabled state, without Inngest: records an
- * `Event` named `webhook.test` ({@link TEST_EVENT_NAME}, data `{message, endpointId}`, marked fanned out so fan-out and
+ * `Event` named `webhook.test` (`recordTestEvent`, data `{message, endpointId}`, marked fanned out so fan-out and
  * the sweeper ignore it), one `WebhookDelivery`, and makes ONE signed attempt (awaited, at most 10 s), recorded like
  * any attempt. A 2xx resets the endpoint's failure count; a 410 disables it; other failures do not count.
  * `origin` names the actor the event carries: the settings user or the API key (issue #13).
@@ -357,23 +357,18 @@ export async function sendTestEvent(
   const now = new Date();
   const eventId = newEventId(now);
   const deliveryId = newDeliveryId();
-  // Off any request transaction: the attempt below must see these rows committed and may take seconds.
-  await outsideTransaction(() =>
-    transaction(async (tx) => {
-      await tx.event.create({
-        data: {
-          id: eventId,
-          orgId,
-          name: TEST_EVENT_NAME,
-          data: { message: "Test event sent from the settings area", endpointId },
-          actor: actorOf(origin),
-          createdAt: now,
-          fannedOutAt: now,
-        },
-      });
-      await tx.webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } });
-    }),
-  );
+  // Off any request transaction: the attempt below must see these rows committed and may take seconds. The event row
+  // exists once its transaction has committed (events are written at commit), so its delivery follows in another.
+  await outsideTransaction(async () => {
+    await transaction((tx) =>
+      recordTestEvent(tx, orgId, origin, {
+        id: eventId,
+        at: now,
+        data: { message: "Test event sent from the settings area", endpointId },
+      }),
+    );
+    await prisma().webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } });
+  });
   const result = await attemptDelivery(deliveryId, { mode: "single" });
   return {
     eventId,

@@ -25,6 +25,7 @@ export const EXAMPLE_PAYLOAD = JSON.stringify(
   {
     id: "evt_1795430400_k3XbQ9mZt2Lw",
     event: "deal.closed_won",
+    sequence: 4211,
     timestamp: "2026-11-21T10:00:00.000Z",
     orgId: "cmf2x7q0a0000abcd1234efgh",
     data: { id: "cmf2x8r1b0001abcd5678ijkl", name: "Managed backup", stage: "CLOSED_WON", "…": "…" },

@@ -1,8 +1,11 @@
-// Issue #13: the events feed keeps a copy in sync with no gaps. A poller follows GET /events while 8 writers create,
-// update, bulk-upsert and delete concurrently, and ends with an exact copy; two transactions that commit in the
-// reverse order of their ids are never skipped; retention ends old cursors with 410; updates say what changed and
-// who changed it.
+// The events feed keeps a copy in sync with no gaps and in commit order: a poller follows GET /events while 8 writers
+// create, update, bulk-upsert and delete concurrently, and ends with an exact copy; a forced account deletion racing
+// PATCHes of its contact never leaves a follower with an older state; a writer that stamped its events first holds
+// back later ones of its organisation only, never another organisation's feed; cursors of the first format still
+// work; retention ends old cursors with 410; updates say what changed and who changed it.
 import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { isDeepStrictEqual } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
@@ -70,6 +73,32 @@ class Poller {
       if (!res.body.hasMore) return read;
     }
   }
+}
+
+/** A raw connection in an open transaction (`BEGIN` sent): the caller commits (`COMMIT`) and closes it (`end`). */
+async function openTransaction(): Promise<pg.Client> {
+  const connection = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await connection.connect();
+  await connection.query("BEGIN");
+  return connection;
+}
+
+/** Records an `account.updated` event as `recordEvents` does (`event_record`): it is written, numbered, at commit. */
+function insertEvent(connection: pg.Client, orgId: string, id: string, account: { id: string; name: string }) {
+  const event = {
+    id,
+    name: "account.updated",
+    resource: "account",
+    resourceId: account.id,
+    data: account,
+    actor: { type: "system" },
+    changedFields: [],
+    previous: null,
+    isTest: false,
+    handled: true,
+    createdAt: new Date().toISOString(),
+  };
+  return connection.query(`SELECT "event_record"($1, $2)`, [orgId, JSON.stringify([event])]);
 }
 
 const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(Math.random() * items.length)];
@@ -141,75 +170,161 @@ async function writer(api: Api, n: number, deleted: Set<string>, rounds: number)
   }
 }
 
+// FEED_POLLER_RUNS=<n> repeats the 8-writer test n times (CI: once).
+const POLLER_RUNS = Number(process.env.FEED_POLLER_RUNS ?? 1);
+
 describe("the events feed", () => {
-  it("keeps an exact copy while 8 writers create, update, bulk-upsert and delete concurrently", {
+  it.each(Array.from({ length: POLLER_RUNS }, (_, run) => run + 1))(
+    "keeps an exact copy, field by field, while 8 writers create, update, bulk-upsert and delete concurrently (run %i)",
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const org = await createTestOrg();
+      const api = client(server.url, org.key);
+      const poller = new Poller(api);
+      const deleted = new Set<string>();
+      let writing = true;
+      const writers = Promise.all(Array.from({ length: 8 }, (_, n) => writer(api, n, deleted, 8))).finally(() => {
+        writing = false;
+      });
+      let polls = 0;
+      while (writing) {
+        await poller.drain();
+        polls++;
+      }
+      await writers;
+      await poller.drain();
+      expect(polls).toBeGreaterThan(1);
+
+      for (const [resource, path] of Object.entries(RESOURCES) as Array<[Resource, string]>) {
+        const truth = await listAll(api, path);
+        const copy = poller.copy.get(resource) as Map<string, Row>;
+        expect(copy.size, `${resource}: record count`).toBe(truth.length);
+        for (const row of truth) expect(copy.get(row.id), `${resource} ${row.id}`).toEqual(row);
+      }
+      for (const gone of deleted) expect(poller.tombstones.has(gone), gone).toBe(true);
+      expect(deleted.size).toBeGreaterThan(0);
+      // The feed ends where it ended: polling again from the last cursor gives nothing new and the same cursor.
+      const again = await api("GET", `/events?cursor=${poller.cursor}`);
+      expect(again.body).toMatchObject({ data: [], hasMore: false, nextCursor: poller.cursor });
+    },
+  );
+
+  it("numbers an organisation's events in commit order, not in the order they were written", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const account = (await api("POST", "/accounts", { name: "Before" })).body.data;
+    const start = await api("GET", "/events");
+    expect(start.body.data.map((e: { sequence: number }) => e.sequence)).toEqual([1]);
+
+    // Written first, committed last.
+    const held = await openTransaction();
+    let during: { body: { data: Array<{ event: string; sequence: number; data: unknown }>; nextCursor: string } };
+    try {
+      await insertEvent(held, org.orgId, "evt_1_held", { id: account.id, name: "Held" });
+      // A write of the same organisation is neither blocked by the open transaction nor held back in the feed.
+      const patched = await api("PATCH", `/accounts/${account.id}`, { industry: "Legal" });
+      expect(patched.status).toBe(200);
+      during = await api("GET", `/events?cursor=${start.body.nextCursor}`);
+      expect(during.body.data.map((e) => [e.event, e.sequence])).toEqual([["account.updated", 2]]);
+      expect(during.body.data[0]?.data).toEqual(patched.body.data);
+      await held.query("COMMIT");
+    } finally {
+      await held.end();
+    }
+    const after = await api("GET", `/events?cursor=${during.body.nextCursor}`);
+    expect(after.body.data.map((e: { id: string; sequence: number }) => [e.id, e.sequence])).toEqual([
+      ["evt_1_held", 3],
+    ]);
+  });
+
+  it("numbers a transaction's events in the order they were written, also after a savepoint rolled back", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const account = { id: "acc_raw", name: "Raw" };
+    const connection = await openTransaction();
+    try {
+      await connection.query("SAVEPOINT attempt");
+      await insertEvent(connection, org.orgId, "evt_1_undone", account);
+      await connection.query("ROLLBACK TO SAVEPOINT attempt");
+      for (const id of ["evt_1_a", "evt_1_b", "evt_1_c"]) await insertEvent(connection, org.orgId, id, account);
+      await connection.query("COMMIT");
+    } finally {
+      await connection.end();
+    }
+    const feed = (await api("GET", "/events")).body.data;
+    expect(feed.map((e: { id: string; sequence: number }) => [e.id, e.sequence])).toEqual([
+      ["evt_1_a", 1],
+      ["evt_1_b", 2],
+      ["evt_1_c", 3],
+    ]);
+  });
+
+  it("serves another organisation's events at once while a transaction in one stays open", async () => {
+    const a = await createTestOrg();
+    const b = await createTestOrg();
+    const apiA = client(server.url, a.key);
+    const apiB = client(server.url, b.key);
+    const accountA = (await apiA("POST", "/accounts", { name: "A" })).body.data;
+    const fromA = await apiA("GET", "/events");
+    // Organisation A: a change and its event written, the transaction left open.
+    const held = await openTransaction();
+    try {
+      await held.query(`UPDATE "Account" SET "name" = 'Held' WHERE "id" = $1`, [accountA.id]);
+      await insertEvent(held, a.orgId, "evt_1_open", { ...accountA, name: "Held" });
+      const started = performance.now();
+      const created = await apiB("POST", "/accounts", { name: "B" });
+      expect(created.status).toBe(201);
+      const patched = await apiB("PATCH", `/accounts/${created.body.data.id}`, { industry: "Legal" });
+      expect(patched.status).toBe(200);
+      const feedB = await apiB("GET", "/events");
+      expect(feedB.body.data.map((e: { event: string; sequence: number }) => [e.event, e.sequence])).toEqual([
+        ["account.created", 1],
+        ["account.updated", 2],
+      ]);
+      expect(feedB.body.data[1].data).toEqual(patched.body.data);
+      // Far below the transaction timeout: B never waited for A.
+      expect(performance.now() - started).toBeLessThan(5_000);
+      // A's committed events stay readable; its open change is not served yet.
+      const stillA = await apiA("GET", `/events?cursor=${fromA.body.nextCursor}`);
+      expect(stillA.body).toMatchObject({ data: [], hasMore: false, nextCursor: fromA.body.nextCursor });
+      await held.query("COMMIT");
+    } finally {
+      await held.end();
+    }
+    const afterA = await apiA("GET", `/events?cursor=${fromA.body.nextCursor}`);
+    expect(afterA.body.data.map((e: { id: string; sequence: number }) => [e.id, e.sequence])).toEqual([
+      ["evt_1_open", 2],
+    ]);
+  });
+
+  it("leaves a follower's copy of a contact equal to its GET when a forced account deletion races three PATCHes", {
     timeout: 120_000,
   }, async () => {
     const org = await createTestOrg();
     const api = client(server.url, org.key);
     const poller = new Poller(api);
-    const deleted = new Set<string>();
-    let writing = true;
-    const writers = Promise.all(Array.from({ length: 8 }, (_, n) => writer(api, n, deleted, 8))).finally(() => {
-      writing = false;
-    });
-    let polls = 0;
-    while (writing) {
-      await poller.drain();
-      polls++;
-    }
-    await writers;
     await poller.drain();
-    expect(polls).toBeGreaterThan(1);
-
-    for (const [resource, path] of Object.entries(RESOURCES) as Array<[Resource, string]>) {
-      const truth = await listAll(api, path);
-      const copy = poller.copy.get(resource) as Map<string, Row>;
-      expect(copy.size, `${resource}: record count`).toBe(truth.length);
-      for (const row of truth) expect(copy.get(row.id), `${resource} ${row.id}`).toEqual(row);
+    const stale: Array<{ round: number; copy: unknown; truth: unknown }> = [];
+    const rounds = 40;
+    for (let round = 0; round < rounds; round++) {
+      const account = (await api("POST", "/accounts", { name: `Race ${round}` })).body.data;
+      const contact = (
+        await api("POST", "/contacts", { email: `race-${round}@example.com`, lastName: "start", accountId: account.id })
+      ).body.data;
+      const answers = await Promise.all([
+        api("DELETE", `/accounts/${account.id}?force=true`),
+        ...[0, 1, 2].map((n) => api("PATCH", `/contacts/${contact.id}`, { lastName: `p${n}` })),
+      ]);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      await poller.drain();
+      const truth = (await api("GET", `/contacts/${contact.id}`)).body.data;
+      const copy = poller.copy.get("contact")?.get(contact.id);
+      if (!isDeepStrictEqual(copy, truth)) stale.push({ round, copy, truth });
+      expect(truth.accounts).toEqual([]);
     }
-    for (const gone of deleted) expect(poller.tombstones.has(gone), gone).toBe(true);
-    expect(deleted.size).toBeGreaterThan(0);
-    // The feed ends where it ended: polling again from the last cursor gives nothing new and the same cursor.
-    const again = await api("GET", `/events?cursor=${poller.cursor}`);
-    expect(again.body).toMatchObject({ data: [], hasMore: false, nextCursor: poller.cursor });
-  });
-
-  it("never skips an event of a transaction that commits after a later one", async () => {
-    const org = await createTestOrg();
-    const api = client(server.url, org.key);
-    const first = (await api("POST", "/accounts", { name: "Before" })).body.data.id;
-    const start = await api("GET", "/events");
-    expect(start.body.data.map((e: { data: { id: string } }) => e.data.id)).toEqual([first]);
-
-    const open = async () => {
-      const connection = new pg.Client({ connectionString: process.env.DATABASE_URL });
-      await connection.connect();
-      await connection.query("BEGIN");
-      return connection;
-    };
-    const insert = (connection: pg.Client, id: string) =>
-      connection.query(
-        `INSERT INTO "Event" ("id", "orgId", "name", "resource", "resourceId", "data", "actor", "isTest", "createdAt", "fannedOutAt")
-         VALUES ($1, $2, 'account.updated', 'account', $3, $4, '{"type":"system"}', false, now(), now())`,
-        [id, org.orgId, first, JSON.stringify({ id: first, name: id })],
-      );
-    const older = await open();
-    const newer = await open();
-    try {
-      await insert(older, "evt_1_older"); // the older transaction (smaller id, smaller seq)
-      await insert(newer, "evt_1_newer");
-      await newer.query("COMMIT");
-      // The newer transaction has committed, the older has not: a poller must not pass either.
-      const during = await api("GET", `/events?cursor=${start.body.nextCursor}`);
-      expect(during.body).toMatchObject({ data: [], hasMore: false, nextCursor: start.body.nextCursor });
-      await older.query("COMMIT");
-    } finally {
-      await older.end();
-      await newer.end();
-    }
-    const after = await api("GET", `/events?cursor=${start.body.nextCursor}`);
-    expect(after.body.data.map((e: { id: string }) => e.id)).toEqual(["evt_1_older", "evt_1_newer"]);
+    expect(stale, `${stale.length} of ${rounds} rounds left the copy stale`).toEqual([]);
   });
 
   it("answers 410 cursor_expired for a cursor older than the retention, and purges old events", async () => {
@@ -228,6 +343,50 @@ describe("the events feed", () => {
     expect(await purgeExpiredEvents()).toBeGreaterThanOrEqual(1);
     expect((await api("GET", "/events")).body.data).toEqual([]);
     expect((await api("GET", "/events?cursor=djEuMS4x")).status).toBe(400);
+  });
+
+  it("continues a cursor of the first format (v1.<txid>.<seq>.<at>) where it stopped, and answers the current format", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    // Three events as the migration leaves those recorded before sequence existed: numbered in the first format's
+    // order, their insertion number kept in legacySeq.
+    const at = new Date(Date.now() - 3_600_000);
+    const base = 900_000_000 + Math.floor(Math.random() * 1_000_000);
+    for (const n of [1, 2, 3]) {
+      await prisma().$executeRaw`
+        INSERT INTO "Event" ("id", "orgId", "sequence", "legacySeq", "name", "resource", "resourceId", "data", "actor",
+                             "isTest", "createdAt", "fannedOutAt")
+        VALUES (${`evt_old_${org.orgId}_${n}`}, ${org.orgId}, ${n}, ${base + n}, 'account.created', 'account', ${`acc_${n}`},
+                ${JSON.stringify({ id: `acc_${n}` })}::jsonb, '{"type":"system"}', false, ${at}, ${at})`;
+    }
+    await prisma().eventCounter.create({ data: { orgId: org.orgId, lastSequence: 3 } });
+    const created = (await api("POST", "/accounts", { name: "After the upgrade" })).body.data;
+    const seconds = Math.floor(at.getTime() / 1000);
+    const v1 = (seq: number, unix = seconds) => Buffer.from(`v1.${seq + 7}.${seq}.${unix}`).toString("base64url");
+
+    const page = await api("GET", `/events?cursor=${v1(base + 2)}`);
+    expect(page.status).toBe(200);
+    expect(page.body.data.map((e: { id: string; sequence: number }) => [e.id, e.sequence])).toEqual([
+      [`evt_old_${org.orgId}_3`, 3],
+      [expect.stringMatching(/^evt_/), 4],
+    ]);
+    expect(page.body.data[1].data).toEqual(created);
+    expect(Buffer.from(page.body.nextCursor, "base64url").toString()).toMatch(/^v2\.4\.\d+$/);
+    // At the end of the feed, an old cursor is answered with the same position in the current format.
+    const end = await api("GET", `/events?cursor=${v1(base + 3)}`);
+    expect(end.body.data.map((e: { sequence: number }) => e.sequence)).toEqual([4]);
+    // An old cursor naming no event of the organisation: 400 saying what to do; older than the retention: 410.
+    const unknown = await api("GET", `/events?cursor=${v1(base + 99)}`);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toMatchObject({
+      code: "bad_request",
+      message: "cursor is not a nextCursor of the events feed; start without a cursor",
+    });
+    const stranger = client(server.url, (await createTestOrg()).key);
+    expect((await stranger("GET", `/events?cursor=${v1(base + 2)}`)).status).toBe(400);
+    const expired = await api("GET", `/events?cursor=${v1(base + 2, seconds - 31 * 86_400)}`);
+    expect(expired.status).toBe(410);
+    expect(expired.body.error.code).toBe("cursor_expired");
   });
 
   it("says what changed, what it was and who changed it, for each resource", async () => {

@@ -15,6 +15,8 @@ import { ADMIN_URL } from "../helpers/fresh-database";
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const MIGRATIONS_DIR = path.join(ROOT, "prisma", "migrations");
+/** The migration that numbers events per organisation ("sequence"). */
+const SEQUENCE_MIGRATION = "20261126100000_event_sequence";
 
 function migrationNames(dir = MIGRATIONS_DIR): string[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -89,22 +91,34 @@ async function schemaDump(url: string): Promise<string> {
 
 /**
  * Drops what differs between two dumps of the same schema (comments, SET lines, pg_dump's random `\restrict` key) and
- * sorts the columns inside each CREATE TABLE: a column added by a later migration lands at the end of the table,
- * which Prisma does not consider drift.
+ * what Prisma does not model, which only hand-written migration SQL creates (functions and constraint triggers: the
+ * events feed's numbering, tested by its own behaviour), and sorts the columns inside each CREATE TABLE: a column
+ * added by a later migration lands at the end of the table, which Prisma does not consider drift.
  */
 function normaliseDump(dump: string): string {
-  const kept = dump
-    .split("\n")
-    .map((line) => line.trimEnd())
-    .filter(
-      (line) =>
-        line !== "" &&
-        !line.startsWith("--") &&
-        !line.startsWith("SET ") &&
-        !line.startsWith("SELECT pg_catalog.set_config") &&
-        !line.startsWith("\\restrict") &&
-        !line.startsWith("\\unrestrict"),
-    );
+  const lines = dump.split("\n").map((line) => line.trimEnd());
+  const modelled: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (line.startsWith("CREATE FUNCTION ")) {
+      while (i < lines.length && lines[i] !== "$$;") i++;
+      continue;
+    }
+    if (line.startsWith("CREATE CONSTRAINT TRIGGER ")) {
+      while (i < lines.length && !(lines[i] as string).endsWith(";")) i++;
+      continue;
+    }
+    modelled.push(line);
+  }
+  const kept = modelled.filter(
+    (line) =>
+      line !== "" &&
+      !line.startsWith("--") &&
+      !line.startsWith("SET ") &&
+      !line.startsWith("SELECT pg_catalog.set_config") &&
+      !line.startsWith("\\restrict") &&
+      !line.startsWith("\\unrestrict"),
+  );
   const out: string[] = [];
   for (let i = 0; i < kept.length; i++) {
     const line = kept[i] as string;
@@ -211,6 +225,82 @@ describe("migrations", () => {
         expect(await query(`SELECT to_regclass('"Half"')::text AS t`)).toEqual([{ t: null }]);
         expect(await query(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = $1`, [broken])).toEqual([]);
       } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }),
+  );
+
+  it("numbers the events recorded before sequence existed in the order the feed served them", { timeout: 60_000 }, () =>
+    withDatabases(1, async ([url]) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "migrations-sequence-"));
+      const client = new pg.Client({ connectionString: url });
+      const other = new pg.Client({ connectionString: url });
+      try {
+        // The database as it was before: every migration up to the one that adds "sequence".
+        for (const name of migrationNames().filter((name) => name < SEQUENCE_MIGRATION)) {
+          cpSync(path.join(MIGRATIONS_DIR, name), path.join(dir, name), { recursive: true });
+        }
+        await migrateDatabase({ url: url as string }, { migrationsDir: dir });
+        await Promise.all([client.connect(), other.connect()]);
+        await client.query(
+          `INSERT INTO "Organisation" ("id", "slug", "name", "updatedAt") VALUES ('org_a', 'a', 'A', now()), ('org_b', 'b', 'B', now())`,
+        );
+        const insert = (connection: pg.Client, id: string, orgId: string, name = "account.updated") =>
+          connection.query(
+            `INSERT INTO "Event" ("id", "orgId", "name", "data", "createdAt") VALUES ($1, $2, $3, '{}', now())`,
+            [id, orgId, name],
+          );
+        // Two transactions committing in the reverse order of their ids: the first format served the older one's
+        // events first (txid, then insertion number).
+        await client.query("BEGIN");
+        await insert(client, "e1", "org_a");
+        await other.query("BEGIN");
+        await insert(other, "e2", "org_a");
+        await insert(other, "e3", "org_b");
+        await other.query("COMMIT");
+        await insert(client, "e4", "org_a");
+        await client.query("COMMIT");
+        await insert(client, "e5", "org_a", "webhook.test");
+        const before = await client.query(`SELECT "id", "seq"::int AS "seq" FROM "Event" ORDER BY "seq"`);
+
+        expect((await migrateDatabase({ url: url as string })).applied).toEqual(
+          migrationNames().filter((name) => name >= SEQUENCE_MIGRATION),
+        );
+        const after = await client.query(
+          `SELECT "orgId", "id", "sequence"::int AS "sequence", "legacySeq"::int AS "legacySeq" FROM "Event" ORDER BY "orgId", "sequence"`,
+        );
+        const seqOf = new Map(before.rows.map((row) => [row.id, row.seq]));
+        expect(after.rows).toEqual([
+          { orgId: "org_a", id: "e1", sequence: 1, legacySeq: seqOf.get("e1") },
+          { orgId: "org_a", id: "e4", sequence: 2, legacySeq: seqOf.get("e4") },
+          { orgId: "org_a", id: "e2", sequence: 3, legacySeq: seqOf.get("e2") },
+          { orgId: "org_a", id: "e5", sequence: 4, legacySeq: seqOf.get("e5") },
+          { orgId: "org_b", id: "e3", sequence: 1, legacySeq: seqOf.get("e3") },
+        ]);
+        const counters = await client.query(
+          `SELECT "orgId", "lastSequence"::int AS "last" FROM "EventCounter" ORDER BY "orgId"`,
+        );
+        expect(counters.rows).toEqual([
+          { orgId: "org_a", last: 4 },
+          { orgId: "org_b", last: 1 },
+        ]);
+        // Events recorded afterwards are numbered as their transaction commits, after the existing ones.
+        await client.query(`SELECT "event_record"($1, $2)`, [
+          "org_a",
+          JSON.stringify([
+            {
+              id: "e6",
+              name: "account.updated",
+              data: {},
+              actor: { type: "system" },
+              createdAt: new Date().toISOString(),
+            },
+          ]),
+        ]);
+        const e6 = await client.query(`SELECT "sequence"::int AS "sequence" FROM "Event" WHERE "id" = 'e6'`);
+        expect(e6.rows).toEqual([{ sequence: 5 }]);
+      } finally {
+        await Promise.allSettled([client.end(), other.end()]);
         rmSync(dir, { recursive: true, force: true });
       }
     }),

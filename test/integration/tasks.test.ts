@@ -249,7 +249,7 @@ describe("PATCH /tasks/{id}", () => {
     const task = (await own("POST", "/tasks", { title: "Quiet" })).body.data;
     await own("PATCH", `/tasks/${task.id}`, { status: "DONE" });
     await own("DELETE", `/tasks/${task.id}`);
-    const events = await prisma().event.findMany({ where: { orgId: org.orgId }, orderBy: { seq: "asc" } });
+    const events = await prisma().event.findMany({ where: { orgId: org.orgId }, orderBy: { sequence: "asc" } });
     expect(events.map((event) => event.name)).toEqual(["task.created", "task.updated", "task.deleted"]);
     expect(events[2]?.data).toEqual({ id: task.id, resource: "task", deleted: true });
   });

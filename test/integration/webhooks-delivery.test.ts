@@ -117,7 +117,7 @@ it("delivers each event (spec §6.1 and issue #13) to a subscribed endpoint, sig
 
   const before = receiver.requests.length;
   await causeAllEvents(org.key);
-  const recorded = await prisma().event.findMany({ where: { orgId: org.orgId }, orderBy: { createdAt: "asc" } });
+  const recorded = await prisma().event.findMany({ where: { orgId: org.orgId }, orderBy: { sequence: "asc" } });
   expect(new Set(recorded.map((event) => event.name))).toEqual(new Set(EVENT_NAMES));
   const { fanOuts, deliveries } = await drainInngest();
   expect(fanOuts).toBe(recorded.length);
@@ -163,6 +163,7 @@ it("delivers each event (spec §6.1 and issue #13) to a subscribed endpoint, sig
     expect(JSON.parse(request.body)).toEqual({
       id: event.id,
       event: event.name,
+      sequence: Number(event.sequence),
       timestamp: event.createdAt.toISOString(),
       orgId: org.orgId,
       resource: event.name.split(".")[0],
@@ -172,6 +173,14 @@ it("delivers each event (spec §6.1 and issue #13) to a subscribed endpoint, sig
     });
   }
   expect([...seen].sort()).toEqual([...EVENT_NAMES].sort());
+  // Each payload carries its position in the organisation's feed: the changes were made one after the other, so the
+  // sequences are 1, 2, 3… in the order of the changes, as the feed serves them.
+  const sequences = byTarget("all").map((request) => JSON.parse(request.body).sequence);
+  expect(sequences).toEqual(recorded.map((_, index) => index + 1));
+  const feed = (await client(server.url, org.key)("GET", "/events?limit=100")).body.data;
+  expect(feed.map((event: { id: string; sequence: number }) => [event.id, event.sequence])).toEqual(
+    byTarget("all").map((request) => [JSON.parse(request.body).id, JSON.parse(request.body).sequence]),
+  );
   // The data is the resource as GET returns it (spec §6.2).
   const touchpointRequest = byTarget("all").find(
     (request) => request.headers["service-event"] === "touchpoint.created",

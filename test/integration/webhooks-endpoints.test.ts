@@ -174,6 +174,7 @@ it("sends a signed test event at once and records the attempt; rotation signs wi
   expect(JSON.parse(request?.body ?? "")).toEqual({
     id: sent.eventId,
     event: "webhook.test",
+    sequence: expect.any(Number),
     timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     orgId,
     resource: null,

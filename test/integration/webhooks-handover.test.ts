@@ -300,8 +300,8 @@ it("a backlog of 10,000 waiting events is handed over by one sweep and fanned ou
   await createWebhookEndpoint(org.orgId, { url: `${receiver.url}?backlog`, events: ["account.created"] });
   // Recorded while no worker ran: 10,000 live events, older than every other test file's, never handed over.
   await prisma().$executeRaw`
-    INSERT INTO "Event" ("id", "orgId", "name", "data", "isTest", "createdAt")
-    SELECT 'evt_backlog_' || ${org.orgId} || '_' || n, ${org.orgId}, 'account.created', '{}'::jsonb, false,
+    INSERT INTO "Event" ("id", "orgId", "sequence", "name", "data", "isTest", "createdAt")
+    SELECT 'evt_backlog_' || ${org.orgId} || '_' || n, ${org.orgId}, n, 'account.created', '{}'::jsonb, false,
            (now() AT TIME ZONE 'UTC') - interval '71 hours' + n * interval '1 millisecond'
     FROM generate_series(1, 10000) AS n`;
   const started = performance.now();

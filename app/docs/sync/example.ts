@@ -15,9 +15,11 @@ const LISTS = {
 type Resource = keyof typeof LISTS;
 type Row = { id: string; deleted?: true; [field: string]: unknown };
 
-// Your copy: one map per resource. Replace with your database.
+// Your copy: one map per resource, and the sequence of the event each record was last set from. Replace with your
+// database.
 const copy = new Map<Resource, Map<string, Row>>();
 for (const resource of Object.keys(LISTS) as Resource[]) copy.set(resource, new Map());
+const applied = new Map<string, number>();
 
 async function get(path: string): Promise<{ status: number; body: any }> {
   for (let attempt = 0; ; attempt++) {
@@ -32,6 +34,7 @@ async function get(path: string): Promise<{ status: number; body: any }> {
 
 // 1. The full list of every resource, page by page.
 async function listEverything(): Promise<void> {
+  applied.clear();
   for (const [resource, path] of Object.entries(LISTS) as [Resource, string][]) {
     const records = copy.get(resource)!;
     records.clear();
@@ -46,10 +49,22 @@ async function listEverything(): Promise<void> {
   }
 }
 
-// 2. The events feed from its start, then from where it stopped: apply each event in order.
+// Applies one event; call it from your webhook receiver too. Events of a record arrive here in commit order from the
+// feed, but webhook retries can deliver an older one late: its smaller sequence says so, and it is skipped.
+function apply(event: { sequence: number; resource: Resource; data: Row }): boolean {
+  const key = event.resource + ":" + event.data.id;
+  if ((applied.get(key) ?? 0) >= event.sequence) return false;
+  applied.set(key, event.sequence);
+  const records = copy.get(event.resource)!;
+  if (event.data.deleted === true) records.delete(event.data.id); // a tombstone: the record is gone
+  else records.set(event.data.id, event.data); // the record as its GET returns it now
+  return true;
+}
+
+// 2. The events feed from its start, then from where it stopped: apply each event in order (commit order).
 let feedCursor: string | null = null;
 async function followFeed(): Promise<number> {
-  let applied = 0;
+  let count = 0;
   for (;;) {
     const { status, body } = await get("/events?limit=100" + (feedCursor ? "&cursor=" + feedCursor : ""));
     if (status === 410) {
@@ -59,14 +74,9 @@ async function followFeed(): Promise<number> {
       continue;
     }
     if (status !== 200) throw new Error("events: " + status + " " + JSON.stringify(body.error));
-    for (const event of body.data) {
-      const records = copy.get(event.resource)!;
-      if (event.data.deleted === true) records.delete(event.data.id); // a tombstone: the record is gone
-      else records.set(event.data.id, event.data); // the record as its GET returns it now
-      applied++;
-    }
+    for (const event of body.data) if (apply(event)) count++;
     if (body.nextCursor) feedCursor = body.nextCursor; // keep it (in your database) to continue later
-    if (!body.hasMore) return applied;
+    if (!body.hasMore) return count;
   }
 }
 
@@ -77,8 +87,8 @@ async function main(): Promise<void> {
   console.log("in sync:", counts());
   while (!process.env.ONCE) {
     await new Promise((r) => setTimeout(r, 5000));
-    const applied = await followFeed();
-    if (applied > 0) console.log("applied", applied, "events:", counts());
+    const changed = await followFeed();
+    if (changed > 0) console.log("applied", changed, "events:", counts());
   }
 }
 

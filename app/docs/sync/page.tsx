@@ -32,13 +32,15 @@ export default function SyncGuidePage() {
             <strong>
               Keep <code>nextCursor</code>
             </strong>{" "}
-            (it is present on the last page too) and poll again later from it. You never miss an event: a change appears
-            in the feed only once every transaction that started writing before it has ended, so no page runs ahead of a
-            change still being committed.
+            (it is present on the last page too) and poll again later from it. The feed serves events in the order their
+            changes committed within your organisation, numbered by <code>sequence</code>, and an event appears only
+            once every earlier one has: you never miss an event, and the last event of each record carries the state its
+            GET returns.
           </li>
           <li>
             Events are kept 30 days. A cursor older than that gets <code>410 cursor_expired</code>: start again at step
-            1.
+            1. A cursor stored before events had a <code>sequence</code> still works: the page it returns carries a
+            cursor of the current format; store that one.
           </li>
         </ol>
         <p>
@@ -54,8 +56,11 @@ export default function SyncGuidePage() {
         <h2>With webhooks</h2>
         <p>
           Webhooks carry the same payloads, pushed within seconds, but a receiver can be down longer than the retries
-          last. Use both: apply webhook events as they come (deduplicate on <code>id</code>), and follow the feed every
-          few minutes to fill any gap; applying an event twice is harmless.
+          last, and a retried delivery can arrive after a later change of the same record. Use both: apply webhook
+          events as they come, and follow the feed every few minutes to fill any gap. Keep for each record the{" "}
+          <code>sequence</code> of the event you applied last and skip an event with a smaller or equal one (the
+          example&apos;s <code>apply</code> does): then an event applied twice, or an old one arriving late, changes
+          nothing. Compare sequences only within one organisation.
         </p>
       </section>
 

@@ -53,13 +53,14 @@ export default function WebhooksGuidePage() {
       <section id="payload">
         <h2>Payload</h2>
         <p>
-          <code>id</code> (use it to deduplicate), <code>event</code>, <code>timestamp</code> (when the change was
-          recorded, ISO 8601 UTC), <code>orgId</code>, <code>resource</code>, <code>actor</code> (who made the change:{" "}
-          <code>{'{type: "api_key", id}'}</code>, <code>user</code> or <code>system</code>) and <code>data</code>: the
-          record as its GET endpoint returns it, or for a hard deletion a tombstone{" "}
-          <code>{"{id, resource, deleted: true}"}</code>. A change of an existing record adds <code>changedFields</code>{" "}
-          and <code>previous</code> (their old values). The events feed (<a href="/docs/sync">sync guide</a>) serves the
-          same payloads.
+          <code>id</code> (use it to deduplicate), <code>event</code>, <code>sequence</code> (the event&apos;s position
+          in your organisation&apos;s events feed, increasing in the order the changes committed),{" "}
+          <code>timestamp</code> (when the change was recorded, ISO 8601 UTC), <code>orgId</code>, <code>resource</code>
+          , <code>actor</code> (who made the change: <code>{'{type: "api_key", id}'}</code>, <code>user</code> or{" "}
+          <code>system</code>) and <code>data</code>: the record as its GET endpoint returns it, or for a hard deletion
+          a tombstone <code>{"{id, resource, deleted: true}"}</code>. A change of an existing record adds{" "}
+          <code>changedFields</code> and <code>previous</code> (their old values). The events feed (
+          <a href="/docs/sync">sync guide</a>) serves the same payloads.
         </p>
         <pre>
           <code>{EXAMPLE_PAYLOAD}</code>
@@ -109,7 +110,9 @@ export default function WebhooksGuidePage() {
         </pre>
         <p>
           Answer with any <strong>2xx</strong> quickly, then process the event. Deliveries are at least once and may
-          arrive out of order: deduplicate on <code>id</code> (or <code>Service-Event-Id</code>).
+          arrive out of order: deduplicate on <code>id</code> (or <code>Service-Event-Id</code>), and keep for each
+          record the largest <code>sequence</code> you have applied: an event with a smaller one carries an older state
+          (a retry that arrived after a later change) and is skipped.
         </p>
       </section>
 
