@@ -26,6 +26,13 @@ const optionalUrl = z.preprocess(
  *   default 1000), ms. Past it the limiter counts in this process until the store answers again (README: rate limits).
  * - `WEBHOOKS_ALLOW_LOOPBACK`: `true` lets webhook deliveries reach loopback addresses (127.0.0.0/8, ::1). A
  *   development and test setting; every other private range stays refused (DESIGN.md §6). Default false.
+ * - `KV_PREFIX`: prepended to every key this service writes in Redis or Vercel KV (rate-limit windows, the key-cache
+ *   generation, sign-in throttles), so deployments sharing one store never share entries; default `crm:`. Letters,
+ *   digits and `:_.-` only: a brace would break the hash tags that keep a request's windows on one cluster node
+ *   (docs/architecture.md, "Key-value store and rate limits").
+ * - `SHUTDOWN_DELAY_MS`: after SIGTERM, how long `npm start` keeps serving with `/readyz` answering 503 before it stops
+ *   accepting connections, so a load balancer stops sending first (docs/architecture.md, "Running in production");
+ *   ms, default 0.
  */
 export const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -55,6 +62,15 @@ export const EnvSchema = z.object({
     .enum(["true", "false", "1", "0"])
     .default("false")
     .transform((value) => value === "true" || value === "1"),
+  KV_PREFIX: z.preprocess(
+    (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+    z
+      .string()
+      .max(64)
+      .regex(/^[A-Za-z0-9:_.-]+$/, "letters, digits, colon, underscore, dot and hyphen only")
+      .default("crm:"),
+  ),
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(120_000).default(0),
 });
 
 /** `TRUST_PROXY` parsed: 0 trusts no proxy, n trusts n hops of `X-Forwarded-*`, `vercel` trusts Vercel's headers. */
