@@ -11,6 +11,8 @@ const nextConfig = {
     "pg",
     "ioredis",
   ],
+  // The readiness probe compares the build's migration folders with the database's; serverless bundles need them.
+  outputFileTracingIncludes: { "/readyz": ["./prisma/migrations/**/*"] },
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: false },
   // The signed-in pages must not be framed (click-jacking) nor leak their URLs to other sites.
