@@ -41,15 +41,16 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   if (!existing) await seedDemoBook(org.id);
 
   const file = path.resolve(dataDir, "demo-credentials.json");
-  const saved: Partial<DemoCredentials> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+  const saved: Partial<SavedCredentials> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
   const sameOrg = saved.orgId === org.id;
   const apiKey =
     (sameOrg && saved.apiKey && (await demoKeyWorks(saved.apiKey)) && saved.apiKey) || (await newDemoKey(org.id));
-  const password = await ensureDemoUser(org.id, sameOrg ? saved.password : undefined);
-  const credentials: DemoCredentials = { orgId: org.id, apiKey, email: DEMO_USER_EMAIL, password };
-  if (JSON.stringify(saved) !== JSON.stringify(credentials)) {
+  const user = await ensureDemoUser(org.id, sameOrg ? saved : {});
+  const credentials: DemoCredentials = { orgId: org.id, apiKey, email: DEMO_USER_EMAIL, password: user.password };
+  const stored: SavedCredentials = { ...credentials, passwordHash: user.passwordHash };
+  if (JSON.stringify(saved) !== JSON.stringify(stored)) {
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, JSON.stringify(credentials, null, 2), { mode: 0o600 });
+    writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
   }
   return credentials;
 }
@@ -67,16 +68,37 @@ async function newDemoKey(orgId: string): Promise<string> {
   return raw;
 }
 
-// Returns the demo user's password: the saved one while it still signs in, else a new one set on the user.
-async function ensureDemoUser(orgId: string, savedPassword: string | undefined): Promise<string> {
+/**
+ * What the credentials file holds: the printed credentials and the password's hash as stored when it was written, so
+ * a restart that finds the same hash knows the password still signs in without a bcrypt comparison (~300 ms of CPU).
+ */
+interface SavedCredentials extends DemoCredentials {
+  passwordHash: string;
+}
+
+// Returns the demo user's password and its stored hash: the saved password while it still signs in, else a new one
+// set on the user.
+async function ensureDemoUser(
+  orgId: string,
+  saved: Partial<SavedCredentials>,
+): Promise<{ password: string; passwordHash: string }> {
   const user = await prisma().user.findUnique({
     where: { email: DEMO_USER_EMAIL },
     select: { id: true, orgId: true, passwordHash: true },
   });
   if (user && user.orgId !== orgId) throw new Error(`${DEMO_USER_EMAIL} belongs to another organisation`);
-  if (user && savedPassword && (await verifyPassword(savedPassword, user.passwordHash))) return savedPassword;
+  if (user && saved.password) {
+    const unchanged = saved.passwordHash === user.passwordHash;
+    if (unchanged || (await verifyPassword(saved.password, user.passwordHash))) {
+      return { password: saved.password, passwordHash: user.passwordHash };
+    }
+  }
   const password = randomBytes(18).toString("base64url");
   if (user) await setUserPassword(orgId, user.id, password);
   else await createUser(orgId, { email: DEMO_USER_EMAIL, password, name: "Demo user" });
-  return password;
+  const { passwordHash } = await prisma().user.findUniqueOrThrow({
+    where: { email: DEMO_USER_EMAIL },
+    select: { passwordHash: true },
+  });
+  return { password, passwordHash };
 }
