@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     await closeDb().catch(() => undefined);
     process.exit(1);
   }
-  const demo = await ensureDemo(config.DATA_DIR);
+  const demo = config.SEED_DEMO ? await ensureDemo(config.DATA_DIR) : null;
   await preparing;
   const pages = app.getRequestHandler();
   const api = nodeApiListener();

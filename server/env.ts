@@ -30,6 +30,8 @@ const optionalUrl = z.preprocess(
  *   generation, sign-in throttles), so deployments sharing one store never share entries; default `crm:`. Letters,
  *   digits and `:_.-` only: a brace would break the hash tags that keep a request's windows on one cluster node
  *   (docs/architecture.md, "Key-value store and rate limits").
+ * - `SEED_DEMO`: `false` leaves an empty database empty; default `true`: the first start seeds the demo organisation
+ *   and prints its key and login (the README's first command). Production deployments set `false`.
  * - `SHUTDOWN_DELAY_MS`: after SIGTERM, how long `npm start` keeps serving with `/readyz` answering 503 before it stops
  *   accepting connections, so a load balancer stops sending first (docs/architecture.md, "Running in production");
  *   ms, default 0.
@@ -71,6 +73,10 @@ export const EnvSchema = z.object({
       .default("crm:"),
   ),
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(120_000).default(0),
+  SEED_DEMO: z
+    .enum(["true", "false", "1", "0"])
+    .default("true")
+    .transform((value) => value === "true" || value === "1"),
 });
 
 /** `TRUST_PROXY` parsed: 0 trusts no proxy, n trusts n hops of `X-Forwarded-*`, `vercel` trusts Vercel's headers. */
