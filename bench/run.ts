@@ -32,7 +32,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { buildServer } from "../scripts/build-server";
+import { buildEmbeddedTemplate, buildServer } from "../scripts/build-server";
 import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
 import { freePort } from "../test/helpers/ports";
@@ -162,6 +162,7 @@ async function ensureBuild(): Promise<{ buildId: string }> {
     log(`next build done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
   await buildServer();
+  await buildEmbeddedTemplate();
   return { buildId: readFileSync(buildIdFile, "utf8").trim() };
 }
 

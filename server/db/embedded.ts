@@ -3,8 +3,21 @@
 // PostgreSQL wire protocol on loopback. Two processes opening one data directory lose acknowledged writes, so a lock
 // file says who owns it. PGlite runs in a worker thread of its own: its WebAssembly Postgres then uses the second
 // core while the main thread serves requests (and, at start-up, loads Next.js while PGlite opens).
-import { closeSync, mkdirSync, openSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { alive, type EmbeddedLock, embeddedLockPath, readLock } from "./embedded-lock";
 
@@ -90,6 +103,35 @@ const { parentPort, workerData } = require("node:worker_threads");
 })();
 `;
 
+/**
+ * Where `npm run build` leaves a freshly initialised, cleanly closed data directory of the installed PGlite version
+ * (`dist/pglite-<version>/`, resolved from the working directory like the migrations folder). A first start copies it
+ * instead of running PGlite's initdb, which costs several seconds of CPU (docs/architecture.md, "The embedded
+ * database").
+ */
+export function embeddedTemplateDir(): string {
+  const entry = fileURLToPath(import.meta.resolve("@electric-sql/pglite"));
+  const manifest = path.join(path.dirname(entry), "..", "package.json");
+  const { version } = JSON.parse(readFileSync(manifest, "utf8")) as { version: string };
+  return path.resolve("dist", `pglite-${version}`);
+}
+
+/**
+ * Fills an empty data directory from the build's template when there is one of this PGlite version: copied beside it,
+ * then renamed into place, so a crash mid-copy leaves no half directory PGlite would take for a database.
+ */
+function seedFromTemplate(dir: string): void {
+  if (existsSync(path.join(dir, "PG_VERSION"))) return;
+  const template = embeddedTemplateDir();
+  if (!existsSync(path.join(template, "PG_VERSION"))) return;
+  if (existsSync(dir) && readdirSync(dir).length > 0) return;
+  const staging = `${dir}.copying-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  cpSync(template, staging, { recursive: true });
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(staging, dir);
+}
+
 /** The worker's first message: where it serves the database, or why it could not open it. */
 type WorkerReply = { conn: string } | { error: string };
 
@@ -103,7 +145,8 @@ function firstMessage(worker: Worker): Promise<WorkerReply> {
 
 /**
  * Opens the embedded database of `dataDir` as its one owner: takes `DATA_DIR/pglite.lock` (a stale lock whose process
- * is gone is taken over), opens PGlite in `DATA_DIR/pglite` (created when missing) in a worker thread, and serves it
+ * is gone is taken over), opens PGlite in `DATA_DIR/pglite` (created when missing, from the build's template when
+ * there is one: {@link embeddedTemplateDir}) in a worker thread, and serves it
  * with `@electric-sql/pglite-socket` on 127.0.0.1 at an ephemeral port, which the lock then records.
  * @returns the URL (`postgresql://postgres@127.0.0.1:<port>/postgres`) and `close()`.
  * @throws EmbeddedDatabaseBusyError when a live process already owns the directory; Error with PGlite's message when
@@ -114,6 +157,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
   let worker: Worker | undefined;
   try {
     const dir = path.resolve(dataDir, "pglite");
+    seedFromTemplate(dir);
     mkdirSync(dir, { recursive: true });
     worker = new Worker(WORKER_SOURCE, {
       eval: true,
