@@ -1,10 +1,11 @@
 import { newId } from "../db/ids";
-import { prisma, type TransactionClient, transaction } from "../db/transaction";
+import { prisma, transaction } from "../db/transaction";
+import type { EventName } from "../schemas/events";
 import { bulkUpsertAccounts } from "./accounts";
 import { bulkUpsertContacts } from "./contacts";
 import { bulkCreateDeals } from "./deals";
 import { toDevice } from "./devices";
-import { type EventInput, recordEvents, SEED_ORIGIN } from "./events";
+import { recordEvents, SEED_ORIGIN } from "./events";
 import { refreshHealthScores, SIGNAL_DEFAULT_TTL_DAYS } from "./health";
 import { toNote } from "./notes";
 import { toTask } from "./tasks";
@@ -168,10 +169,10 @@ const DEVICE_TYPES = [
 /**
  * Inserts `rows` into `table` with one statement (`jsonb_to_recordset`; `columns` maps each column to its SQL type,
  * `timestamptz` for ISO 8601 strings, stored as UTC like every timestamp of the schema), stamping `id`, `orgId`,
- * `createdAt` and `updatedAt`, and returns the inserted rows with the `returning` columns.
+ * `createdAt` and `updatedAt`, and returns the inserted rows with the `returning` columns. Joins the enclosing
+ * transaction, if any.
  */
 function insertRows<T>(
-  tx: TransactionClient,
   table: string,
   orgId: string,
   now: Date,
@@ -184,7 +185,7 @@ function insertRows<T>(
   const values = Object.entries(columns).map(([name, type]) =>
     type === "timestamptz" ? `r."${name}" AT TIME ZONE 'UTC'` : `r."${name}"`,
   );
-  return tx.$queryRawUnsafe<T[]>(
+  return prisma().$queryRawUnsafe<T[]>(
     `INSERT INTO "${table}" ("id", "orgId", ${names.join(", ")}, "createdAt", "updatedAt")
      SELECT r."id", $1, ${values.join(", ")},
             $2::timestamptz AT TIME ZONE 'UTC', $2::timestamptz AT TIME ZONE 'UTC'
@@ -197,22 +198,48 @@ function insertRows<T>(
 }
 
 /**
+ * Inserts `rows` like {@link insertRows} and records one `event` per inserted row, carrying the row as `serialise`
+ * makes it (the record as its GET returns it), in one transaction with the seed's origin: recorded, never handed to
+ * webhooks.
+ */
+function insertWithEvents<T>(
+  orgId: string,
+  at: Date,
+  table: string,
+  columns: Record<string, string>,
+  rows: readonly Record<string, unknown>[],
+  returning: readonly string[],
+  event: EventName,
+  serialise: (row: T) => unknown,
+): Promise<T[]> {
+  return transaction(async (tx) => {
+    const inserted = await insertRows<T>(table, orgId, at, columns, rows, returning);
+    await recordEvents(
+      tx,
+      orgId,
+      SEED_ORIGIN,
+      inserted.map((row) => ({ name: event, data: serialise(row) })),
+    );
+    return inserted;
+  });
+}
+
+/** Devices per transaction: 5,000 with their events in one would hold the events feed back for seconds. */
+const DEVICE_BATCH = 1_000;
+
+/**
  * Fills an organisation with a realistic MSP book: 200 accounts, 1,000 contacts, 400 deals across stages and service
  * categories, 5,000 devices, 300 tasks, 200 notes, 900 touchpoints over the last 90 days, 40 external signals, plus
  * contracts and leads (no endpoints) and 90 days of health-score history, with every account's current score stored.
- * Set-based (docs/architecture.md, "Running in production": the first start seeds within seconds): one transaction,
- * one statement per table (accounts, contacts, deals and devices through the bulk upserts the API uses), so a failure
- * leaves nothing half-seeded. Every write records its event as the API would (`account.created`, `task.created`, …),
- * with the seed's origin: recorded, never handed to webhooks. Deterministic for a given organisation, apart from ids
- * and timestamps.
+ * Set-based (docs/architecture.md, "Data and migrations"): one statement per table (accounts, contacts and deals through
+ * the bulk upserts the API uses; devices 1,000 at a time), each in a short transaction with its events, since the
+ * events feed holds back every event recorded after the oldest transaction still open. Every write records its event
+ * as the API would (`account.created`, `task.created`, …), with the seed's origin: recorded, never handed to webhooks.
+ * Deterministic for a given organisation, apart from ids and timestamps.
  * @returns counts of what was created, or `{ skipped: true }` when the organisation already has deals (a seeded book).
  */
 export async function seedDemoBook(orgId: string): Promise<Record<string, number> | { skipped: true }> {
   if ((await prisma().deal.count({ where: { orgId } })) > 0) return { skipped: true };
-  return transaction((tx) => seedBook(tx, orgId));
-}
-
-async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<string, number>> {
   const rng = random(42);
   const now = Date.now();
   const at = new Date(now);
@@ -282,27 +309,24 @@ async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<st
       lastSeenAt: new Date(now - rng.int(0, 72 * 60) * 60_000).toISOString(),
     };
   });
-  const events: EventInput[] = [];
-  const devices = await insertRows<Parameters<typeof toDevice>[0]>(
-    tx,
-    "Device",
-    orgId,
-    at,
-    {
-      rmmAgentId: "text",
-      accountId: "text",
-      hostname: "text",
-      deviceType: "text",
-      os: "text",
-      isOnline: "boolean",
-      isEndOfLife: "boolean",
-      patchCompliant: "boolean",
-      lastSeenAt: "timestamptz",
-    },
-    deviceItems,
-    [...DEVICE_COLUMNS],
-  );
-  for (const row of devices) events.push({ name: "device.created", data: toDevice(row) });
+  const deviceColumns = {
+    rmmAgentId: "text",
+    accountId: "text",
+    hostname: "text",
+    deviceType: "text",
+    os: "text",
+    isOnline: "boolean",
+    isEndOfLife: "boolean",
+    patchCompliant: "boolean",
+    lastSeenAt: "timestamptz",
+  };
+  let devices = 0;
+  for (let start = 0; start < deviceItems.length; start += DEVICE_BATCH) {
+    const batch = deviceItems.slice(start, start + DEVICE_BATCH);
+    devices += (
+      await insertWithEvents(orgId, at, "Device", deviceColumns, batch, DEVICE_COLUMNS, "device.created", toDevice)
+    ).length;
+  }
 
   const taskRows = Array.from({ length: DEMO_BOOK.tasks }, () => {
     const account = rng.int(0, DEMO_BOOK.accounts - 1);
@@ -325,11 +349,10 @@ async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<st
       completedAt: status === "DONE" ? at.toISOString() : null,
     };
   });
-  const tasks = await insertRows<Parameters<typeof toTask>[0]>(
-    tx,
-    "Task",
+  const tasks = await insertWithEvents(
     orgId,
     at,
+    "Task",
     {
       title: "text",
       status: `"TaskStatus"`,
@@ -340,13 +363,13 @@ async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<st
       completedAt: "timestamptz",
     },
     taskRows,
-    [...TASK_COLUMNS],
+    TASK_COLUMNS,
+    "task.created",
+    toTask,
   );
-  for (const row of tasks) events.push({ name: "task.created", data: toTask(row) });
 
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   const contracts = await insertRows<{ id: string }>(
-    tx,
     "Contract",
     orgId,
     at,
@@ -362,7 +385,6 @@ async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<st
   );
   const contractIds = contracts.map((contract) => contract.id);
   const leads = await insertRows<{ id: string }>(
-    tx,
     "Lead",
     orgId,
     at,
@@ -397,16 +419,16 @@ async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<st
       authorId: `user-${rng.int(1, 6)}`,
     };
   });
-  const notes = await insertRows<Parameters<typeof toNote>[0]>(
-    tx,
-    "Note",
+  const notes = await insertWithEvents(
     orgId,
     at,
+    "Note",
     { objectType: `"NoteObjectType"`, objectId: "text", body: "text", authorId: "text" },
     noteRows,
-    [...NOTE_COLUMNS],
+    NOTE_COLUMNS,
+    "note.created",
+    toNote,
   );
-  for (const row of notes) events.push({ name: "note.created", data: toNote(row) });
 
   // Most accounts hear from us often; a tail goes quiet, which the engagement signal should show.
   const touchpointRows = Array.from({ length: DEMO_BOOK.touchpoints }, () => {
@@ -427,11 +449,10 @@ async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<st
       occurredAt: new Date(now - rng.int(0, 89 * 24) * 3_600_000).toISOString(),
     };
   });
-  const touchpoints = await insertRows<Parameters<typeof toTouchpoint>[0]>(
-    tx,
-    "Touchpoint",
+  const touchpoints = await insertWithEvents(
     orgId,
     at,
+    "Touchpoint",
     {
       accountId: "text",
       contactId: "text",
@@ -442,13 +463,13 @@ async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<st
       occurredAt: "timestamptz",
     },
     touchpointRows,
-    [...TOUCHPOINT_COLUMNS],
+    TOUCHPOINT_COLUMNS,
+    "touchpoint.created",
+    toTouchpoint,
   );
-  for (const row of touchpoints) events.push({ name: "touchpoint.created", data: toTouchpoint(row) });
-  await recordEvents(tx, orgId, SEED_ORIGIN, events);
 
   // Signals as a push stores them (expiring 30 days after they occurred); no event exists for them.
-  await tx.healthSignal.createMany({
+  await prisma().healthSignal.createMany({
     data: Array.from({ length: DEMO_BOOK.signals }, () => {
       const accountId = accountIds[rng.int(0, DEMO_BOOK.accounts - 1)] as string;
       const source = rng.pick(["psa", "nps-survey", "billing"]);
@@ -461,12 +482,12 @@ async function seedBook(tx: TransactionClient, orgId: string): Promise<Record<st
     }),
   });
 
-  const snapshots = await seedHealthHistory(tx, orgId, accountIds, rng.next);
+  const snapshots = await seedHealthHistory(orgId, accountIds, rng.next);
   return {
     accounts: accountIds.length,
     contacts: contactIds.length,
     deals: dealIds.length,
-    devices: devices.length,
+    devices,
     tasks: tasks.length,
     notes: notes.length,
     touchpoints: touchpoints.length,
@@ -522,14 +543,9 @@ const TOUCHPOINT_COLUMNS = [
 
 // Past days cannot be recomputed from today's data, so the demo history is a drift that ends at today's real score,
 // stored first (with today's snapshot) as every score is: by a write, here the seed's.
-async function seedHealthHistory(
-  tx: TransactionClient,
-  orgId: string,
-  accountIds: string[],
-  next: () => number,
-): Promise<number> {
+async function seedHealthHistory(orgId: string, accountIds: string[], next: () => number): Promise<number> {
   await refreshHealthScores(orgId);
-  const stored = await tx.healthScore.findMany({ where: { orgId }, select: { accountId: true, score: true } });
+  const stored = await prisma().healthScore.findMany({ where: { orgId }, select: { accountId: true, score: true } });
   const current = new Map(stored.map((row) => [row.accountId, row.score]));
   const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
   const rows = [];
@@ -540,12 +556,18 @@ async function seedHealthHistory(
       rows.push({ id: newId(), accountId, day: new Date(today - back * DAY_MS).toISOString().slice(0, 10), score });
     }
   }
-  await tx.$executeRawUnsafe(
-    `INSERT INTO "HealthSnapshot" ("id", "orgId", "accountId", "day", "score", "updatedAt")
-     SELECT r."id", $1, r."accountId", r."day", r."score", now() AT TIME ZONE 'UTC'
-     FROM jsonb_to_recordset($2::jsonb) AS r("id" text, "accountId" text, "day" date, "score" int)`,
-    orgId,
-    JSON.stringify(rows),
-  );
+  // Several statements: each stays a short transaction (see DEVICE_BATCH).
+  for (let start = 0; start < rows.length; start += SNAPSHOT_BATCH) {
+    await prisma().$executeRawUnsafe(
+      `INSERT INTO "HealthSnapshot" ("id", "orgId", "accountId", "day", "score", "updatedAt")
+       SELECT r."id", $1, r."accountId", r."day", r."score", now() AT TIME ZONE 'UTC'
+       FROM jsonb_to_recordset($2::jsonb) AS r("id" text, "accountId" text, "day" date, "score" int)`,
+      orgId,
+      JSON.stringify(rows.slice(start, start + SNAPSHOT_BATCH)),
+    );
+  }
   return rows.length + accountIds.length;
 }
+
+/** History rows per statement. */
+const SNAPSHOT_BATCH = 6_000;
