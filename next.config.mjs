@@ -22,6 +22,8 @@ const nextConfig = {
     "@opentelemetry/instrumentation-ioredis",
     "@prisma/instrumentation",
   ],
+  // The readiness probe compares the build's migration folders with the database's; serverless bundles need them.
+  outputFileTracingIncludes: { "/readyz": ["./prisma/migrations/**/*"] },
   poweredByHeader: false,
   // forbidden() answers 403 with app/forbidden.tsx (a removed member, a role that may not see a page).
   experimental: { authInterrupts: true },

@@ -19,10 +19,13 @@
 //      POST with an Idempotency-Key; target: rate limiting + audit together cost ≤ 15% of throughput.
 //   7. Observability (bench/telemetry.ts): GET throughput as shipped (request log line, OpenTelemetry off), with the
 //      log silenced, and with OpenTelemetry exporting every span and metric; reported, no target.
+//   8. Start-up (bench/startup.ts): spawn → first 200 of `npm start` for a first start on an empty embedded database
+//      (migrations, demo seed; target ≤ 5 s) and a restart on it (target ≤ 1.5 s), beside a bare node:http server.
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
 // The build: `next build` into .next-bench (NEXT_DIST_DIR) with the floor route written into app/ for the build only
-// and removed right after it (also on failure and Ctrl-C), so the product never contains it.
+// and removed right after it (also on failure and Ctrl-C), so the product never contains it; the compiled server
+// (dist/, scripts/build-server.ts) is rebuilt every run, which takes under a second.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -32,6 +35,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { buildEmbeddedTemplate, buildServer } from "../scripts/build-server";
 import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
 import { freePort } from "../test/helpers/ports";
@@ -46,6 +50,7 @@ import { FLOOR_PATH, installFloorRoute, removeFloorRoute } from "./floor-route";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
 import { LAYER_ENV, measurePlatformLayers } from "./platform";
 import { type ChildServer, startServer } from "./servers";
+import { measureStartup, type StartupResult } from "./startup";
 import { measureObservability, observedEnv, startOtlpSink } from "./telemetry";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -133,7 +138,8 @@ function newestMtime(dir: string): number {
 
 /**
  * Builds the app into {@link DIST_DIR} with the floor route (bench/floor-route.ts) when that build is missing, older
- * than app/ or server/, or `--build` was passed; the floor route is removed from app/ as soon as the build ends.
+ * than app/ or server/, or `--build` was passed; the floor route is removed from app/ as soon as the build ends. The
+ * compiled server (dist/) is rebuilt every time.
  * @returns the BUILD_ID.
  * @throws Error when `next build` fails (its output has already been printed).
  */
@@ -166,6 +172,8 @@ async function ensureBuild(): Promise<{ buildId: string }> {
     }
     log(`next build done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
+  await buildServer();
+  await buildEmbeddedTemplate();
   return { buildId: readFileSync(buildIdFile, "utf8").trim() };
 }
 
@@ -290,13 +298,16 @@ async function launch(
   const started = performance.now();
   // V8 writes the profile when the process exits (every server exits through process.exit on SIGTERM).
   const profiling = CPU_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${path.join(PROFILES_DIR, kind)}`] : [];
-  // `node --import tsx` instead of the tsx CLI (what npm start runs): one process, whose pid is the server's; npm
-  // start's own Node flags (its memory settings) come with it.
-  const script = kind === "start" ? path.join("scripts", "serve.ts") : path.join("bench", `${kind}-server.ts`);
+  // What npm start runs (node with its flags on the compiled server), without npm in between: one process, whose pid
+  // is the server's. The bench's own servers run under tsx.
+  const script =
+    kind === "start"
+      ? [...npmStartNodeFlags(), path.join("dist", "serve.js")]
+      : ["--import", "tsx", path.join("bench", `${kind}-server.ts`)];
   const server = await startServer({
     name: kind === "start" ? "npm start" : `${kind}-server`,
     command: process.execPath,
-    args: [...profiling, ...(kind === "start" ? npmStartNodeFlags() : []), "--import", "tsx", script],
+    args: [...profiling, ...script],
     port,
     env,
     cwd: ROOT,
@@ -309,8 +320,8 @@ async function launch(
 }
 
 /**
- * The Node flags `npm start` passes through tsx (`package.json` scripts.start: `tsx <flags> scripts/serve.ts`), so the
- * bench measures the server with the settings users get.
+ * The Node flags of `npm start` (`package.json` scripts.start: `node <flags> dist/serve.js`), so the bench measures the
+ * server with the settings users get.
  */
 function npmStartNodeFlags(): string[] {
   const manifest = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
@@ -798,6 +809,14 @@ async function main(): Promise<void> {
     warmupMs: PROFILE.writeSliceMs / 2,
     log,
   });
+  const startup: StartupResult = await measureStartup({
+    root: ROOT,
+    nodeFlags: npmStartNodeFlags(),
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NEXT_DIST_DIR: DIST_DIR },
+    rounds: QUICK ? 1 : 2,
+    restartsPerRound: QUICK ? 2 : 3,
+    log,
+  });
   const busyAfter = await machineBusy();
   if (busyAfter > 0.25 && busyBefore <= 0.25) {
     log(
@@ -844,6 +863,18 @@ async function main(): Promise<void> {
       value: feed.ratio,
       target: `<= ${TARGETS.feed}`,
       pass: feed.ratio <= TARGETS.feed,
+    },
+    {
+      name: "first start → 200, ms",
+      value: startup.medians.firstStart.wallMs,
+      target: `<= ${startup.targets.firstStartMs}`,
+      pass: startup.medians.firstStart.wallMs <= startup.targets.firstStartMs,
+    },
+    {
+      name: "restart → 200, ms",
+      value: startup.medians.restart.wallMs,
+      target: `<= ${startup.targets.restartMs}`,
+      pass: startup.medians.restart.wallMs <= startup.targets.restartMs,
     },
     ...(["getTogether", "postTogether"] as const).map((name) => ({
       name: `rate limit+audit ${name.startsWith("get") ? "GET" : "POST"}`,
@@ -967,6 +998,20 @@ async function main(): Promise<void> {
     `  cost: the request log line ${percent(observability.costs.logLine)} of throughput, ${micros(observability.costs.logLineCpuUs)} µs CPU/req; OpenTelemetry on ${percent(observability.costs.telemetry)}, ${micros(observability.costs.telemetryCpuUs)} µs CPU/req (${observability.exports} OTLP exports received)`,
   );
   lines.push("");
+  lines.push(
+    `Start-up, spawn → first 200 of GET /readyz (embedded database; median of ${startup.restart.length} restarts, ${startup.firstStart.length} first starts, interleaved with the bare server)`,
+  );
+  lines.push(`  ${pad("start", 40)}${pad("wall ms", 9, true)}${pad("CPU ms", 9, true)}  every run (wall ms)`);
+  for (const [label, kind] of [
+    ["bare node:http server", "bare"],
+    ["npm start, first (migrations + demo seed)", "firstStart"],
+    ["npm start, restart", "restart"],
+  ] as const) {
+    lines.push(
+      `  ${pad(label, 40)}${pad(startup.medians[kind].wallMs.toFixed(0), 9, true)}${pad(startup.medians[kind].cpuMs.toFixed(0), 9, true)}  ${startup[kind].map((sample) => sample.wallMs.toFixed(0)).join(" ")}`,
+    );
+  }
+  lines.push("");
   lines.push("Targets");
   for (const ratio of ratios) {
     lines.push(
@@ -1012,6 +1057,7 @@ async function main(): Promise<void> {
     writes,
     platform,
     observability,
+    startup,
     ratios,
     ...(profiles ? { profiles } : {}),
   };

@@ -1,8 +1,8 @@
 // Playwright global setup: a fresh PostgreSQL database with every migration, and the built app served on it with
-// `npm start`'s server (real PostgreSQL and Redis, loopback webhooks allowed for the test receiver). The environment set
+// `npm start`'s compiled server (real PostgreSQL and Redis, loopback webhooks allowed for the test receiver). The environment set
 // here reaches the test workers (DATABASE_URL for the admin command, E2E_BASE_URL).
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createFreshDatabase } from "../test/helpers/fresh-database";
@@ -35,7 +35,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     process.env.DATABASE_URL = process.env.E2E_DATABASE_URL;
     return async () => undefined;
   }
-  if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
+  if (!existsSync(path.join(root, ".next", "BUILD_ID")) || !existsSync(path.join(root, "dist", "serve.js"))) {
     throw new Error("No production build: run `npm run build` first (`npm test` builds before the tests)");
   }
 
@@ -47,25 +47,23 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.E2E_BASE_URL = baseUrl;
   mkdirSync(path.join(root, ".ci", "tmp"), { recursive: true });
   const log = createWriteStream(path.join(root, ".ci", "tmp", "e2e-server.log"));
-  // The README's start command (scripts/serve.ts), as users run it.
-  const server = spawn(
-    process.execPath,
-    [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), path.join(root, "scripts", "serve.ts")],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATABASE_URL: url,
-        REDIS_URL: process.env.REDIS_URL,
-        WEBHOOKS_ALLOW_LOOPBACK: "true",
-        DATA_DIR: mkdtempSync(path.join(tmpdir(), "crm-e2e-")),
-        PORT: String(port),
-        PUBLIC_URL: "",
-        NODE_ENV: "production",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+  // The README's start command as users run it: node with npm start's flags on the compiled server.
+  const manifest = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } };
+  const nodeFlags = manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith("--"));
+  const server = spawn(process.execPath, [...nodeFlags, path.join(root, "dist", "serve.js")], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      REDIS_URL: process.env.REDIS_URL,
+      WEBHOOKS_ALLOW_LOOPBACK: "true",
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), "crm-e2e-")),
+      PORT: String(port),
+      PUBLIC_URL: "",
+      NODE_ENV: "production",
     },
-  );
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   server.stdout?.pipe(log);
   server.stderr?.pipe(log);
   try {

@@ -24,7 +24,8 @@ const USAGE = `Usage:
     --limits overrides the plan's limits as given.
   npm run admin -- seed-demo --org <slug> [--json]
     Creates the organisation if needed and fills it with a demo MSP book (200 accounts, 1,000 contacts, 400 deals,
-    5,000 devices, tasks, notes, touchpoints, signals, 90 days of health history) through the API's services.
+    5,000 devices, tasks, notes, touchpoints, signals, 90 days of health history) in one transaction, recording
+    each record's event (never delivered to webhooks).
   npm run admin -- create-webhook --org <slug> --url <url> --events <comma-separated event names|*>
                                   [--description <text>] [--json]
     Creates the organisation if needed and a webhook endpoint in it (spec §6), enabled, and prints its id and signing

@@ -1,10 +1,14 @@
-// `npm start` (and `npm run dev` with --dev): the service in one process (DESIGN.md §3, §8, §10; issues #11 A, #12).
+// `npm start` (compiled to dist/serve.js by `npm run build`) and `npm run dev` (this file under tsx, with --dev): the
+// service in one process (docs/architecture.md, "The REST facade", "The embedded database", "Running in production").
 // It validates the environment, opens the database (as the one owner of the embedded database when DATABASE_URL is
 // unset, serving it to other processes on a loopback socket), applies migrations, seeds the demo organisation into an
-// empty database, then serves on node:http: /api/v1 straight through the REST facade's pipeline, every other path
-// through Next.js (settings, docs, /api/inngest, /api/trpc). SIGINT and SIGTERM drain requests, store the pending audit
-// rows and close the database cleanly; a second signal exits at once.
-import { createServer, type Server, type ServerResponse } from "node:http";
+// empty database, then serves on node:http: /livez and /readyz, /api/v1 straight through the REST facade's pipeline,
+// every other path through Next.js (settings, docs, /api/inngest, /api/trpc). SIGINT and SIGTERM turn /readyz to 503,
+// then drain requests, store the pending audit rows and close the database cleanly; a second signal exits at once.
+//
+// Only this file's first step is imported statically: every module the server runs is imported after it, so that
+// what must run first (a telemetry SDK patching node:http, pg, ioredis) can.
+import type { Server, ServerResponse } from "node:http";
 import path from "node:path";
 import { ensureSupportedNode } from "./node-runtime";
 
@@ -44,24 +48,11 @@ function listen(server: Server, port: number): Promise<void> {
   });
 }
 
-/**
- * Source maps of a production server off (README: benchmarks, the RSS target of issue #12; the V8 heap flags that go
- * with it are in `package.json`'s start script). tsx turns Node's source-map support on for every module loaded after
- * it, so the server would read and keep the source maps of Next.js's server bundles and of node_modules: about 60 MB
- * of heap, 90 MB resident. Stack traces then point into tsx's output rather than the TypeScript; an operator who wants
- * them mapped sets NODE_OPTIONS=--enable-source-maps. `--dev` keeps them.
- */
-async function sourceMapsOnlyWhenAsked(): Promise<void> {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
-  if (dev || given.includes("--enable-source-maps")) return;
-  // Imported here, after ensureSupportedNode: Node 20 (re-run on a supported Node) has no setSourceMapsSupport.
-  const { setSourceMapsSupport } = await import("node:module");
-  setSourceMapsSupport(false);
-}
-
 async function main(): Promise<void> {
   await ensureSupportedNode(root);
-  await sourceMapsOnlyWhenAsked();
+  // V8's code cache on disk (NODE_COMPILE_CACHE, default under the OS temp folder): a restart skips compiling Next.js
+  // and the server's modules again. Imported here: Node 20, re-run above on a supported Node, has no such function.
+  (await import("node:module")).enableCompileCache();
   const { env } = await import("../server/env");
   let config: ReturnType<typeof env>;
   try {
@@ -70,8 +61,8 @@ async function main(): Promise<void> {
     console.error((error as Error).message);
     process.exit(1);
   }
-  // Telemetry first: the modules it instruments (the database client, ioredis) are imported below (README:
-  // Observability).
+  // Telemetry first: what it instruments (the database client, ioredis) is imported below (docs/architecture.md,
+  // "Observability").
   const { startTelemetry, stopTelemetry } = await import("../server/observability/telemetry");
   await startTelemetry().catch((error: Error) => {
     console.error(error.message);
@@ -81,15 +72,35 @@ async function main(): Promise<void> {
   const { closeDb, db } = await import("../server/db/client");
   const { EmbeddedDatabaseBusyError } = await import("../server/db/embedded");
   const { migrateProcessDatabase } = await import("../server/db/ready");
+  // The database opens (the embedded one in a thread of its own) while this thread loads Next.js and the server.
+  const migrating = migrateProcessDatabase({ own: true });
+  migrating.catch(() => undefined);
+  const next = (await import("next")).default;
+  const app = next({ dev, dir: root, port: config.PORT });
+  const preparing = app.prepare();
+  preparing.catch(() => undefined);
+
+  const { createServer } = await import("node:http");
+  const { ensureDemo } = await import("../server/services/demo");
+  const { startupBanner } = await import("../server/services/startup");
+  const { markShuttingDown } = await import("../server/services/status");
+  const { nodeApiListener, answerClientError, writeReply } = await import("../server/http/node");
+  const { probeOf, probeReply } = await import("../server/http/probes");
+  const { flushAudit } = await import("../server/services/audit");
+  const { dispatchesSettled } = await import("../server/webhooks/hand-over");
+  const { closeKv } = await import("../server/kv");
+  const { CLIENT_ADDRESS_HEADER } = await import("../server/services/auth");
+  const { clientAddress } = await import("../server/http/origin");
+  const { observedPages, pageRoutes } = await import("../server/http/pages");
+  const { log } = await import("../server/observability/logger");
   let applied: string[];
   try {
-    applied = await migrateProcessDatabase({ own: true });
+    applied = await migrating;
   } catch (error) {
     console.error(error instanceof EmbeddedDatabaseBusyError ? error.message : `Database: ${(error as Error).message}`);
     await closeDb().catch(() => undefined);
     process.exit(1);
   }
-
   // Fails before serving when production has no BETTER_AUTH_SECRET (the settings' cookies need one shared secret).
   try {
     (await import("../server/auth/secret")).authSecret();
@@ -98,38 +109,33 @@ async function main(): Promise<void> {
     await closeDb();
     process.exit(1);
   }
-  const { ensureDemo } = await import("../server/services/demo");
-  const { CLIENT_ADDRESS_HEADER } = await import("../server/services/auth");
-  const { clientAddress } = await import("../server/http/origin");
-  const { startupBanner } = await import("../server/services/startup");
-  const { nodeApiListener, answerClientError } = await import("../server/http/node");
-  const { flushAudit } = await import("../server/services/audit");
-  const { dispatchesSettled } = await import("../server/webhooks/hand-over");
-  const { closeKv } = await import("../server/kv");
-  const { observedPages, pageRoutes } = await import("../server/http/pages");
-  const demo = await ensureDemo(config.DATA_DIR);
-
-  const next = (await import("next")).default;
-  const app = next({ dev, dir: root, port: config.PORT });
-  await app.prepare();
+  const demo = config.SEED_DEMO ? await ensureDemo(config.DATA_DIR) : null;
+  await preparing;
   const pages = observedPages(
     app.getRequestHandler(),
     pageRoutes(path.join(root, process.env.NEXT_DIST_DIR || ".next")),
   );
   const api = nodeApiListener();
   const server = createServer((req, res) => {
-    if (isApiTarget(req.url ?? "/")) api(req, res);
-    else {
-      // The settings' audit trail and sign-in limits count this address; a client never sets it itself.
-      const address = clientAddress((name) => {
-        const value = req.headers[name];
-        return Array.isArray(value) ? value.join(", ") : value;
-      }, req.socket.remoteAddress ?? null);
-      if (address) req.headers[CLIENT_ADDRESS_HEADER] = address;
-      else delete req.headers[CLIENT_ADDRESS_HEADER];
-      relativeRedirects(res);
-      pages(req, res);
+    const target = req.url ?? "/";
+    if (isApiTarget(target)) return api(req, res);
+    const probe = probeOf(target);
+    if (probe) {
+      probeReply(probe, req.method ?? "GET").then(
+        (reply) => writeReply(res, reply),
+        () => res.destroy(),
+      );
+      return;
     }
+    // The settings' audit trail and sign-in limits count this address; a client never sets it itself.
+    const address = clientAddress((name) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value.join(", ") : value;
+    }, req.socket.remoteAddress ?? null);
+    if (address) req.headers[CLIENT_ADDRESS_HEADER] = address;
+    else delete req.headers[CLIENT_ADDRESS_HEADER];
+    relativeRedirects(res);
+    pages(req, res);
   });
   server.on("clientError", answerClientError);
   // Ready before listening, so it is printed before the first request can be answered.
@@ -147,7 +153,6 @@ async function main(): Promise<void> {
   // Scores missing or more than an hour old (accounts from before the health table, a stopped worker) are computed
   // once now, in the background; while a worker runs, the health refresh keeps them current.
   const { refreshChangedHealthScores } = await import("../server/services/health");
-  const { log } = await import("../server/observability/logger");
   refreshChangedHealthScores().catch((error: unknown) => log().error({ err: error }, "health refresh failed"));
 
   let stopping = false;
@@ -157,7 +162,13 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     stopping = true;
-    console.log(`${signal}: finishing requests in flight, then closing the database`);
+    // Not ready first: a load balancer polling /readyz stops sending while everything is still served.
+    markShuttingDown();
+    const delay = config.SHUTDOWN_DELAY_MS;
+    console.log(
+      `${signal}: /readyz answers 503; ${delay > 0 ? `serving for ${delay} ms more, then ` : ""}finishing requests in flight, then closing the database`,
+    );
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const force = setTimeout(() => server.closeAllConnections(), 10_000);

@@ -1,8 +1,9 @@
 // `npm test`: the whole suite. Runs on a supported Node (obtaining one when the machine's is older), builds the
-// production app (the start-up test and the end-to-end tests serve it), runs every vitest test (unit beside the code,
-// integration against the real PostgreSQL and Redis), then the Playwright specs in a Chromium it finds or obtains
-// (scripts/browser.ts), and ends with one line `N passed, N failed` summed over every runner. SKIP_BUILD=1 reuses an
-// existing `.next` build, SKIP_E2E=1 leaves the browser tests out; arguments are passed to vitest.
+// production app and the compiled server (the start-up tests and the end-to-end tests serve them), runs every vitest
+// test (unit beside the code, integration against the real PostgreSQL and Redis), then the Playwright specs in a
+// Chromium it finds or obtains (scripts/browser.ts), and ends with one line `N passed, N failed` summed over every
+// runner. SKIP_BUILD=1 reuses an existing build (`.next` and `dist`), SKIP_E2E=1 leaves the browser tests out;
+// arguments are passed to vitest.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -22,7 +23,8 @@ async function main(): Promise<void> {
   let passed = 0;
   let failed = 0;
 
-  if (!process.env.SKIP_BUILD || !existsSync(path.join(root, ".next/BUILD_ID"))) {
+  const built = existsSync(path.join(root, ".next/BUILD_ID")) && existsSync(path.join(root, "dist/serve.js"));
+  if (!process.env.SKIP_BUILD || !built) {
     if (run("npm", ["run", "build"]) !== 0) {
       console.error("build failed");
       failed += 1;

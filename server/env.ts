@@ -36,6 +36,15 @@ const optionalUrl = z.preprocess(
  *   required in production with `DATABASE_URL`, else generated once into `DATA_DIR` (server/auth/secret.ts).
  * - `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…`) and `MAIL_FROM` (`CRM <crm@example.com>`): with both set,
  *   invitations and password-reset links are also mailed (nodemailer); without, they are only shown and printed.
+ * - `KV_PREFIX`: prepended to every key this service writes in Redis or Vercel KV (rate-limit windows, the key-cache
+ *   generation, sign-in throttles), so deployments sharing one store never share entries; default `crm:`. Letters,
+ *   digits and `:_.-` only: a brace would break the hash tags that keep a request's windows on one cluster node
+ *   (docs/architecture.md, "Key-value store and rate limits").
+ * - `SEED_DEMO`: `false` leaves an empty database empty; default `true`: the first start seeds the demo organisation
+ *   and prints its key and login (the README's first command). Production deployments set `false`.
+ * - `SHUTDOWN_DELAY_MS`: after SIGTERM, how long `npm start` keeps serving with `/readyz` answering 503 before it stops
+ *   accepting connections, so a load balancer stops sending first (docs/architecture.md, "Running in production");
+ *   ms, default 0.
  */
 export const EnvSchema = z
   .object({
@@ -80,6 +89,19 @@ export const EnvSchema = z
     WEBHOOKS_ALLOW_LOOPBACK: z
       .enum(["true", "false", "1", "0"])
       .default("false")
+      .transform((value) => value === "true" || value === "1"),
+    KV_PREFIX: z.preprocess(
+      (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+      z
+        .string()
+        .max(64)
+        .regex(/^[A-Za-z0-9:_.-]+$/, "letters, digits, colon, underscore, dot and hyphen only")
+        .default("crm:"),
+    ),
+    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(120_000).default(0),
+    SEED_DEMO: z
+      .enum(["true", "false", "1", "0"])
+      .default("true")
       .transform((value) => value === "true" || value === "1"),
     LOG_LEVEL: z.preprocess(
       (value) => (typeof value === "string" ? value.trim().toLowerCase() || undefined : value),

@@ -18,6 +18,12 @@ export type Meta = OpenApiMeta<{
   partialStatus?: 207;
   /** Input fields of a body method (POST, PATCH) sent as query parameters (`?mode=partial`). */
   query?: readonly string[];
+  /**
+   * An anonymous window of the route's own per client address instead of the one all anonymous requests share, so
+   * that other anonymous traffic (bad keys) cannot use it up: the status endpoint (docs/architecture.md, "Key-value
+   * store and rate limits").
+   */
+  ownWindow?: "status";
 }>;
 
 /**

@@ -1,5 +1,6 @@
 // Gives every test run a fresh PostgreSQL database with all migrations applied (issue #2: "a fresh database per run"),
 // and points the workers at it and at the real Redis.
+import { randomBytes } from "node:crypto";
 import { createFreshDatabase } from "./helpers/fresh-database";
 
 export default async function setup(): Promise<() => Promise<void>> {
@@ -8,6 +9,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   process.env.REDIS_URL ??= "redis://127.0.0.1:6379";
   // One secret for the tests and the processes they start (the admin command), as production sets it.
   process.env.BETTER_AUTH_SECRET ??= "test-secret-for-settings-cookies-0123456789";
+  // Runs of other checkouts may share this Redis: a prefix of the run's own keeps their windows and counters apart.
+  process.env.KV_PREFIX ??= `test-${randomBytes(4).toString("hex")}:`;
   // Many tests share the anonymous window of 127.0.0.1; rate-limit tests set low limits explicitly.
   process.env.RATE_LIMIT_ANONYMOUS_PER_MIN ??= "1000000";
   // In-process servers would print a line per request; tests that read the log capture it (test/helpers/log-capture).

@@ -1,10 +1,24 @@
-// The embedded database (DESIGN.md §3): PGlite in DATA_DIR/pglite, opened by exactly one process, which serves it to
-// every other process (admin command, migrations, psql) and to itself over the PostgreSQL wire protocol on loopback.
-// Two processes opening one data directory lose acknowledged writes (issue #11 A), so a lock file says who owns it.
-import { closeSync, mkdirSync, openSync, unlinkSync, writeFileSync } from "node:fs";
+// The embedded database (docs/architecture.md, "The embedded database"): PGlite in DATA_DIR/pglite, opened by exactly
+// one process, which serves it to every other process (admin command, migrations, psql) and to itself over the
+// PostgreSQL wire protocol on loopback. Two processes opening one data directory lose acknowledged writes, so a lock
+// file says who owns it. PGlite runs in a worker thread of its own: its WebAssembly Postgres then uses the second
+// core while the main thread serves requests (and, at start-up, loads Next.js while PGlite opens).
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { alive, type EmbeddedLock, embeddedLockPath, readLock } from "./embedded-lock";
 
 export { type EmbeddedLock, readLiveEmbeddedLock } from "./embedded-lock";
@@ -59,42 +73,126 @@ function acquireLock(dataDir: string): string {
   throw new Error(`Could not take the lock ${file}`);
 }
 
+// The worker thread's program: plain JavaScript run with `eval` (so it needs no TypeScript loader nor a file of its
+// own in the build), importing the two packages by the URLs the main thread resolved. It opens PGlite, serves it on an
+// ephemeral loopback port, posts `{ conn }` (or `{ error }`), and on "close" stops both and posts "closed".
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+(async () => {
+  let db;
+  let server;
+  try {
+    const { PGlite } = await import(workerData.pglite);
+    const { PGLiteSocketServer } = await import(workerData.socket);
+    db = await PGlite.create(workerData.dir);
+    server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: workerData.maxConnections });
+    await server.start();
+    parentPort.postMessage({ conn: server.getServerConn() });
+  } catch (error) {
+    await server?.stop().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    parentPort.postMessage({ error: error instanceof Error ? error.message : String(error) });
+    return;
+  }
+  parentPort.on("message", async (message) => {
+    if (message !== "close") return;
+    await server.stop().catch(() => undefined);
+    await db.close();
+    parentPort.postMessage("closed");
+  });
+})();
+`;
+
 /**
- * Opens the embedded database of `dataDir` as its one owner (DESIGN.md §3): takes `DATA_DIR/pglite.lock` (a stale lock
- * whose process is gone is taken over), opens PGlite in `DATA_DIR/pglite` (created when missing), and serves it with
- * `@electric-sql/pglite-socket` on 127.0.0.1 at an ephemeral port, which the lock then records.
+ * Where `npm run build` leaves a freshly initialised, cleanly closed data directory of the installed PGlite version
+ * (`dist/pglite-<version>/`, resolved from the working directory like the migrations folder). A first start copies it
+ * instead of running PGlite's initdb, which costs several seconds of CPU (docs/architecture.md, "The embedded
+ * database").
+ */
+export function embeddedTemplateDir(): string {
+  const entry = fileURLToPath(import.meta.resolve("@electric-sql/pglite"));
+  const manifest = path.join(path.dirname(entry), "..", "package.json");
+  const { version } = JSON.parse(readFileSync(manifest, "utf8")) as { version: string };
+  return path.resolve("dist", `pglite-${version}`);
+}
+
+/**
+ * Fills an empty data directory from the build's template when there is one of this PGlite version: copied beside it,
+ * then renamed into place, so a crash mid-copy leaves no half directory PGlite would take for a database.
+ */
+function seedFromTemplate(dir: string): void {
+  if (existsSync(path.join(dir, "PG_VERSION"))) return;
+  const template = embeddedTemplateDir();
+  if (!existsSync(path.join(template, "PG_VERSION"))) return;
+  if (existsSync(dir) && readdirSync(dir).length > 0) return;
+  const staging = `${dir}.copying-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  cpSync(template, staging, { recursive: true });
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(staging, dir);
+}
+
+/** The worker's first message: where it serves the database, or why it could not open it. */
+type WorkerReply = { conn: string } | { error: string };
+
+function firstMessage(worker: Worker): Promise<WorkerReply> {
+  return new Promise((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`the embedded database's thread exited with ${code}`)));
+  });
+}
+
+/**
+ * Opens the embedded database of `dataDir` as its one owner: takes `DATA_DIR/pglite.lock` (a stale lock whose process
+ * is gone is taken over), opens PGlite in `DATA_DIR/pglite` (created when missing, from the build's template when
+ * there is one: {@link embeddedTemplateDir}) in a worker thread, and serves it
+ * with `@electric-sql/pglite-socket` on 127.0.0.1 at an ephemeral port, which the lock then records.
  * @returns the URL (`postgresql://postgres@127.0.0.1:<port>/postgres`) and `close()`.
- * @throws EmbeddedDatabaseBusyError when a live process already owns the directory.
+ * @throws EmbeddedDatabaseBusyError when a live process already owns the directory; Error with PGlite's message when
+ *         the directory cannot be opened.
  */
 export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDatabase> {
   const file = acquireLock(dataDir);
-  let pglite: PGlite | undefined;
-  let server: PGLiteSocketServer | undefined;
+  let worker: Worker | undefined;
   try {
     const dir = path.resolve(dataDir, "pglite");
+    seedFromTemplate(dir);
     mkdirSync(dir, { recursive: true });
-    pglite = await PGlite.create(dir);
-    server = new PGLiteSocketServer({ db: pglite, host: "127.0.0.1", port: 0, maxConnections: MAX_CONNECTIONS });
-    await server.start();
-    const url = `postgresql://postgres@${server.getServerConn()}/postgres`;
+    worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        dir,
+        pglite: import.meta.resolve("@electric-sql/pglite"),
+        socket: import.meta.resolve("@electric-sql/pglite-socket"),
+        maxConnections: MAX_CONNECTIONS,
+      },
+    });
+    const reply = await firstMessage(worker);
+    if ("error" in reply) throw new Error(`The embedded database in ${dir} could not be opened: ${reply.error}`);
+    const url = `postgresql://postgres@${reply.conn}/postgres`;
     const lock: EmbeddedLock = { pid: process.pid, url, startedAt: new Date().toISOString() };
     writeFileSync(file, JSON.stringify(lock), { mode: 0o600 });
-    const [openServer, openPglite] = [server, pglite];
+    const thread = worker;
     let closing: Promise<void> | undefined;
     return {
       url,
       close: () => {
         closing ??= (async () => {
-          await openServer.stop();
-          await openPglite.close();
+          const closed = new Promise<unknown>((resolve) => {
+            thread.once("message", resolve);
+            thread.once("exit", resolve);
+          });
+          thread.postMessage("close");
+          await closed;
+          await thread.terminate();
           if (readLock(file)?.pid === process.pid) unlinkSync(file);
         })();
         return closing;
       },
     };
   } catch (error) {
-    await server?.stop().catch(() => undefined);
-    await pglite?.close().catch(() => undefined);
+    await worker?.terminate();
     if (readLock(file)?.pid === process.pid) unlinkSync(file);
     throw error;
   }

@@ -171,13 +171,26 @@ async function applyPending(
   return { applied: done };
 }
 
-function readMigrations(dir: string): MigrationFile[] {
+/**
+ * The names of the migration folders in `migrationsDir` (default `prisma/migrations` resolved from `process.cwd()`),
+ * in the order {@link migrateDatabase} applies them: what a database must have recorded in `_prisma_migrations` to be
+ * up to date (the readiness probe compares the two).
+ * @throws Error if the folder is missing.
+ */
+export function migrationNames(migrationsDir = "prisma/migrations"): string[] {
+  const dir = path.resolve(process.cwd(), migrationsDir);
   if (!existsSync(dir)) throw new Error(`Migrations folder not found: ${dir}`);
-  const names = readdirSync(dir)
-    // Dot-folders are work in progress (scripts/migration-diff.ts stages a new migration in one), never migrations.
-    .filter((name) => !name.startsWith(".") && statSync(path.join(dir, name)).isDirectory())
-    // Plain code-unit order, not localeCompare: timestamps must sort the same on every machine.
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return (
+    readdirSync(dir)
+      // Dot-folders are work in progress (scripts/migration-diff.ts stages a new migration in one), never migrations.
+      .filter((name) => !name.startsWith(".") && statSync(path.join(dir, name)).isDirectory())
+      // Plain code-unit order, not localeCompare: timestamps must sort the same on every machine.
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  );
+}
+
+function readMigrations(dir: string): MigrationFile[] {
+  const names = migrationNames(dir);
   return names.map((name) => {
     const file = path.join(dir, name, "migration.sql");
     if (!existsSync(file)) throw new Error(`Migration ${name} has no migration.sql (${file})`);

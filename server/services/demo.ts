@@ -41,15 +41,16 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   if (!existing) await seedDemoBook(org.id);
 
   const file = path.resolve(dataDir, "demo-credentials.json");
-  const saved: Partial<DemoCredentials> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+  const saved: Partial<SavedCredentials> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
   const sameOrg = saved.orgId === org.id;
   const apiKey =
     (sameOrg && saved.apiKey && (await demoKeyWorks(saved.apiKey)) && saved.apiKey) || (await newDemoKey(org.id));
-  const password = await ensureDemoUser(org.id, sameOrg ? saved.password : undefined);
-  const credentials: DemoCredentials = { orgId: org.id, apiKey, email: DEMO_USER_EMAIL, password };
-  if (JSON.stringify(saved) !== JSON.stringify(credentials)) {
+  const user = await ensureDemoUser(org.id, sameOrg ? saved : {});
+  const credentials: DemoCredentials = { orgId: org.id, apiKey, email: DEMO_USER_EMAIL, password: user.password };
+  const stored: SavedCredentials = { ...credentials, passwordHash: user.passwordHash };
+  if (JSON.stringify(saved) !== JSON.stringify(stored)) {
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, JSON.stringify(credentials, null, 2), { mode: 0o600 });
+    writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
   }
   return credentials;
 }
@@ -67,8 +68,29 @@ async function newDemoKey(orgId: string): Promise<string> {
   return raw;
 }
 
-// Returns the demo owner's password: the saved one while it still signs in, else a new one set on the user.
-async function ensureDemoUser(orgId: string, savedPassword: string | undefined): Promise<string> {
+/**
+ * What the credentials file holds: the printed credentials and the password's hash as stored when it was written, so
+ * a restart that finds the same hash knows the password still signs in without a password check (~300 ms of CPU).
+ */
+interface SavedCredentials extends DemoCredentials {
+  passwordHash: string;
+}
+
+// The demo owner's stored credential hash (better-auth's credential account), or null when it has none.
+async function storedHash(userId: string): Promise<string | null> {
+  const account = await prisma().authAccount.findFirst({
+    where: { userId, providerId: "credential" },
+    select: { password: true },
+  });
+  return account?.password ?? null;
+}
+
+// Returns the demo owner's password and its stored hash: the saved password while it still signs in, else a new one
+// set on the user.
+async function ensureDemoUser(
+  orgId: string,
+  saved: Partial<SavedCredentials>,
+): Promise<{ password: string; passwordHash: string }> {
   const origin = defaultOrigin();
   const user = await prisma().user.findUnique({
     where: { email: DEMO_USER_EMAIL },
@@ -77,9 +99,18 @@ async function ensureDemoUser(orgId: string, savedPassword: string | undefined):
   if (user && !user.members.some((member) => member.orgId === orgId)) {
     throw new Error(`${DEMO_USER_EMAIL} belongs to another organisation`);
   }
-  if (user && savedPassword && (await passwordMatches(origin, user.id, savedPassword))) return savedPassword;
+  if (user && saved.password) {
+    const hash = await storedHash(user.id);
+    if (hash && (hash === saved.passwordHash || (await passwordMatches(origin, user.id, saved.password)))) {
+      return { password: saved.password, passwordHash: hash };
+    }
+  }
   const password = randomBytes(18).toString("base64url");
-  if (user) await setPassword(origin, user.id, password);
-  else await createMemberUser(origin, orgId, { email: DEMO_USER_EMAIL, password, name: "Demo owner", role: "owner" });
-  return password;
+  let userId = user?.id;
+  if (userId) await setPassword(origin, userId, password);
+  else
+    userId = (
+      await createMemberUser(origin, orgId, { email: DEMO_USER_EMAIL, password, name: "Demo owner", role: "owner" })
+    ).userId;
+  return { password, passwordHash: (await storedHash(userId)) ?? "" };
 }

@@ -440,6 +440,17 @@ export async function refreshHealthScores(orgId: string, accountIds: readonly st
   if (accountIds === null) {
     const all = await prisma().account.findMany({ where: { orgId }, select: { id: true }, orderBy: { id: "asc" } });
     accountIds = all.map((account) => account.id);
+    // A whole organisation that fits one statement is scored without the id list, which every input row would
+    // otherwise be compared against.
+    if (accountIds.length <= REFRESH_CHUNK) {
+      const rows = await loadInputs(orgId, null, now);
+      await storeScores(
+        orgId,
+        rows.map((row) => summarise(row, now)),
+        now,
+      );
+      return rows.length;
+    }
   }
   for (let start = 0; start < accountIds.length; start += REFRESH_CHUNK) {
     const chunk = accountIds.slice(start, start + REFRESH_CHUNK);

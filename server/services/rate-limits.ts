@@ -9,10 +9,13 @@ export const RATE_LIMIT_WINDOW_MS = 60_000;
 /** How long the limiter counts in memory after the shared store failed before trying it again, ms. */
 export const STORE_RETRY_AFTER_MS = 1_000;
 
-/** Who a request is counted against: an API key (and its organisation), or an anonymous client IP. */
+/**
+ * Who a request is counted against: an API key (and its organisation), or an anonymous client IP, in the window all
+ * its anonymous requests share or, with `window`, in a window of that name of its own (the status endpoint's).
+ */
 export type RateLimitSubject =
   | { kind: "key"; apiKeyId: string; orgId: string; perKey: number; perOrg: number }
-  | { kind: "anonymous"; ip: string };
+  | { kind: "anonymous"; ip: string; window?: "status" };
 
 /**
  * The outcome of counting one request (spec §8): whether it may run, the headers every response carries
@@ -35,12 +38,14 @@ function windowsOf(subject: RateLimitSubject): WindowSpec[] {
     ];
   }
   // The address comes from a header: bound the key length.
-  return [{ key: `rl:{ip:${subject.ip.slice(0, 64)}}`, limit: env().RATE_LIMIT_ANONYMOUS_PER_MIN }];
+  const key = `rl:{ip:${subject.ip.slice(0, 64)}}${subject.window ? `:${subject.window}` : ""}`;
+  return [{ key, limit: env().RATE_LIMIT_ANONYMOUS_PER_MIN }];
 }
 
 /** Policy names of the IETF `RateLimit-Policy` header, in the order of {@link windowsOf}'s windows. */
 function policyNames(subject: RateLimitSubject): string[] {
-  return subject.kind === "key" ? ["key", "org"] : ["ip"];
+  if (subject.kind === "key") return ["key", "org"];
+  return [subject.window ?? "ip"];
 }
 
 const state: { fallback?: KeyValueStore; retryAt: number; degraded: boolean } = { retryAt: 0, degraded: false };
@@ -113,7 +118,8 @@ function decide(result: SlidingWindowResult, names: readonly string[], windowMs:
 /**
  * Counts one request against the subject's sliding windows (spec §8): an API key's per-key and per-organisation
  * windows together (admitted only when both have room; a refused request counts in neither), or an anonymous IP's
- * window of `RATE_LIMIT_ANONYMOUS_PER_MIN`. One round trip to the store. Never throws: when the store is unreachable
+ * window of `RATE_LIMIT_ANONYMOUS_PER_MIN` (the status endpoint's own window of the same size, so bad keys from an
+ * address never lock its health checks out). One round trip to the store. Never throws: when the store is unreachable
  * the windows are counted in this process's memory.
  * @param windowMs window length in ms; {@link RATE_LIMIT_WINDOW_MS} (tests pass a short one).
  * @returns the decision; the REST facade answers 429 `rate_limited` with `Retry-After` when `allowed` is false.

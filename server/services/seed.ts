@@ -1,15 +1,17 @@
-import { prisma } from "../db/transaction";
+import { newId } from "../db/ids";
+import { prisma, transaction } from "../db/transaction";
+import type { EventName } from "../schemas/events";
 import { bulkUpsertAccounts } from "./accounts";
 import { bulkUpsertContacts } from "./contacts";
 import { bulkCreateDeals } from "./deals";
-import { bulkUpsertDevices } from "./devices";
-import { SEED_ORIGIN } from "./events";
-import { createHealthSignal, refreshHealthScores } from "./health";
-import { createNote } from "./notes";
-import { createTask } from "./tasks";
-import { createTouchpoint } from "./touchpoints";
+import { toDevice } from "./devices";
+import { recordEvents, SEED_ORIGIN } from "./events";
+import { refreshHealthScores, SIGNAL_DEFAULT_TTL_DAYS } from "./health";
+import { toNote } from "./notes";
+import { toTask } from "./tasks";
+import { toTouchpoint } from "./touchpoints";
 
-/** How much a demo book holds (issue #3 "Real input"). */
+/** How much a demo book holds. */
 export const DEMO_BOOK = {
   accounts: 200,
   contacts: 1_000,
@@ -22,7 +24,6 @@ export const DEMO_BOOK = {
 };
 
 const DAY_MS = 86_400_000;
-const BULK = 500;
 
 // A seeded generator, so every demo book is the same and tests and screenshots are reproducible.
 function random(seed: number) {
@@ -40,10 +41,6 @@ function random(seed: number) {
     pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
     chance: (p: number) => next() < p,
   };
-}
-
-function chunks<T>(items: T[], size: number): T[][] {
-  return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 }
 
 const PREFIXES = [
@@ -170,16 +167,82 @@ const DEVICE_TYPES = [
 ] as const;
 
 /**
- * Fills an organisation with a realistic MSP book (issue #3 "Real input") through the same services the public API
- * uses: 200 accounts, 1,000 contacts, 400 deals across stages and service categories, 5,000 devices, 300 tasks, 200
- * notes, 900 touchpoints over the last 90 days, 40 external signals, plus contracts and leads (no endpoints) and 90
- * days of health-score history. Writes are recorded as live events. Deterministic for a given organisation.
+ * Inserts `rows` into `table` with one statement (`jsonb_to_recordset`; `columns` maps each column to its SQL type,
+ * `timestamptz` for ISO 8601 strings, stored as UTC like every timestamp of the schema), stamping `id`, `orgId`,
+ * `createdAt` and `updatedAt`, and returns the inserted rows with the `returning` columns. Joins the enclosing
+ * transaction, if any.
+ */
+function insertRows<T>(
+  table: string,
+  orgId: string,
+  now: Date,
+  columns: Record<string, string>,
+  rows: readonly Record<string, unknown>[],
+  returning: readonly string[],
+): Promise<T[]> {
+  const names = Object.keys(columns).map((name) => `"${name}"`);
+  const definitions = Object.entries(columns).map(([name, type]) => `"${name}" ${type}`);
+  const values = Object.entries(columns).map(([name, type]) =>
+    type === "timestamptz" ? `r."${name}" AT TIME ZONE 'UTC'` : `r."${name}"`,
+  );
+  return prisma().$queryRawUnsafe<T[]>(
+    `INSERT INTO "${table}" ("id", "orgId", ${names.join(", ")}, "createdAt", "updatedAt")
+     SELECT r."id", $1, ${values.join(", ")},
+            $2::timestamptz AT TIME ZONE 'UTC', $2::timestamptz AT TIME ZONE 'UTC'
+     FROM jsonb_to_recordset($3::jsonb) AS r("id" text, ${definitions.join(", ")})
+     RETURNING ${returning.map((name) => `"${name}"`).join(", ")}`,
+    orgId,
+    now.toISOString(),
+    JSON.stringify(rows.map((row) => ({ ...row, id: newId() }))),
+  );
+}
+
+/**
+ * Inserts `rows` like {@link insertRows} and records one `event` per inserted row, carrying the row as `serialise`
+ * makes it (the record as its GET returns it), in one transaction with the seed's origin: recorded, never handed to
+ * webhooks.
+ */
+function insertWithEvents<T>(
+  orgId: string,
+  at: Date,
+  table: string,
+  columns: Record<string, string>,
+  rows: readonly Record<string, unknown>[],
+  returning: readonly string[],
+  event: EventName,
+  serialise: (row: T) => unknown,
+): Promise<T[]> {
+  return transaction(async (tx) => {
+    const inserted = await insertRows<T>(table, orgId, at, columns, rows, returning);
+    await recordEvents(
+      tx,
+      orgId,
+      SEED_ORIGIN,
+      inserted.map((row) => ({ name: event, data: serialise(row) })),
+    );
+    return inserted;
+  });
+}
+
+/** Devices per transaction: 5,000 with their events in one would hold the events feed back for seconds. */
+const DEVICE_BATCH = 1_000;
+
+/**
+ * Fills an organisation with a realistic MSP book: 200 accounts, 1,000 contacts, 400 deals across stages and service
+ * categories, 5,000 devices, 300 tasks, 200 notes, 900 touchpoints over the last 90 days, 40 external signals, plus
+ * contracts and leads (no endpoints) and 90 days of health-score history, with every account's current score stored.
+ * Set-based (docs/architecture.md, "Data and migrations"): one statement per table (accounts, contacts and deals through
+ * the bulk upserts the API uses; devices 1,000 at a time), each in a short transaction with its events, since the
+ * events feed holds back every event recorded after the oldest transaction still open. Every write records its event
+ * as the API would (`account.created`, `task.created`, …), with the seed's origin: recorded, never handed to webhooks.
+ * Deterministic for a given organisation, apart from ids and timestamps.
  * @returns counts of what was created, or `{ skipped: true }` when the organisation already has deals (a seeded book).
  */
 export async function seedDemoBook(orgId: string): Promise<Record<string, number> | { skipped: true }> {
   if ((await prisma().deal.count({ where: { orgId } })) > 0) return { skipped: true };
   const rng = random(42);
   const now = Date.now();
+  const at = new Date(now);
 
   const accountItems = Array.from({ length: DEMO_BOOK.accounts }, (_, i) => {
     const suffix = SUFFIXES[i % SUFFIXES.length] as string;
@@ -212,10 +275,7 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       isPrimary: i < DEMO_BOOK.accounts,
     };
   });
-  const contactIds: string[] = [];
-  for (const batch of chunks(contactItems, BULK)) {
-    contactIds.push(...(await bulkUpsertContacts(orgId, batch, SEED_ORIGIN)).results.map((r) => r.id));
-  }
+  const contactIds = (await bulkUpsertContacts(orgId, contactItems, SEED_ORIGIN)).results.map((r) => r.id);
 
   const dealItems = Array.from({ length: DEMO_BOOK.deals }, (_, i) => {
     const stage = rng.pick(STAGES);
@@ -232,8 +292,7 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       expectedCloseDate: close,
     };
   });
-  const deals = await bulkCreateDeals(orgId, dealItems, SEED_ORIGIN);
-  const dealIds = deals.results.map((result) => result.id);
+  const dealIds = (await bulkCreateDeals(orgId, dealItems, SEED_ORIGIN)).results.map((result) => result.id);
 
   const deviceItems = Array.from({ length: DEMO_BOOK.devices }, (_, i) => {
     const [deviceType, os] = rng.pick(DEVICE_TYPES);
@@ -250,50 +309,94 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       lastSeenAt: new Date(now - rng.int(0, 72 * 60) * 60_000).toISOString(),
     };
   });
-  for (const batch of chunks(deviceItems, BULK)) await bulkUpsertDevices(orgId, batch, SEED_ORIGIN);
-
-  for (let i = 0; i < DEMO_BOOK.tasks; i++) {
-    const account = rng.int(0, DEMO_BOOK.accounts - 1);
-    const status = rng.pick(["TODO", "TODO", "IN_PROGRESS", "WAITING", "DONE", "CANCELLED"] as const);
-    await createTask(
-      orgId,
-      {
-        title: rng.pick([
-          "Quarterly business review prep",
-          "Replace end-of-life firewall",
-          "Renewal call",
-          "Patch exceptions review",
-          "Onboard new hire",
-          "Backup restore test",
-        ]),
-        status,
-        priority: rng.pick(["LOW", "MEDIUM", "MEDIUM", "HIGH", "URGENT"] as const),
-        dueAt: new Date(now + rng.int(-30, 45) * DAY_MS).toISOString(),
-        assigneeId: `user-${rng.int(1, 6)}`,
-        accountId: accountIds[account],
-      },
-      SEED_ORIGIN,
-    );
+  const deviceColumns = {
+    rmmAgentId: "text",
+    accountId: "text",
+    hostname: "text",
+    deviceType: "text",
+    os: "text",
+    isOnline: "boolean",
+    isEndOfLife: "boolean",
+    patchCompliant: "boolean",
+    lastSeenAt: "timestamptz",
+  };
+  let devices = 0;
+  for (let start = 0; start < deviceItems.length; start += DEVICE_BATCH) {
+    const batch = deviceItems.slice(start, start + DEVICE_BATCH);
+    devices += (
+      await insertWithEvents(orgId, at, "Device", deviceColumns, batch, DEVICE_COLUMNS, "device.created", toDevice)
+    ).length;
   }
 
-  const contracts = accountIds.slice(0, 150).map((accountId, i) => ({
+  const taskRows = Array.from({ length: DEMO_BOOK.tasks }, () => {
+    const account = rng.int(0, DEMO_BOOK.accounts - 1);
+    const status = rng.pick(["TODO", "TODO", "IN_PROGRESS", "WAITING", "DONE", "CANCELLED"] as const);
+    return {
+      title: rng.pick([
+        "Quarterly business review prep",
+        "Replace end-of-life firewall",
+        "Renewal call",
+        "Patch exceptions review",
+        "Onboard new hire",
+        "Backup restore test",
+      ]),
+      status,
+      priority: rng.pick(["LOW", "MEDIUM", "MEDIUM", "HIGH", "URGENT"] as const),
+      dueAt: new Date(now + rng.int(-30, 45) * DAY_MS).toISOString(),
+      assigneeId: `user-${rng.int(1, 6)}`,
+      accountId: accountIds[account],
+      // As the task service does: a task created as DONE was completed when it was created.
+      completedAt: status === "DONE" ? at.toISOString() : null,
+    };
+  });
+  const tasks = await insertWithEvents(
     orgId,
-    accountId,
-    name: `${rng.pick(CATEGORIES)} agreement`,
-    mrr: rng.int(50, 600) * 10,
-    startDate: new Date(now - rng.int(60, 900) * DAY_MS),
-    endDate: i % 3 === 0 ? new Date(now + rng.int(30, 365) * DAY_MS) : null,
-  }));
-  await prisma().contract.createMany({ data: contracts });
-  const contractIds = (await prisma().contract.findMany({ where: { orgId }, select: { id: true } })).map((c) => c.id);
-  const leads = Array.from({ length: 60 }, (_, i) => ({
+    at,
+    "Task",
+    {
+      title: "text",
+      status: `"TaskStatus"`,
+      priority: `"TaskPriority"`,
+      dueAt: "timestamptz",
+      assigneeId: "text",
+      accountId: "text",
+      completedAt: "timestamptz",
+    },
+    taskRows,
+    TASK_COLUMNS,
+    "task.created",
+    toTask,
+  );
+
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const contracts = await insertRows<{ id: string }>(
+    "Contract",
     orgId,
-    company: `${rng.pick(PREFIXES)} ${rng.pick(SUFFIXES)} (lead ${i + 1})`,
-    email: `contact${i + 1}@lead.example`,
-    icpScore: rng.int(10, 95),
-  }));
-  await prisma().lead.createMany({ data: leads });
-  const leadIds = (await prisma().lead.findMany({ where: { orgId }, select: { id: true } })).map((l) => l.id);
+    at,
+    { accountId: "text", name: "text", mrr: "numeric", startDate: "date", endDate: "date" },
+    accountIds.slice(0, 150).map((accountId, i) => ({
+      accountId,
+      name: `${rng.pick(CATEGORIES)} agreement`,
+      mrr: rng.int(50, 600) * 10,
+      startDate: day(now - rng.int(60, 900) * DAY_MS),
+      endDate: i % 3 === 0 ? day(now + rng.int(30, 365) * DAY_MS) : null,
+    })),
+    ["id"],
+  );
+  const contractIds = contracts.map((contract) => contract.id);
+  const leads = await insertRows<{ id: string }>(
+    "Lead",
+    orgId,
+    at,
+    { company: "text", email: "text", icpScore: "int" },
+    Array.from({ length: 60 }, (_, i) => ({
+      company: `${rng.pick(PREFIXES)} ${rng.pick(SUFFIXES)} (lead ${i + 1})`,
+      email: `contact${i + 1}@lead.example`,
+      icpScore: rng.int(10, 95),
+    })),
+    ["id"],
+  );
+  const leadIds = leads.map((lead) => lead.id);
 
   const noteTargets = [
     ["Account", accountIds],
@@ -301,71 +404,93 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
     ["Contract", contractIds],
     ["Lead", leadIds],
   ] as const;
-  for (let i = 0; i < DEMO_BOOK.notes; i++) {
+  const noteRows = Array.from({ length: DEMO_BOOK.notes }, (_, i) => {
     const [objectType, ids] = noteTargets[i % noteTargets.length] as (typeof noteTargets)[number];
-    await createNote(
-      orgId,
-      {
-        objectType,
-        objectId: rng.pick(ids),
-        body: rng.pick([
-          "Discussed renewal timeline; wants a security review first.",
-          "Asked for a quote on additional seats.",
-          "Escalated slow VPN; resolved by ISP.",
-          "Prefers email over calls.",
-          "Budget approved for next quarter.",
-        ]),
-        authorId: `user-${rng.int(1, 6)}`,
-      },
-      SEED_ORIGIN,
-    );
-  }
+    return {
+      objectType,
+      objectId: rng.pick(ids),
+      body: rng.pick([
+        "Discussed renewal timeline; wants a security review first.",
+        "Asked for a quote on additional seats.",
+        "Escalated slow VPN; resolved by ISP.",
+        "Prefers email over calls.",
+        "Budget approved for next quarter.",
+      ]),
+      authorId: `user-${rng.int(1, 6)}`,
+    };
+  });
+  const notes = await insertWithEvents(
+    orgId,
+    at,
+    "Note",
+    { objectType: `"NoteObjectType"`, objectId: "text", body: "text", authorId: "text" },
+    noteRows,
+    NOTE_COLUMNS,
+    "note.created",
+    toNote,
+  );
 
   // Most accounts hear from us often; a tail goes quiet, which the engagement signal should show.
-  for (let i = 0; i < DEMO_BOOK.touchpoints; i++) {
+  const touchpointRows = Array.from({ length: DEMO_BOOK.touchpoints }, () => {
     const account = rng.chance(0.8) ? rng.int(0, 159) : rng.int(160, DEMO_BOOK.accounts - 1);
-    await createTouchpoint(
-      orgId,
-      {
-        accountId: accountIds[account] as string,
-        contactId: contactIds[account] ?? null,
-        type: rng.pick(["EMAIL", "CALL", "MEETING", "QBR", "SITE_VISIT", "TICKET", "CHAT"] as const),
-        direction: rng.pick(["INBOUND", "OUTBOUND", "OUTBOUND", "INTERNAL"] as const),
-        subject: rng.pick([
-          "Monthly check-in",
-          "Ticket follow-up",
-          "QBR",
-          "Renewal discussion",
-          "Security awareness training",
-        ]),
-        notes: "Logged by the demo seed.",
-        occurredAt: new Date(now - rng.int(0, 89 * 24) * 3_600_000).toISOString(),
-      },
-      SEED_ORIGIN,
-    );
-  }
+    return {
+      accountId: accountIds[account] as string,
+      contactId: contactIds[account] ?? null,
+      type: rng.pick(["EMAIL", "CALL", "MEETING", "QBR", "SITE_VISIT", "TICKET", "CHAT"] as const),
+      direction: rng.pick(["INBOUND", "OUTBOUND", "OUTBOUND", "INTERNAL"] as const),
+      subject: rng.pick([
+        "Monthly check-in",
+        "Ticket follow-up",
+        "QBR",
+        "Renewal discussion",
+        "Security awareness training",
+      ]),
+      notes: "Logged by the demo seed.",
+      occurredAt: new Date(now - rng.int(0, 89 * 24) * 3_600_000).toISOString(),
+    };
+  });
+  const touchpoints = await insertWithEvents(
+    orgId,
+    at,
+    "Touchpoint",
+    {
+      accountId: "text",
+      contactId: "text",
+      type: `"TouchpointType"`,
+      direction: `"TouchpointDirection"`,
+      subject: "text",
+      notes: "text",
+      occurredAt: "timestamptz",
+    },
+    touchpointRows,
+    TOUCHPOINT_COLUMNS,
+    "touchpoint.created",
+    toTouchpoint,
+  );
 
-  for (let i = 0; i < DEMO_BOOK.signals; i++) {
-    await createHealthSignal(orgId, {
-      accountId: accountIds[rng.int(0, DEMO_BOOK.accounts - 1)] as string,
-      source: rng.pick(["psa", "nps-survey", "billing"]),
-      type: rng.pick(["low_nps", "late_invoice", "ticket_spike", "exec_sponsor_left"]),
-      severity: rng.pick(["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const),
-      score: rng.int(20, 90),
-      message: "Demo signal",
-      occurredAt: new Date(now - rng.int(0, 20) * DAY_MS).toISOString(),
-    });
-  }
+  // Signals as a push stores them (expiring 30 days after they occurred); no event exists for them.
+  await prisma().healthSignal.createMany({
+    data: Array.from({ length: DEMO_BOOK.signals }, () => {
+      const accountId = accountIds[rng.int(0, DEMO_BOOK.accounts - 1)] as string;
+      const source = rng.pick(["psa", "nps-survey", "billing"]);
+      const type = rng.pick(["low_nps", "late_invoice", "ticket_spike", "exec_sponsor_left"]);
+      const severity = rng.pick(["LOW", "MEDIUM", "HIGH", "CRITICAL"] as const);
+      const score = rng.int(20, 90);
+      const occurredAt = new Date(now - rng.int(0, 20) * DAY_MS);
+      const expiresAt = new Date(occurredAt.getTime() + SIGNAL_DEFAULT_TTL_DAYS * DAY_MS);
+      return { orgId, accountId, source, type, severity, score, message: "Demo signal", occurredAt, expiresAt };
+    }),
+  });
 
   const snapshots = await seedHealthHistory(orgId, accountIds, rng.next);
   return {
     accounts: accountIds.length,
     contacts: contactIds.length,
     deals: dealIds.length,
-    devices: deviceItems.length,
-    tasks: DEMO_BOOK.tasks,
-    notes: DEMO_BOOK.notes,
-    touchpoints: DEMO_BOOK.touchpoints,
+    devices,
+    tasks: tasks.length,
+    notes: notes.length,
+    touchpoints: touchpoints.length,
     signals: DEMO_BOOK.signals,
     contracts: contractIds.length,
     leads: leadIds.length,
@@ -373,22 +498,76 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
   };
 }
 
+// The columns the resources' serialisers read: what `GET /devices/{id}` (and the others) return.
+const DEVICE_COLUMNS = [
+  "id",
+  "rmmAgentId",
+  "accountId",
+  "hostname",
+  "deviceType",
+  "os",
+  "isOnline",
+  "isEndOfLife",
+  "patchCompliant",
+  "lastSeenAt",
+  "createdAt",
+  "updatedAt",
+] as const;
+const TASK_COLUMNS = [
+  "id",
+  "title",
+  "description",
+  "status",
+  "priority",
+  "dueAt",
+  "assigneeId",
+  "accountId",
+  "dealId",
+  "completedAt",
+  "createdAt",
+  "updatedAt",
+] as const;
+const NOTE_COLUMNS = ["id", "objectType", "objectId", "body", "authorId", "createdAt", "updatedAt"] as const;
+const TOUCHPOINT_COLUMNS = [
+  "id",
+  "accountId",
+  "contactId",
+  "type",
+  "direction",
+  "subject",
+  "notes",
+  "occurredAt",
+  "createdAt",
+  "updatedAt",
+] as const;
+
 // Past days cannot be recomputed from today's data, so the demo history is a drift that ends at today's real score,
 // stored first (with today's snapshot) as every score is: by a write, here the seed's.
 async function seedHealthHistory(orgId: string, accountIds: string[], next: () => number): Promise<number> {
   await refreshHealthScores(orgId);
   const stored = await prisma().healthScore.findMany({ where: { orgId }, select: { accountId: true, score: true } });
   const current = new Map(stored.map((row) => [row.accountId, row.score]));
-  const today = new Date(new Date().toISOString().slice(0, 10));
+  const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
   const rows = [];
   for (const accountId of accountIds) {
     let score = current.get(accountId) ?? 0;
     for (let back = 1; back < 90; back++) {
       score = Math.max(0, Math.min(100, Math.round(score + (next() - 0.5) * 6)));
-      rows.push({ orgId, accountId, day: new Date(today.getTime() - back * DAY_MS), score });
+      rows.push({ id: newId(), accountId, day: new Date(today - back * DAY_MS).toISOString().slice(0, 10), score });
     }
   }
-  for (const batch of chunks(rows, 2_000))
-    await prisma().healthSnapshot.createMany({ data: batch, skipDuplicates: true });
+  // Several statements: each stays a short transaction (see DEVICE_BATCH).
+  for (let start = 0; start < rows.length; start += SNAPSHOT_BATCH) {
+    await prisma().$executeRawUnsafe(
+      `INSERT INTO "HealthSnapshot" ("id", "orgId", "accountId", "day", "score", "updatedAt")
+       SELECT r."id", $1, r."accountId", r."day", r."score", now() AT TIME ZONE 'UTC'
+       FROM jsonb_to_recordset($2::jsonb) AS r("id" text, "accountId" text, "day" date, "score" int)`,
+      orgId,
+      JSON.stringify(rows.slice(start, start + SNAPSHOT_BATCH)),
+    );
+  }
   return rows.length + accountIds.length;
 }
+
+/** History rows per statement. */
+const SNAPSHOT_BATCH = 6_000;

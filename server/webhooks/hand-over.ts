@@ -1,5 +1,4 @@
 // Hand-over of committed outbox events to Inngest (DESIGN.md §6), off the response path.
-import { eventRecorded, inngest } from "../../inngest/client";
 import { outsideTransaction, prisma } from "../db/transaction";
 import { warnThrottled } from "../kv/warn";
 import { workerMode } from "./worker";
@@ -32,6 +31,8 @@ export function dispatchEvents(events: ReadonlyArray<{ id: string; orgId: string
 const SEND_BATCH = 500;
 
 async function sendEvents(events: ReadonlyArray<{ id: string; orgId: string }>): Promise<void> {
+  // Loaded on the first hand-over: a server without a worker never pays for the Inngest SDK at start-up.
+  const { eventRecorded, inngest } = await import("../../inngest/client");
   for (let start = 0; start < events.length; start += SEND_BATCH) {
     const batch = events.slice(start, start + SEND_BATCH);
     await inngest.send(

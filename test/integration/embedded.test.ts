@@ -2,12 +2,18 @@
 // owner over a loopback socket, and the in-memory store. Runs in its own process (vitest forks + isolate), so the
 // process-wide database is this file's. The cross-process behaviour (second server, admin command, kill -9) is in
 // start.test.ts.
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { closeDb, connectDatabase, db } from "../../server/db/client";
-import { EmbeddedDatabaseBusyError, openEmbeddedDatabase, readLiveEmbeddedLock } from "../../server/db/embedded";
+import {
+  EmbeddedDatabaseBusyError,
+  embeddedTemplateDir,
+  openEmbeddedDatabase,
+  readLiveEmbeddedLock,
+} from "../../server/db/embedded";
 import { migrateProcessDatabase } from "../../server/db/ready";
 import { flushAudit } from "../../server/services/audit";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
@@ -71,3 +77,25 @@ it("serves the accounts happy path on PGlite with the in-memory store", async ()
     deleted: true,
   });
 });
+
+it("a new data directory starts as a copy of the build's initialised template, not a fresh initdb", async () => {
+  expect(existsSync(path.join(embeddedTemplateDir(), "PG_VERSION")), "run `npm run build` first").toBe(true);
+  // initdb gives every cluster its own system identifier; copies of one template share it.
+  const identifiers: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const dir = mkdtempSync(path.join(tmpdir(), "crm-embedded-copy-"));
+    const embedded = await openEmbeddedDatabase(dir);
+    const sql = new pg.Client({ connectionString: embedded.url });
+    try {
+      await sql.connect();
+      const { rows } = await sql.query<{ id: string }>("SELECT system_identifier::text AS id FROM pg_control_system()");
+      identifiers.push(rows[0]?.id ?? "");
+    } finally {
+      await sql.end();
+      await embedded.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  expect(identifiers[0]).toMatch(/^\d+$/);
+  expect(identifiers[1]).toBe(identifiers[0]);
+}, 60_000);

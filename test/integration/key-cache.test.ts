@@ -4,6 +4,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
+import { env } from "../../server/env";
 import { revokeApiKey } from "../../server/services/api-keys";
 import { KEY_GENERATION_POLL_MS } from "../../server/services/key-cache";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
@@ -34,7 +35,7 @@ it("serves a known key from memory, and a revocation made elsewhere takes effect
   expect((await api("GET", "/accounts")).status).toBe(200);
 
   // The other instance publishes the change; every instance forgets its keys at its next read of the generation.
-  await redis.incr("auth:key-generation");
+  await redis.incr(`${env().KV_PREFIX}auth:key-generation`);
   const revokedAt = Date.now();
   let status = 200;
   while (status === 200 && Date.now() - revokedAt < 2_000) {

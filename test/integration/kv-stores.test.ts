@@ -12,6 +12,8 @@ import { startUpstashShim, type UpstashShim } from "../helpers/upstash-shim";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const TIMEOUT_MS = 250;
+/** Every key the stores write starts with KV_PREFIX: the raw client reads them under it. */
+const raw = (key: string | undefined) => `${env().KV_PREFIX}${key}`;
 
 function config(overrides: Partial<ReturnType<typeof env>>) {
   return { ...env(), REDIS_URL: undefined, KV_REST_API_URL: undefined, KV_TIMEOUT_MS: TIMEOUT_MS, ...overrides };
@@ -54,9 +56,9 @@ describe.each(["redis", "vercel-kv"])("%s driver", (driver) => {
     expect(results.filter((result) => result.allowed)).toHaveLength(30);
     const admittedCounts = results.filter((r) => r.allowed).map((r) => r.windows[0]?.count);
     expect(new Set(admittedCounts).size).toBe(30);
-    expect(await redis.zcard(windows[0]?.key as string)).toBe(30);
-    expect(await redis.zcard(windows[1]?.key as string)).toBe(30);
-    const pttl = await redis.pttl(windows[0]?.key as string);
+    expect(await redis.zcard(raw(windows[0]?.key))).toBe(30);
+    expect(await redis.zcard(raw(windows[1]?.key))).toBe(30);
+    const pttl = await redis.pttl(raw(windows[0]?.key));
     expect(pttl).toBeGreaterThan(55_000);
     expect(pttl).toBeLessThanOrEqual(60_000);
   });
@@ -75,8 +77,8 @@ describe.each(["redis", "vercel-kv"])("%s driver", (driver) => {
       Array.from({ length: 20 }, (_, i) => store().slidingWindow(i % 2 ? a : b, 60_000)),
     );
     expect(results.filter((result) => result.allowed)).toHaveLength(6);
-    expect((await redis.zcard(a[0]?.key as string)) + (await redis.zcard(b[0]?.key as string))).toBe(6);
-    expect(await redis.zcard(org)).toBe(6);
+    expect((await redis.zcard(raw(a[0]?.key))) + (await redis.zcard(raw(b[0]?.key)))).toBe(6);
+    expect(await redis.zcard(raw(org))).toBe(6);
   });
 
   it("counts on the Redis server's clock", async () => {

@@ -4,7 +4,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
-import { resetEnvCache } from "../../server/env";
+import { env, resetEnvCache } from "../../server/env";
 import { closeKv, kv } from "../../server/kv";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { captureLog, type LogCapture } from "../helpers/log-capture";
@@ -78,7 +78,7 @@ it("TCP Redis down: requests still answered promptly with headers, limits counte
   const errors = captureLog();
   const org = await createTestOrg(FULL_ACCESS_SCOPES, { limits: { perKey: 5, perOrg: 100 } });
   const api = client(server.url, org.key);
-  const keyWindow = `rl:{o:${org.orgId}}:k:${org.apiKeyId}`;
+  const keyWindow = `${env().KV_PREFIX}rl:{o:${org.orgId}}:k:${org.apiKeyId}`;
 
   const before = await api("GET", "/accounts");
   expect(before.status).toBe(200);

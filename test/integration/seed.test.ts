@@ -1,9 +1,11 @@
-// `npm run admin -- seed-demo --org <slug>` fills an organisation with the demo MSP book through the services.
+// `npm run admin -- seed-demo --org <slug>` fills an organisation with the demo MSP book (set-based, one transaction)
+// and records each record's event as the API would, carrying the record as its GET returns it.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, startApi, type TestServer } from "../helpers/api";
 
@@ -45,11 +47,28 @@ it("seeds a realistic book once, visible through the API", { timeout: 180_000 },
   const oldest = await prisma().touchpoint.findFirst({ where: { orgId }, orderBy: { occurredAt: "asc" } });
   expect(Date.now() - (oldest?.occurredAt.getTime() ?? Date.now())).toBeGreaterThan(60 * 86_400_000);
   expect(await prisma().healthSignal.count({ where: { orgId } })).toBeGreaterThan(0);
-  // Recorded for the record, never for delivery: nothing of the seed waits for a webhook worker (issue #11 B).
-  expect(await prisma().event.count({ where: { orgId } })).toBeGreaterThan(7_000);
+  // Recorded for the record, never for delivery: nothing of the seed waits for a webhook worker.
+  const byName = await prisma().event.groupBy({ by: ["name"], where: { orgId }, _count: true });
+  expect(Object.fromEntries(byName.map((group) => [group.name, group._count]))).toEqual({
+    "account.created": 200,
+    "contact.created": 1_000,
+    "deal.created": 400,
+    "device.created": 5_000,
+    "task.created": 300,
+    "note.created": 200,
+    "touchpoint.created": 900,
+  });
   expect(await prisma().event.count({ where: { orgId, fannedOutAt: null } })).toBe(0);
+  expect(await prisma().healthScore.count({ where: { orgId } })).toBe(200);
 
-  const api = client(server.url, await createKey(orgId, ["admin:read"]));
+  const api = client(server.url, await createKey(orgId, FULL_ACCESS_SCOPES));
+  // Each event carries its record exactly as the record's GET returns it.
+  for (const resource of ["accounts", "contacts", "deals", "devices", "tasks", "notes", "touchpoints"]) {
+    const event = await prisma().event.findFirst({ where: { orgId, resource: resource.slice(0, -1) } });
+    const record = await api("GET", `/${resource}/${event?.resourceId}`);
+    expect(record.status, resource).toBe(200);
+    expect(event?.data, resource).toEqual(record.body.data);
+  }
   const health = await api("GET", `/health-scores?limit=5`);
   expect(health.body.data).toHaveLength(5);
   const one = await api("GET", `/health-scores/${health.body.data[0].accountId}`);

@@ -1,8 +1,8 @@
-// The README's first command on a fresh data directory (DESIGN.md §3, §8; issue #11 A): `npm start` with no
+// The README's first command on a fresh data directory: `npm start` (the compiled server, dist/serve.js) with no
 // DATABASE_URL/REDIS_URL must migrate the embedded database, seed the demo organisation, print a working demo key, and
-// serve the API and the pages; the embedded database has exactly one owner, which serves it to the admin command; a
-// second server on the same directory is refused; `kill -9` loses no acknowledged write; SIGINT shuts down cleanly.
-// Needs a production build (`npm run build`; `npm test` makes one first).
+// serve the API and the pages; the embedded database has exactly one owner, which serves it to the compiled admin
+// command; a second server on the same directory is refused; `kill -9` loses no acknowledged write; SIGINT shuts down
+// cleanly. Needs a production build (`npm run build`; `npm test` makes one first).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
@@ -79,6 +79,7 @@ let opsKey = "";
 
 beforeAll(async () => {
   expect(existsSync(path.join(root, ".next", "BUILD_ID")), "run `npm run build` first").toBe(true);
+  expect(existsSync(path.join(root, "dist", "serve.js")), "run `npm run build` first").toBe(true);
   server = await start(await freePort());
   demoKey = /Demo key:\s+(msp_test_\w+)/.exec(server.output())?.[1] ?? "";
 }, 120_000);
@@ -203,7 +204,7 @@ describe("npm start (embedded defaults)", () => {
   });
 });
 
-describe("the Postman collection as a user downloads and runs it (issue #11 D)", () => {
+describe("the Postman collection as a user downloads and runs it", () => {
   it("leaves the served OpenAPI document byte for byte as it was", async () => {
     const { base } = server as Started;
     const before = await fetch(`${base}/api/v1/openapi.json`).then((res) => res.text());
@@ -237,11 +238,11 @@ describe("the Postman collection as a user downloads and runs it (issue #11 D)",
   }, 120_000);
 });
 
-describe("the embedded database has one owner (issue #11 A)", () => {
+describe("the embedded database has one owner", () => {
   it("a second npm start on the same data directory exits 1 with one line naming the owner", async () => {
     const { pid } = owner();
     const port = await freePort();
-    const second = await run(process.execPath, ["--import", "tsx", "scripts/serve.ts"], {
+    const second = await run(process.execPath, ["dist/serve.js"], {
       cwd: root,
       env: { ...inherited, DATA_DIR: dataDir, PORT: String(port), NODE_ENV: "production" },
     }).then(
@@ -254,14 +255,12 @@ describe("the embedded database has one owner (issue #11 A)", () => {
     expect(owner().pid).toBe(pid);
   }, 60_000);
 
-  it("the admin command goes through the running server's socket: its key works at once", async () => {
+  it("the compiled admin command goes through the running server's socket: its key works at once", async () => {
     const { stdout } = await run(
       process.execPath,
       // High operator limits: the next test writes in a burst that the default Starter plan would refuse.
       [
-        "--import",
-        "tsx",
-        "scripts/admin.ts",
+        "dist/admin.js",
         "create-key",
         "--org",
         "ops",

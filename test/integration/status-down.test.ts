@@ -36,3 +36,16 @@ it("an authenticated endpoint answers a clean 500 envelope when the database is 
   expect(body.error.message).toBe("Internal error; retry with exponential backoff");
   expect(body.error.details).toBeUndefined();
 });
+
+it("GET /readyz's answer is 503 naming the database and the cache, without hosts or driver messages", async () => {
+  const { readinessReply } = await import("../../server/http/probes");
+  const reply = await readinessReply();
+  expect(reply.status).toBe(503);
+  const body = JSON.parse(reply.body ?? "{}");
+  expect(body.status).toBe("not_ready");
+  expect(body.reason).toContain("postgres: connection failed");
+  expect(body.reason).toContain("redis: connection failed");
+  expect(body.checks.database.status).toBe("down");
+  expect(body.checks.cache.status).toBe("down");
+  expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1:1\b|ECONNREFUSED|prisma/i);
+});

@@ -38,9 +38,10 @@ export const statusRouter = router({
         tags: ["Status"],
         summary: "Service status",
         description:
-          'No authentication. 200 when the database and the cache both answer within 2 s. 503 otherwise, with success=false, error.code internal_error and error.details naming each component that is down, e.g. [{path:["database"], message:"down: …"}].',
+          'No authentication. 200 when the database and the cache both answer within 2 s. 503 otherwise, with success=false, error.code internal_error and error.details naming each component that is down, e.g. [{path:["database"], message:"down: …"}]. Rate-limited per client address in a window of its own (RATE_LIMIT_ANONYMOUS_PER_MIN requests a minute, policy "status"), so other requests without a valid key, such as a burst of bad keys, never use it up. Orchestrators should probe /livez and /readyz instead: outside /api/v1, never rate-limited.',
         errorResponses: { 503: "A dependency is down" },
       },
+      ownWindow: "status",
     })
     .input(z.void())
     .output(StatusSchema)
