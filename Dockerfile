@@ -24,8 +24,10 @@ ENV NODE_ENV=production \
     DATA_DIR=/app/.data
 COPY package.json package-lock.json ./
 # Production dependencies only. No install scripts: the Prisma client is already compiled into dist/ and .next/, and
-# postinstall's `prisma generate` would need the prisma CLI, a development dependency.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# postinstall's `prisma generate` would need the prisma CLI, a development dependency. `--omit=optional` too: npm keeps
+# a development tool that a production package names as an optional peer (better-auth names vitest, which brings vite
+# and tsx), and the server needs none of the optional packages (build-time compilers, image optimisation).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/.next ./.next
 COPY --from=build /app/next.config.mjs ./
