@@ -86,8 +86,7 @@ export async function migrateDatabase(target: MigrationTarget, options: MigrateO
   const migrations = readMigrations(migrationsDir);
   const log = options.log ?? (() => {});
 
-  const client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: 5_000 });
-  await client.connect();
+  const client = await connectPatiently(target.url);
   try {
     const schema = new URL(target.url).searchParams.get("schema");
     if (schema) {
@@ -97,6 +96,32 @@ export async function migrateDatabase(target: MigrationTarget, options: MigrateO
     return await runLocked(pgSession(client), migrations, log);
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+/** Connection attempts while this process's event loop stalls, at most; each is bounded at 5 s. */
+const CONNECT_ATTEMPTS = 3;
+/** Connection time-out of one attempt, ms. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** A time-out reported this much later than it was due (ms) fired after a stall of this thread, not of the database. */
+const STALL_MS = 1_000;
+
+// Connects a client, bounded at 5 s per attempt. `npm start` migrates while it imports Next.js, which can keep this
+// thread busy for seconds on a loaded machine; pg's timer then fires before the connection's own callback runs, so a
+// time-out during such a stall is tried again. A refusal, or a time-out on a thread that was free, fails at once.
+async function connectPatiently(url: string): Promise<pg.Client> {
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    const started = performance.now();
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      await client.end().catch(() => {});
+      const timedOut = error instanceof Error && /timeout/i.test(error.message);
+      const late = performance.now() - started - CONNECT_TIMEOUT_MS > STALL_MS;
+      if (!timedOut || !late || attempt >= CONNECT_ATTEMPTS) throw error;
+    }
   }
 }
 

@@ -325,4 +325,19 @@ describe("migrations", () => {
       expect(rows.map((row) => row.migration_name)).toEqual(names);
     });
   });
+
+  it("migrates although this process's thread is busy for longer than the connection time-out", {
+    timeout: 60_000,
+  }, async () => {
+    await withDatabases(1, async ([url]) => {
+      // npm start migrates while it imports Next.js: a thread busy past pg's 5 s timer must not fail the start.
+      const running = migrateDatabase({ url: url as string });
+      const until = Date.now() + 6_000;
+      while (Date.now() < until) {
+        // Busy, as a large synchronous import is.
+      }
+      const { applied } = await running;
+      expect(applied).toEqual(migrationNames());
+    });
+  });
 });
