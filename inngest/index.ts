@@ -1,6 +1,7 @@
 import { deliverWebhookFunction } from "./functions/deliver-webhook";
 import { fanOutEventFunction } from "./functions/fan-out-event";
 import { purgeExpiredEventsFunction } from "./functions/purge-expired-events";
+import { purgeExpiredSignInsFunction } from "./functions/purge-expired-sign-ins";
 import { purgeIdempotencyKeysFunction } from "./functions/purge-idempotency-keys";
 import { refreshHealthScoresFunction } from "./functions/refresh-health-scores";
 import { sweepOutboxFunction } from "./functions/sweep-outbox";
@@ -14,5 +15,6 @@ export const functions = [
   sweepOutboxFunction,
   purgeIdempotencyKeysFunction,
   purgeExpiredEventsFunction,
+  purgeExpiredSignInsFunction,
   refreshHealthScoresFunction,
 ];

@@ -287,3 +287,17 @@ export async function switchOrganisation(request: SettingsRequest, orgId: string
   if (!member) throw new ApiError("not_found", "Organisation not found");
   await prisma().session.updateMany({ where: { id: found.session.id }, data: { activeOrgId: orgId } });
 }
+
+/**
+ * Deletes settings sessions past their expiry (7 days from sign-in) and better-auth's one-time values past theirs
+ * (password-reset tokens, two-factor and WebAuthn challenges): rows nobody can use any more, which better-auth only
+ * removes when someone presents them (docs/architecture.md, "Settings: sign-in, team and roles").
+ * @returns how many sessions and one-time values were deleted.
+ */
+export async function purgeExpiredSignIns(now = new Date()): Promise<{ sessions: number; verifications: number }> {
+  const [sessions, verifications] = await Promise.all([
+    prisma().session.deleteMany({ where: { expiresAt: { lte: now } } }),
+    prisma().verification.deleteMany({ where: { expiresAt: { lte: now } } }),
+  ]);
+  return { sessions: sessions.count, verifications: verifications.count };
+}

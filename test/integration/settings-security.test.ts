@@ -11,7 +11,7 @@ import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
 import { createSettingsCaller } from "../../server/routers/settings";
 import { authFor, SIGN_IN_LIMITS } from "../../server/services/auth";
-import { StepUpRequiredError, signOut } from "../../server/services/settings-session";
+import { purgeExpiredSignIns, StepUpRequiredError, signOut } from "../../server/services/settings-session";
 import {
   addMember,
   browserRequest,
@@ -329,6 +329,31 @@ describe("sessions", () => {
       "session.revoked",
       "signout",
     ]);
+  });
+
+  it("the daily purge deletes expired sessions and one-time values and keeps the live ones", async () => {
+    const { orgId } = await orgWithRoles();
+    const member = await addMember(orgId, "viewer", "purge");
+    const old = await signIn(member.email, member.password, "198.51.100.24");
+    const oldSession = await auth().api.getSession({ headers: old.headers });
+    await prisma().session.update({
+      where: { id: oldSession?.session.id as string },
+      data: { expiresAt: new Date(Date.now() - 1_000) },
+    });
+    const challenge = await prisma().verification.create({
+      data: {
+        id: `v_${randomBytes(6).toString("hex")}`,
+        identifier: "purge-test",
+        value: "x",
+        expiresAt: new Date(Date.now() - 1_000),
+      },
+    });
+    const purged = await purgeExpiredSignIns();
+    expect(purged.sessions).toBeGreaterThanOrEqual(1);
+    expect(purged.verifications).toBeGreaterThanOrEqual(1);
+    expect(await prisma().session.findUnique({ where: { id: oldSession?.session.id as string } })).toBeNull();
+    expect(await prisma().verification.findUnique({ where: { id: challenge.id } })).toBeNull();
+    expect((await member.caller.me()).user.email).toBe(member.email);
   });
 });
 
