@@ -39,6 +39,22 @@ interface NewmanExecution {
   assertions?: Array<{ assertion: string; error?: { message: string } }>;
 }
 
+/** Runs the collection in newman with only `apiKey` set; what each request (each attempt) answered. */
+async function runCollection(apiKey: string): Promise<Array<{ request: string; code: number; failed: string[] }>> {
+  const executions = await new Promise<NewmanExecution[]>((resolve, reject) => {
+    newman.run(
+      { collection, envVar: [{ key: "apiKey", value: apiKey }], reporters: [], timeoutRequest: 20_000 },
+      (error: Error | null, summary: { run: { executions: NewmanExecution[] } }) =>
+        error ? reject(error) : resolve(summary.run.executions),
+    );
+  });
+  return executions.map((execution) => ({
+    request: `${execution.request.method} ${execution.request.url.getPath()}`,
+    code: execution.response?.code ?? 0,
+    failed: (execution.assertions ?? []).filter((assertion) => assertion.error).map((a) => a.assertion),
+  }));
+}
+
 describe("GET /postman.json", () => {
   it("is a Postman v2.1 collection with baseUrl, apiKey and the chained variables, and Bearer auth", () => {
     expect(collection.info.schema).toContain("v2.1.0");
@@ -113,22 +129,23 @@ describe("GET /postman.json", () => {
 
   it("runs as downloaded in newman with only apiKey set, on a fresh organisation: every request 2xx", async () => {
     const org = await createTestOrg();
-    const executions = await new Promise<NewmanExecution[]>((resolve, reject) => {
-      newman.run(
-        { collection, envVar: [{ key: "apiKey", value: org.key }], reporters: [], timeoutRequest: 20_000 },
-        (error: Error | null, summary: { run: { executions: NewmanExecution[] } }) =>
-          error ? reject(error) : resolve(summary.run.executions),
-      );
-    });
-    const outcomes = executions.map((execution) => ({
-      request: `${execution.request.method} ${execution.request.url.getPath()}`,
-      code: execution.response?.code ?? 0,
-      failed: (execution.assertions ?? []).filter((assertion) => assertion.error).map((a) => a.assertion),
-    }));
+    const outcomes = await runCollection(org.key);
     const succeeded = outcomes.filter((outcome) => outcome.code >= 200 && outcome.code < 300);
     console.log(`newman, fresh organisation: ${succeeded.length} of ${outcomes.length} requests answered 2xx`);
     expect(outcomes).toHaveLength(requests(collection.item).length);
     expect(outcomes.filter((outcome) => outcome.code < 200 || outcome.code >= 300)).toEqual([]);
     expect(outcomes.filter((outcome) => outcome.failed.length > 0)).toEqual([]);
   }, 120_000);
+
+  it("runs to the end on a key allowed fewer requests a minute than it holds: a 429 waits Retry-After, then resends", async () => {
+    const total = requests(collection.item).length;
+    const org = await createTestOrg(undefined, { limits: { perKey: total - 5, perOrg: 1_000 } });
+    const outcomes = await runCollection(org.key);
+    const refused = outcomes.filter((outcome) => outcome.code === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    const answered = outcomes.filter((outcome) => outcome.code !== 429);
+    expect(answered).toHaveLength(total);
+    expect(answered.filter((outcome) => outcome.code < 200 || outcome.code >= 300)).toEqual([]);
+    expect(outcomes.filter((outcome) => outcome.failed.length > 0)).toEqual([]);
+  }, 180_000);
 });
