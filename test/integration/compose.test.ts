@@ -117,7 +117,7 @@ describe("compose.yaml", () => {
     const example = readFileSync(envExample, "utf8");
     for (const name of used) expect(example, name).toMatch(new RegExp(`^${name}=`, "m"));
     const secrets = example.split("\n").filter((line) => line.startsWith("# secret:"));
-    expect(secrets).toHaveLength(4);
+    expect(secrets).toHaveLength(5);
     expect(example).toContain("openssl rand -hex 32");
   });
 });

@@ -151,14 +151,40 @@ beforeAll(async () => {
       value.startsWith(`${runtimeDir}/`) ? path.join(payload, value.slice(runtimeDir.length + 1)) : value,
     ]),
   );
-  const { DATABASE_URL: _db, ...inherited } = process.env;
+  // Exactly what the container gets: the image's ENV and compose.yaml's `app` environment as resolved with
+  // .env.example (its secrets filled in as the README's loop does), nothing of this test process's environment but
+  // PATH; compose's host names become this machine's PostgreSQL (a fresh database) and Redis.
+  const filled = path.join(mkdtempSync(path.join(tmpdir(), "crm-image-env-")), ".env");
+  writeFileSync(
+    filled,
+    readFileSync(path.join(root, ".env.example"), "utf8").replace(
+      /^(\w+)=replace-with-openssl-rand-hex-32$/gm,
+      (_, name: string) => `${name}=${randomBytes(32).toString("hex")}`,
+    ),
+  );
+  const resolved = await run(
+    "docker-compose",
+    ["-f", path.join(root, "compose.yaml"), "--env-file", filled, "config"],
+    {
+      cwd: root,
+    },
+  );
+  const appEnv = (parseYaml(resolved.stdout) as { services: { app: { environment: Record<string, string> } } }).services
+    .app.environment;
+  expect(appEnv.DATABASE_URL).toMatch(/@postgres:5432\//);
+  expect(appEnv.REDIS_URL).toBe("redis://redis:6379");
+  expect(imageEnv.NODE_ENV, "the image sets NODE_ENV=production").toBe("production");
   runtimeEnv = {
-    ...inherited,
+    PATH: process.env.PATH,
     ...imageEnv,
+    NODE_ENV: "production",
+    ...appEnv,
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-    // As compose.yaml runs it: no demo organisation in a deployment.
-    SEED_DEMO: "false",
+    // Nothing answers on compose's http://inngest:8288 here; the app must start without it all the same.
+    INNGEST_BASE_URL: "http://127.0.0.1:9",
+    // Its own prefix on the shared Redis, so its windows and key cache meet no other test's.
+    KV_PREFIX: `image-${randomBytes(3).toString("hex")}:`,
   };
 
   // Only the `npm ci` of the RUN line: the `npm cache clean` after it would empty this machine's shared npm cache.
