@@ -1,4 +1,4 @@
-// `npm run db:migrate`: applies pending migrations to the configured database (DESIGN.md §3, "Migrations"):
+// `npm run db:migrate`: applies pending migrations to the configured database (docs/architecture.md, "Data and migrations"):
 // PostgreSQL when DATABASE_URL is set, otherwise the embedded database of DATA_DIR, through the running server's
 // socket when one owns it, else opened here.
 import { closeDb, connectDatabase } from "../server/db/client";

@@ -1,4 +1,4 @@
-// Bulk requests in their two modes (issue #13 item 6): all-or-none (spec §4, the default) and `?mode=partial`, which
+// Bulk requests in their two modes (docs/api-contract.md §4.14): all-or-none (docs/api-contract.md §4, the default) and `?mode=partial`, which
 // commits the valid items together and answers for each item. Shared by the four bulk endpoints; the set-based bulk
 // services themselves are unchanged.
 import { savepoint } from "../db/transaction";
