@@ -1,4 +1,4 @@
-// The migration runner and the drift check of DESIGN.md §3 ("Migrations"): the committed migrations must build the
+// The migration runner and the drift check of docs/architecture.md, "Data and migrations": the committed migrations must build the
 // same schema as prisma/schema.prisma, and the runner must record them the way Prisma does.
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -40,7 +40,7 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
 }
 
 /**
- * Opens an embedded database in a new data directory (served over its loopback socket, DESIGN.md §3), hands `work` its
+ * Opens an embedded database in a new data directory (served over its loopback socket, docs/architecture.md, "The embedded database"), hands `work` its
  * URL and a query function, and removes it afterwards.
  */
 async function withEmbedded<T>(

@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-// Every endpoint of spec §4 with its scope and success status.
+// Every endpoint of docs/api-contract.md §4 with its scope and success status.
 const OPERATIONS = [
   ["get", "/status", null, 200],
   ["get", "/accounts", "accounts:read", 200],
@@ -162,7 +162,7 @@ function isField(where: string): boolean {
   return where.split(".").length > 1 && !where.includes("|") && !where.endsWith("[]");
 }
 
-describe("a document tools can use as served (issue #11 D)", () => {
+describe("a document tools can use as served", () => {
   it("gives every request body and every success response an example", () => {
     const missing: string[] = [];
     for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Node>>)) {
@@ -225,7 +225,7 @@ describe("a document tools can use as served (issue #11 D)", () => {
   });
 });
 
-describe("examples (issue #11 D)", () => {
+describe("examples", () => {
   it("every example of a request body and of a success response is valid for its own schema", () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(ajv);

@@ -1,4 +1,4 @@
-// Issue #13 items 3 and 5: webhook endpoints, their deliveries and redelivery as API resources, and deliveries a
+// Webhook endpoints, their deliveries and redelivery as API resources (docs/api-contract.md §4.11), and deliveries a
 // Standard Webhooks library verifies, against a real receiver on 127.0.0.1.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
@@ -119,7 +119,7 @@ describe("webhook endpoints through the API", () => {
     expect((await stranger("POST", `/webhook-endpoints/${mine}/test`)).status).toBe(404);
   });
 
-  it("sends a test event answered with its attempt, verifiable with the spec's and Standard Webhooks' schemes", async () => {
+  it("sends a test event answered with its attempt, verifiable with the contract's and Standard Webhooks' schemes", async () => {
     const org = await createTestOrg();
     const api = client(server.url, org.key);
     const created = (await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data;

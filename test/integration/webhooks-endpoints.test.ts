@@ -1,4 +1,4 @@
-// The settings area's webhook API (spec §6): endpoints, secrets and rotation, test events, attempt history and
+// The settings area's webhook API (docs/api-contract.md §6): endpoints, secrets and rotation, test events, attempt history and
 // redelivery, against a real receiver on 127.0.0.1.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
