@@ -211,7 +211,8 @@ function runDiff(args: string[], adapterUrl: string): Diff {
         ...process.env,
         // Prisma 6 requires a datasource url in the schema; a dummy keeps a real DATABASE_URL out of reach.
         DATABASE_URL: "postgresql://unused@127.0.0.1:1/unused",
-        // Safe here, unlike for `migrate deploy` (docs/architecture.md, "Data and migrations"): with engine "js" neither binary is ever started.
+        // Safe here, unlike for `migrate deploy` (docs/architecture.md, "Data and migrations"): with engine "js"
+        // neither binary is ever started.
         PRISMA_QUERY_ENGINE_LIBRARY: "/bin/true",
         PRISMA_SCHEMA_ENGINE_BINARY: "/bin/true",
         // Without these the CLI waits on network look-ups that cannot succeed here.

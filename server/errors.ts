@@ -1,6 +1,7 @@
 /**
  * Error codes of docs/api-contract.md §7 with their HTTP statuses and reference text. The one table every layer uses:
- * services throw {@link ApiError} with a code, the REST facade only translates (docs/architecture.md, "Layers and the request pipeline").
+ * services throw {@link ApiError} with a code, the REST facade only translates (docs/architecture.md,
+ * "Layers and the request pipeline").
  */
 export const ERROR_CODES = {
   bad_request: {
@@ -96,7 +97,10 @@ export const ERROR_CODES = {
 /** One of the error codes of docs/api-contract.md §7. */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** One validation issue: `path` from the root of the body or query (array of strings), and a message (docs/api-contract.md §2.1). */
+/**
+ * One validation issue: `path` from the root of the body or query (array of strings), and a message
+ * (docs/api-contract.md §2.1).
+ */
 export interface ErrorDetail {
   path: string[];
   message: string;
@@ -117,8 +121,8 @@ export function truncateText(text: string, max: number): string {
 
 /**
  * `details` within {@link ERROR_LIMITS}: the first 1,000, each path cut to its first 32 segments and every segment and
- * message to its limit. The one place answers bound them (the error envelope and per-item bulk errors; docs/api-contract.md §2.1,
- * docs/architecture.md, "The REST facade").
+ * message to its limit. The one place answers bound them (the error envelope and per-item bulk errors;
+ * docs/api-contract.md §2.1, docs/architecture.md, "The REST facade").
  */
 export function boundedDetails(details: readonly ErrorDetail[]): ErrorDetail[] {
   return details.slice(0, ERROR_LIMITS.details).map((detail) => ({
@@ -128,14 +132,17 @@ export function boundedDetails(details: readonly ErrorDetail[]): ErrorDetail[] {
 }
 
 /**
- * The application's one error type. Thrown by services and procedures with a code of docs/api-contract.md §7; the REST facade turns it
- * into the error envelope with the code's HTTP status (see {@link ERROR_CODES}).
+ * The application's one error type. Thrown by services and procedures with a code of docs/api-contract.md §7; the REST
+ * facade turns it into the error envelope with the code's HTTP status (see {@link ERROR_CODES}).
  */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly details?: ErrorDetail[];
   readonly headers?: Record<string, string>;
-  /** HTTP status: the code's (docs/api-contract.md §7) unless overridden, which only `GET /status` does (503, docs/api-contract.md §4.8). */
+  /**
+   * HTTP status: the code's (docs/api-contract.md §7) unless overridden, which only `GET /status` does (503,
+   * docs/api-contract.md §4.8).
+   */
   readonly status: number;
 
   constructor(

@@ -240,9 +240,9 @@ export type UnwrappedMethod<M extends HttpMethod> = <
 ) => Promise<DataOf<P, M, Init>>;
 
 /**
- * Verifies a webhook delivery's `Service-Signature` (the API's `/docs/webhooks` page): HMAC-SHA256 over `<t>.<raw body>` keyed with the whole
- * signing secret, compared in constant time with each `v1=` (two during a rotation), and `t` within `toleranceSeconds`
- * (default 300) of now. Pass the body exactly as received.
+ * Verifies a webhook delivery's `Service-Signature` (the API's `/docs/webhooks` page): HMAC-SHA256 over
+ * `<t>.<raw body>` keyed with the whole signing secret, compared in constant time with each `v1=` (two during a
+ * rotation), and `t` within `toleranceSeconds` (default 300) of now. Pass the body exactly as received.
  * @returns the parsed event.
  * @throws Error when the header is missing or malformed, no signature matches, or the timestamp is too old.
  */

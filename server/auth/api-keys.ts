@@ -28,8 +28,9 @@ export interface GeneratedApiKey {
 }
 
 /**
- * Generates an API key `msp_live_…` or `msp_test_…` (docs/api-contract.md §5.2): 30 random base62 characters (≈178 bits) followed by a
- * 6-character CRC32 checksum, so malformed keys are refused before any database lookup (docs/architecture.md, "API keys and the key cache").
+ * Generates an API key `msp_live_…` or `msp_test_…` (docs/api-contract.md §5.2): 30 random base62 characters (≈178
+ * bits) followed by a 6-character CRC32 checksum, so malformed keys are refused before any database lookup
+ * (docs/architecture.md, "API keys and the key cache").
  */
 export function generateApiKey(isTest: boolean): GeneratedApiKey {
   const head = isTest ? "msp_test_" : "msp_live_";
@@ -46,7 +47,8 @@ export function hashApiKey(raw: string): string {
 
 /**
  * Checks a presented key's shape and checksum without any I/O.
- * @returns `{ isTest }` when well-formed, `null` otherwise (the caller answers 401 `unauthorized`, docs/api-contract.md §5.4).
+ * @returns `{ isTest }` when well-formed, `null` otherwise (the caller answers 401 `unauthorized`, docs/api-contract.md
+ *   §5.4).
  */
 export function parseApiKey(raw: string): { isTest: boolean } | null {
   const match = KEY_PATTERN.exec(raw);

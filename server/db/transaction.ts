@@ -1,6 +1,6 @@
-// The one way services reach the database (docs/architecture.md, "Layers and the request pipeline"): `prisma()` is the enclosing transaction's client inside
-// `transaction()`, else the process-wide one; `outsideTransaction()` is for the few writes that must not join a
-// request's transaction (audit rows, after-commit hand-overs).
+// The one way services reach the database (docs/architecture.md, "Layers and the request pipeline"): `prisma()` is the
+// enclosing transaction's client inside `transaction()`, else the process-wide one; `outsideTransaction()` is for the
+// few writes that must not join a request's transaction (audit rows, after-commit hand-overs).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { log } from "../observability/logger";
 import { db } from "./client";
@@ -34,9 +34,9 @@ export function prisma(): PrismaClient {
 
 /**
  * Runs `fn` in a database transaction. Inside an enclosing {@link transaction} (the idempotency layer runs the whole
- * operation in one, docs/architecture.md, "Idempotency") it joins that one instead of opening a second, so the operation, its outbox events
- * and its idempotency record commit or roll back together. Callbacks registered with {@link afterCommit} run once the
- * outermost transaction has committed, and never when it rolls back.
+ * operation in one, docs/architecture.md, "Idempotency") it joins that one instead of opening a second, so the
+ * operation, its outbox events and its idempotency record commit or roll back together. Callbacks registered with
+ * {@link afterCommit} run once the outermost transaction has committed, and never when it rolls back.
  * @throws whatever `fn` throws, after rolling back.
  */
 export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>): Promise<T> {

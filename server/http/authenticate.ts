@@ -4,9 +4,9 @@ import { authenticateApiKey } from "../services/api-keys";
 import type { Step } from "./exchange";
 
 /**
- * Identify: resolves the Bearer key of a route that needs one (docs/api-contract.md §5) to its principal. A failure (401) is kept on
- * the exchange as its refusal, answered by {@link refuse} once the rate limit has counted the request against the
- * client's address.
+ * Identify: resolves the Bearer key of a route that needs one (docs/api-contract.md §5) to its principal. A failure
+ * (401) is kept on the exchange as its refusal, answered by {@link refuse} once the rate limit has counted the request
+ * against the client's address.
  */
 export const identify: Step = async (exchange, next) => {
   if (exchange.route?.meta.scope && exchange.refusal === undefined) {

@@ -1,5 +1,5 @@
-// The types every step of the REST facade's pipeline shares (docs/architecture.md, "Layers and the request pipeline"): the request as an adapter hands
-// it in, the reply a step hands back, and the exchange the steps fill in on the way.
+// The types every step of the REST facade's pipeline shares (docs/architecture.md, "Layers and the request pipeline"):
+// the request as an adapter hands it in, the reply a step hands back, and the exchange the steps fill in on the way.
 import type { ApiKeyPrincipal } from "../services/api-keys";
 import type { RateLimitDecision } from "../services/rate-limits";
 import type { RouteEntry } from "./routes";

@@ -1,13 +1,13 @@
-// The interface every key-value store driver implements (docs/architecture.md, "Key-value store and rate limits"); apart from index.ts so drivers need not
-// import the module that chooses between them.
+// The interface every key-value store driver implements (docs/architecture.md, "Key-value store and rate limits");
+// apart from index.ts so drivers need not import the module that chooses between them.
 import type { SlidingWindowResult, WindowSpec } from "./sliding-window";
 
 /** Which backend answers: Vercel KV / Upstash REST, TCP Redis, or this process's memory. */
 export type KvDriver = "vercel-kv" | "redis" | "memory";
 
 /**
- * The key-value store behind rate-limit windows (docs/architecture.md, "Key-value store and rate limits"). Both Redis drivers run the same Lua script
- * (`SLIDING_WINDOW_LUA`); the memory driver implements the same semantics in-process.
+ * The key-value store behind rate-limit windows (docs/architecture.md, "Key-value store and rate limits"). Both Redis
+ * drivers run the same Lua script (`SLIDING_WINDOW_LUA`); the memory driver implements the same semantics in-process.
  */
 export interface KeyValueStore {
   driver: KvDriver;

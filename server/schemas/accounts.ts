@@ -151,7 +151,10 @@ export const DeletedSchema = z
 /** Maximum items of a bulk request (docs/api-contract.md §8). */
 export const BULK_MAX = 500;
 
-/** Body of `POST /accounts/bulk` (docs/api-contract.md §4.1): 1 to 500 accounts, matched on `externalId` within the organisation. */
+/**
+ * Body of `POST /accounts/bulk` (docs/api-contract.md §4.1): 1 to 500 accounts, matched on `externalId` within the
+ * organisation.
+ */
 export const AccountBulkSchema = z
   .strictObject({
     accounts: z

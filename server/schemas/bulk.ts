@@ -1,9 +1,13 @@
-// Per-item bulk results (docs/api-contract.md §2.12, §4.14): the shared pieces of `?mode=partial` on the four bulk endpoints.
+// Per-item bulk results (docs/api-contract.md §2.12, §4.14): the shared pieces of `?mode=partial` on the four bulk
+// endpoints.
 import { type ZodError, z } from "zod";
 import { ERROR_CODES, ERROR_LIMITS } from "../errors";
 import { IdSchema } from "./common";
 
-/** `mode` of a bulk request: `all` (default: all-or-none, docs/api-contract.md §4) or `partial` (commit the valid items, 207). */
+/**
+ * `mode` of a bulk request: `all` (default: all-or-none, docs/api-contract.md §4) or `partial` (commit the valid items,
+ * 207).
+ */
 export const BulkModeSchema = z
   .enum(["all", "partial"])
   .default("all")

@@ -12,8 +12,9 @@ import {
 import { type FilterTable, filterParams } from "./filters";
 
 /**
- * Sortable contact fields (docs/api-contract.md §4.9.2: `createdAt`, `updatedAt`, `email`, `lastName`) as the public names of `sort`.
- * `email` sorts case-insensitively (on the stored lower-case key); `lastName` may be null (nulls last).
+ * Sortable contact fields (docs/api-contract.md §4.9.2: `createdAt`, `updatedAt`, `email`, `lastName`) as the public
+ * names of `sort`. `email` sorts case-insensitively (on the stored lower-case key); `lastName` may be null (nulls
+ * last).
  */
 export const CONTACT_SORT_FIELDS = ["createdAt", "updatedAt", "email", "lastName"] as const;
 
@@ -71,8 +72,8 @@ export const ContactAccountLinkSchema = z
   .meta({ id: "ContactAccountRelationship" });
 
 /**
- * A contact as every contact endpoint returns it and as `contact.*` events carry it (docs/api-contract.md §2.4, §6.2): the scalar
- * fields plus `accounts`, its account relationships, the primary one first and then by account name.
+ * A contact as every contact endpoint returns it and as `contact.*` events carry it (docs/api-contract.md §2.4, §6.2):
+ * the scalar fields plus `accounts`, its account relationships, the primary one first and then by account name.
  */
 export const ContactSchema = z
   .object({
@@ -122,8 +123,9 @@ const createFields = {
 };
 
 /**
- * Body of `POST /contacts` (docs/api-contract.md §4.2): `email` required; `accountId` (with optional `role`, `isPrimary`) makes the
- * contact's first account relationship. Unknown fields, and `role`/`isPrimary` without `accountId`, are refused (422).
+ * Body of `POST /contacts` (docs/api-contract.md §4.2): `email` required; `accountId` (with optional `role`,
+ * `isPrimary`) makes the contact's first account relationship. Unknown fields, and `role`/`isPrimary` without
+ * `accountId`, are refused (422).
  */
 export const ContactCreateSchema = z
   .strictObject(createFields)
@@ -221,7 +223,9 @@ export type ContactListQuery = z.infer<typeof ContactListQuerySchema>;
 /** A page of contacts; each item has the `GET /contacts/{id}` shape, relationships included. */
 export const ContactListSchema = listOf(ContactSchema);
 
-/** Body of `POST /contacts/bulk` (docs/api-contract.md §4.2): 1 to 500 contacts, matched on email case-insensitively. */
+/**
+ * Body of `POST /contacts/bulk` (docs/api-contract.md §4.2): 1 to 500 contacts, matched on email case-insensitively.
+ */
 export const ContactBulkSchema = z
   .strictObject({
     contacts: z

@@ -35,7 +35,10 @@ export const DEAL_DEFAULTS = {
   type: "NEW_BUSINESS",
 } as const;
 
-/** Sortable deal fields (docs/api-contract.md §4.9.2: `estimatedMrr`, `createdAt`, `updatedAt`, `probability`); none is nullable. */
+/**
+ * Sortable deal fields (docs/api-contract.md §4.9.2: `estimatedMrr`, `createdAt`, `updatedAt`, `probability`); none is
+ * nullable.
+ */
 export const DEAL_SORT_FIELDS = {
   estimatedMrr: { nullable: false },
   createdAt: { nullable: false },
@@ -112,7 +115,10 @@ export const DealSchema = z
 /** A deal as returned by the API. */
 export type Deal = z.infer<typeof DealSchema>;
 
-/** Body of `POST /deals` (docs/api-contract.md §4.3): `name` and `accountId` required; unknown fields (e.g. `closedAt`) are refused. */
+/**
+ * Body of `POST /deals` (docs/api-contract.md §4.3): `name` and `accountId` required; unknown fields (e.g. `closedAt`)
+ * are refused.
+ */
 export const DealCreateSchema = z
   .strictObject({
     name,

@@ -4,9 +4,9 @@ import { DATE_TIME_MAX_LENGTH, PAGE_SIZE } from "./common";
 import { EVENT_EXAMPLE, EVENT_PAGE_EXAMPLE } from "./examples";
 
 /**
- * Event names: those of docs/api-contract.md §6.1, then the extensions marked there, so that the events feed carries every change of every
- * resource (updates of deals outside a stage change, tasks, notes, and hard deletions). Webhook endpoints subscribe to
- * any of them, or `*` for all.
+ * Event names: those of docs/api-contract.md §6.1, then the extensions marked there, so that the events feed carries
+ * every change of every resource (updates of deals outside a stage change, tasks, notes, and hard deletions). Webhook
+ * endpoints subscribe to any of them, or `*` for all.
  */
 export const EVENT_NAMES = [
   "account.created",
@@ -56,7 +56,10 @@ export const EventNameTextSchema = z
 /** Resources the events feed reports on: the first part of every event name. */
 export const EVENT_RESOURCES = ["account", "contact", "deal", "device", "task", "note", "touchpoint"] as const;
 
-/** Who caused an event (docs/api-contract.md §6.2): an API key, a settings user, or the system (demo seed, scheduled jobs). */
+/**
+ * Who caused an event (docs/api-contract.md §6.2): an API key, a settings user, or the system (demo seed, scheduled
+ * jobs).
+ */
 export const ActorSchema = z
   .discriminatedUnion("type", [
     z.object({
@@ -78,9 +81,9 @@ export const ActorSchema = z
 export type Actor = z.infer<typeof ActorSchema>;
 
 /**
- * One event: the webhook payload of docs/api-contract.md §6.2 (`id`, `event`, `timestamp`, `orgId`, `data`) with `sequence` (its
- * position in the organisation's feed, in commit order: docs/architecture.md, "Events feed"), `resource`, `actor`, and
- * for changes of an existing record `changedFields` and `previous`.
+ * One event: the webhook payload of docs/api-contract.md §6.2 (`id`, `event`, `timestamp`, `orgId`, `data`) with
+ * `sequence` (its position in the organisation's feed, in commit order: docs/architecture.md, "Events feed"),
+ * `resource`, `actor`, and for changes of an existing record `changedFields` and `previous`.
  */
 export const EventSchema = z
   .object({
@@ -131,8 +134,8 @@ export const EventSchema = z
 export type EventPayload = z.infer<typeof EventSchema>;
 
 /**
- * Query of `GET /events` (docs/api-contract.md §4.10): `limit` (1–100, default 50), `cursor` (the opaque `nextCursor` of an earlier
- * page), `types` (comma-separated event names), `resource`.
+ * Query of `GET /events` (docs/api-contract.md §4.10): `limit` (1–100, default 50), `cursor` (the opaque `nextCursor`
+ * of an earlier page), `types` (comma-separated event names), `resource`.
  */
 export const EventListQuerySchema = z.strictObject({
   limit: z

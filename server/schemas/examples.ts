@@ -1,7 +1,7 @@
-// Examples of every request body and response of the public API (docs/api-contract.md §4.8): one small, consistent MSP book (the
-// same account in the contact, deal, device and task examples), so the OpenAPI document, /docs and the Postman
-// collection show requests that make sense together. Each schema carries its example in its `.meta()`; a test checks
-// every example against its schema in the served document.
+// Examples of every request body and response of the public API (docs/api-contract.md §4.8): one small, consistent MSP
+// book (the same account in the contact, deal, device and task examples), so the OpenAPI document, /docs and the
+// Postman collection show requests that make sense together. Each schema carries its example in its `.meta()`; a test
+// checks every example against its schema in the served document.
 
 const ACCOUNT_ID = "cm7k2x0a80001northwind0";
 const CONTACT_ID = "cm7k2x0a80002annalopez0";

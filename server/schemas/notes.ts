@@ -41,7 +41,8 @@ export const NoteSchema = z
 export type Note = z.infer<typeof NoteSchema>;
 
 /**
- * Body of `POST /notes` (docs/api-contract.md §4.6): `objectType`, `objectId` and `body` required. Unknown fields are refused (422).
+ * Body of `POST /notes` (docs/api-contract.md §4.6): `objectType`, `objectId` and `body` required. Unknown fields are
+ * refused (422).
  */
 export const NoteCreateSchema = z
   .strictObject({

@@ -17,8 +17,8 @@ function describe(text: string): string {
 }
 
 /**
- * Finds text PostgreSQL cannot store (docs/api-contract.md §4.12): a NUL character (U+0000) or a lone UTF-16 surrogate, in any string
- * or object key of a parsed JSON value or query, at any depth.
+ * Finds text PostgreSQL cannot store (docs/api-contract.md §4.12): a NUL character (U+0000) or a lone UTF-16 surrogate,
+ * in any string or object key of a parsed JSON value or query, at any depth.
  * @param path where `value` sits (array of strings, as in docs/api-contract.md §2.1 `details`).
  * @returns the first offending place as a validation detail (`{path, message}`), or null when everything is storable.
  */

@@ -15,8 +15,9 @@ export const TaskPrioritySchema = z.enum(["LOW", "MEDIUM", "HIGH", "URGENT"]).de
 export const TASK_DEFAULTS = { status: "TODO", priority: "MEDIUM" } as const;
 
 /**
- * Sortable task fields (docs/api-contract.md §4.9.2: `dueAt`, `createdAt`, `updatedAt`). `dueAt` is nullable: tasks without a due time
- * sort last in both directions. `priority` is not sortable: keyset paging over an enum is not expressible in Prisma.
+ * Sortable task fields (docs/api-contract.md §4.9.2: `dueAt`, `createdAt`, `updatedAt`). `dueAt` is nullable: tasks
+ * without a due time sort last in both directions. `priority` is not sortable: keyset paging over an enum is not
+ * expressible in Prisma.
  */
 export const TASK_SORT_FIELDS = {
   dueAt: { nullable: true },
@@ -71,7 +72,10 @@ export const TaskSchema = z
 /** A task as returned by the API. */
 export type Task = z.infer<typeof TaskSchema>;
 
-/** Body of `POST /tasks` (docs/api-contract.md §4.5): `title` required; unknown fields (e.g. `completedAt`) are refused (422). */
+/**
+ * Body of `POST /tasks` (docs/api-contract.md §4.5): `title` required; unknown fields (e.g. `completedAt`) are refused
+ * (422).
+ */
 export const TaskCreateSchema = z
   .strictObject({
     title,

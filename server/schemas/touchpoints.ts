@@ -26,7 +26,10 @@ export const TouchpointDirectionSchema = z
   .enum(["INBOUND", "OUTBOUND", "INTERNAL"])
   .describe("INBOUND (the customer reached out), OUTBOUND (the MSP reached out) or INTERNAL (among the MSP's staff).");
 
-/** A touchpoint as every touchpoint endpoint returns it and as `touchpoint.created` carries it (docs/api-contract.md §2.9, §6.2). */
+/**
+ * A touchpoint as every touchpoint endpoint returns it and as `touchpoint.created` carries it (docs/api-contract.md
+ * §2.9, §6.2).
+ */
 export const TouchpointSchema = z
   .object({
     id: IdSchema,
@@ -46,8 +49,9 @@ export const TouchpointSchema = z
 export type Touchpoint = z.infer<typeof TouchpointSchema>;
 
 /**
- * Body of `POST /touchpoints` (docs/api-contract.md §4.7): `accountId`, `type` and `direction` required; `occurredAt` defaults to the
- * time of the request and may not lie more than 5 minutes in the future. Unknown fields are refused (422).
+ * Body of `POST /touchpoints` (docs/api-contract.md §4.7): `accountId`, `type` and `direction` required; `occurredAt`
+ * defaults to the time of the request and may not lie more than 5 minutes in the future. Unknown fields are refused
+ * (422).
  */
 export const TouchpointCreateSchema = z
   .strictObject({

@@ -27,7 +27,9 @@ export const WEBHOOK_URL_MAX_LENGTH = 2_048;
 /** Longest endpoint description, in characters (docs/architecture.md, "Webhooks and the outbox"). */
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
 
-/** What an endpoint can subscribe to: every event name of the feed, or `*` for all of them (docs/api-contract.md §6.1). */
+/**
+ * What an endpoint can subscribe to: every event name of the feed, or `*` for all of them (docs/api-contract.md §6.1).
+ */
 export const SUBSCRIBABLE_EVENTS = [...EVENT_NAMES, "*"] as const;
 
 /** One of {@link SUBSCRIBABLE_EVENTS}. */

@@ -35,7 +35,10 @@ const accountSelect = {
 
 type AccountRow = Prisma.AccountGetPayload<{ select: typeof accountSelect }>;
 
-/** Serialises an account row exactly as `GET /accounts/{id}` returns it (docs/api-contract.md §2.3); webhooks reuse it (docs/api-contract.md §6.2). */
+/**
+ * Serialises an account row exactly as `GET /accounts/{id}` returns it (docs/api-contract.md §2.3); webhooks reuse it
+ * (docs/api-contract.md §6.2).
+ */
 export function toAccount(row: AccountRow): Account {
   return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
@@ -94,7 +97,8 @@ export function getAccount(orgId: string, id: string): Promise<Account> {
 }
 
 /**
- * Creates an account (docs/api-contract.md §4.1); `lifecycleStatus` defaults to PROSPECT. Records `account.created` (docs/api-contract.md §6.1).
+ * Creates an account (docs/api-contract.md §4.1); `lifecycleStatus` defaults to PROSPECT. Records `account.created`
+ * (docs/api-contract.md §6.1).
  * @throws ApiError `validation_error` (422) when `externalId` is already used in the organisation.
  */
 export async function createAccount(orgId: string, input: AccountCreate, origin: WriteOrigin): Promise<Account> {
@@ -113,9 +117,9 @@ export async function createAccount(orgId: string, input: AccountCreate, origin:
 }
 
 /**
- * Applies the given fields to an account (docs/api-contract.md §4.1) and records `account.updated` (docs/api-contract.md §6.1), or `account.deleted`
- * when `event` says so (soft delete). The row is locked for the transaction. A request that changes nothing leaves
- * `updatedAt` as it was and records nothing.
+ * Applies the given fields to an account (docs/api-contract.md §4.1) and records `account.updated`
+ * (docs/api-contract.md §6.1), or `account.deleted` when `event` says so (soft delete). The row is locked for the
+ * transaction. A request that changes nothing leaves `updatedAt` as it was and records nothing.
  * @throws ApiError `not_found` (404); `validation_error` (422) when `externalId` is already used.
  */
 export async function updateAccount(
@@ -144,12 +148,12 @@ export async function updateAccount(
 }
 
 /**
- * Deletes an account (docs/api-contract.md §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record stays readable,
- * `account.deleted` is recorded with the churned account); `force` removes the row with its deals, devices, contact
- * links, touchpoints and signals, and the notes on it, its deals and its contracts (tasks keep existing, unlinked).
- * A hard delete records an event for every record it removes or changes, dependents first: `note.deleted`,
- * `touchpoint.deleted`, `device.deleted`, `deal.deleted` (tombstones), `task.updated` for unlinked tasks,
- * `contact.updated` for contacts that lose the link, then `account.deleted` with the account's tombstone.
+ * Deletes an account (docs/api-contract.md §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record
+ * stays readable, `account.deleted` is recorded with the churned account); `force` removes the row with its deals,
+ * devices, contact links, touchpoints and signals, and the notes on it, its deals and its contracts (tasks keep
+ * existing, unlinked). A hard delete records an event for every record it removes or changes, dependents first:
+ * `note.deleted`, `touchpoint.deleted`, `device.deleted`, `deal.deleted` (tombstones), `task.updated` for unlinked
+ * tasks, `contact.updated` for contacts that lose the link, then `account.deleted` with the account's tombstone.
  * @returns the churned account, or `{ id, deleted: true }` after a hard delete.
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
@@ -231,10 +235,11 @@ interface BulkRow {
 }
 
 /**
- * Bulk upsert of up to 500 accounts (docs/api-contract.md §4.1) in one transaction with set-based SQL (docs/architecture.md, "Data and migrations"): one
- * `INSERT … ON CONFLICT DO NOTHING` creates every item whose `externalId` is new (or absent), one `UPDATE … FROM` applies
- * the others to the matching accounts; fields an item leaves out keep their values, and `updatedAt` moves only when a
- * value changes. Records `account.created` per created and `account.updated` per changed account (docs/api-contract.md §6.1).
+ * Bulk upsert of up to 500 accounts (docs/api-contract.md §4.1) in one transaction with set-based SQL
+ * (docs/architecture.md, "Data and migrations"): one `INSERT … ON CONFLICT DO NOTHING` creates every item whose
+ * `externalId` is new (or absent), one `UPDATE … FROM` applies the others to the matching accounts; fields an item
+ * leaves out keep their values, and `updatedAt` moves only when a value changes. Records `account.created` per created
+ * and `account.updated` per changed account (docs/api-contract.md §6.1).
  * @returns `{ created, updated, total, results: [{ externalId, id, action }] }` in request order.
  * @throws ApiError `validation_error` (422) when an externalId appears twice in the request.
  */

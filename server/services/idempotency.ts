@@ -62,7 +62,10 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** SHA-256 hex of method, path with query, and the canonical body: what "the same request" means (docs/api-contract.md §8). */
+/**
+ * SHA-256 hex of method, path with query, and the canonical body: what "the same request" means (docs/api-contract.md
+ * §8).
+ */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash("sha256")
     .update(`${method} ${path}\n${body === undefined ? "" : canonicalJson(body)}`)
@@ -75,8 +78,9 @@ class RolledBack<T> {
 }
 
 /**
- * Runs `execute` at most once per `(orgId, apiKeyId, key)` within 24 hours (docs/api-contract.md §8, docs/architecture.md, "Idempotency"). The operation and
- * its idempotency record share one transaction, so either both commit or neither does.
+ * Runs `execute` at most once per `(orgId, apiKeyId, key)` within 24 hours (docs/api-contract.md §8,
+ * docs/architecture.md, "Idempotency"). The operation and its idempotency record share one transaction, so either both
+ * commit or neither does.
  * - Same key and same request → the stored status, headers and body with `replayOf` = the first request's id, without
  *   running again.
  * - Same key, different method, path or body → 422 `idempotency_conflict`.

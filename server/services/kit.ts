@@ -1,6 +1,7 @@
-// What every resource shares, written once (docs/architecture.md, "Layers and the request pipeline"): reading one record of the organisation or answering 404,
-// locking a record for an update, the changed-fields comparison behind every update, and the references a write locks
-// so they cannot vanish before it commits. Keyset pages are pagination.ts. A resource file holds only what differs.
+// What every resource shares, written once (docs/architecture.md, "Layers and the request pipeline"): reading one
+// record of the organisation or answering 404, locking a record for an update, the changed-fields comparison behind
+// every update, and the references a write locks so they cannot vanish before it commits. Keyset pages are
+// pagination.ts. A resource file holds only what differs.
 import { Prisma } from "../db/generated/client";
 import { prisma } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";

@@ -37,8 +37,8 @@ const notes = resourceReader({
 });
 
 /**
- * Lists an organisation's notes, one keyset page at a time (docs/api-contract.md §4.6, §4.9); filters `objectType`, `objectId`,
- * `updatedAfter`; sort allow-list `createdAt`, `updatedAt`.
+ * Lists an organisation's notes, one keyset page at a time (docs/api-contract.md §4.6, §4.9); filters `objectType`,
+ * `objectId`, `updatedAfter`; sort allow-list `createdAt`, `updatedAt`.
  * @returns `{ data: Note[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no note of the organisation.
  */
@@ -66,8 +66,8 @@ export function getNote(orgId: string, id: string): Promise<Note> {
 }
 
 /**
- * Creates a note on an Account, Deal, Contract or Lead of the organisation (docs/api-contract.md §4.6). The target is key-share
- * locked while the note is written, so it cannot be deleted in between. Records `note.created`.
+ * Creates a note on an Account, Deal, Contract or Lead of the organisation (docs/api-contract.md §4.6). The target is
+ * key-share locked while the note is written, so it cannot be deleted in between. Records `note.created`.
  * @throws ApiError `validation_error` (422) when `objectId` is not a record of `objectType` in the organisation.
  */
 export async function createNote(orgId: string, input: NoteCreate, origin: WriteOrigin): Promise<Note> {

@@ -29,8 +29,8 @@ const touchpointSelect = {
 type TouchpointRow = Prisma.TouchpointGetPayload<{ select: typeof touchpointSelect }>;
 
 /**
- * Serialises a touchpoint row exactly as `GET /touchpoints/{id}` returns it (docs/api-contract.md §2.9); `touchpoint.created` reuses
- * it (docs/api-contract.md §6.2).
+ * Serialises a touchpoint row exactly as `GET /touchpoints/{id}` returns it (docs/api-contract.md §2.9);
+ * `touchpoint.created` reuses it (docs/api-contract.md §6.2).
  */
 export function toTouchpoint(row: TouchpointRow): Touchpoint {
   return {
@@ -48,8 +48,8 @@ const touchpoints = resourceReader({
 });
 
 /**
- * Lists an organisation's touchpoints, one keyset page at a time (docs/api-contract.md §4.7, §4.9); filters `accountId`, `type`,
- * `updatedAfter`; sort allow-list `occurredAt`, `createdAt`, `updatedAt`.
+ * Lists an organisation's touchpoints, one keyset page at a time (docs/api-contract.md §4.7, §4.9); filters
+ * `accountId`, `type`, `updatedAfter`; sort allow-list `occurredAt`, `createdAt`, `updatedAt`.
  * @returns `{ data: Touchpoint[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no touchpoint of the organisation.
  */
@@ -78,9 +78,9 @@ export function getTouchpoint(orgId: string, id: string): Promise<Touchpoint> {
 }
 
 /**
- * Logs a touchpoint (docs/api-contract.md §4.7) and records `touchpoint.created` (docs/api-contract.md §6.1) in the same transaction. The referenced
- * account and contact are key-share locked while the touchpoint is written, so neither can be deleted in between.
- * `occurredAt` defaults to the time of the request.
+ * Logs a touchpoint (docs/api-contract.md §4.7) and records `touchpoint.created` (docs/api-contract.md §6.1) in the
+ * same transaction. The referenced account and contact are key-share locked while the touchpoint is written, so neither
+ * can be deleted in between. `occurredAt` defaults to the time of the request.
  * @throws ApiError `validation_error` (422) when `accountId` is not an account of the organisation or `contactId` not
  *         a contact of it (one detail per field).
  */

@@ -101,7 +101,8 @@ export interface RateLimitSummary {
 }
 
 /**
- * The rate-limit plan and limits of an organisation (docs/api-contract.md §8: `PLAN_LIMITS` and the organisation's overrides).
+ * The rate-limit plan and limits of an organisation (docs/api-contract.md §8: `PLAN_LIMITS` and the organisation's
+ * overrides).
  * @throws ApiError `not_found` (404) when the organisation does not exist.
  */
 export async function getRateLimitSummary(orgId: string): Promise<RateLimitSummary> {

@@ -1,4 +1,5 @@
-// Webhook endpoints of an organisation (docs/api-contract.md §6): what the settings area manages. Deliveries: webhook-deliveries.ts.
+// Webhook endpoints of an organisation (docs/api-contract.md §6): what the settings area manages. Deliveries:
+// webhook-deliveries.ts.
 import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -37,7 +38,10 @@ export interface WebhookEndpointView {
   /** Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or the consecutive-failure rule. */
   disabledReason: string | null;
   disabledAt: Date | null;
-  /** Deliveries in a row that ended failed (all 5 attempts); reset by any successful attempt (docs/api-contract.md §6.5). */
+  /**
+   * Deliveries in a row that ended failed (all 5 attempts); reset by any successful attempt (docs/api-contract.md
+   * §6.5).
+   */
   consecutiveFailures: number;
   createdAt: Date;
   updatedAt: Date;
@@ -77,7 +81,8 @@ function newEndpointId(): string {
 
 /**
  * A new signing secret: `whsec_` + 32 random bytes in standard base64 (256 bits). The whole string keys the
- * `Service-Signature` of docs/api-contract.md §6.4; the decoded bytes key the Standard Webhooks `webhook-signature`, as its libraries derive them.
+ * `Service-Signature` of docs/api-contract.md §6.4; the decoded bytes key the Standard Webhooks `webhook-signature`, as
+ * its libraries derive them.
  */
 function newSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
@@ -113,9 +118,10 @@ function checkUrl(value: unknown, details: ErrorDetail[]): string | undefined {
 }
 
 /**
- * Refuses a URL whose host is, or resolves to, an address webhooks may not reach (docs/architecture.md, "Webhooks and the outbox"): the literal is judged
- * as it stands, a host name by every address DNS gives for it now (it is checked again at each delivery, against DNS
- * rebinding). A name that does not resolve now is accepted; its deliveries fail until it does.
+ * Refuses a URL whose host is, or resolves to, an address webhooks may not reach (docs/architecture.md,
+ * "Webhooks and the outbox"): the literal is judged as it stands, a host name by every address DNS gives for it now (it
+ * is checked again at each delivery, against DNS rebinding). A name that does not resolve now is accepted; its
+ * deliveries fail until it does.
  */
 async function checkHost(url: string, details: ErrorDetail[]): Promise<void> {
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
@@ -187,7 +193,8 @@ async function findOwned(orgId: string, id: string) {
 }
 
 /**
- * Creates a webhook endpoint (docs/api-contract.md §6), enabled. The secret is returned here and by {@link revealWebhookSecret}.
+ * Creates a webhook endpoint (docs/api-contract.md §6), enabled. The secret is returned here and by {@link
+ * revealWebhookSecret}.
  * @param input.url absolute http(s) URL, at most 2,048 characters, without credentials; a host that is or resolves to
  *   a loopback, private, link-local or reserved address is refused (loopback allowed by `WEBHOOKS_ALLOW_LOOPBACK`).
  * @param input.events event names of docs/api-contract.md §6.1 (duplicates dropped), or exactly `["*"]`.

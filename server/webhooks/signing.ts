@@ -5,16 +5,18 @@ import type { EventPayload } from "../schemas/events";
 export const WEBHOOK_USER_AGENT = "Service-Webhooks/1.1";
 
 /**
- * Serialises a delivery's body once: the event's payload (docs/api-contract.md §6.2 with `actor`, `changedFields` and `previous`, built by
- * `eventPayload` in server/services/event-feed.ts, the same as the events feed serves). The returned text is both what
- * is signed and what is sent (docs/architecture.md, "Webhooks and the outbox": the bytes signed are the bytes sent).
+ * Serialises a delivery's body once: the event's payload (docs/api-contract.md §6.2 with `actor`, `changedFields` and
+ * `previous`, built by `eventPayload` in server/services/event-feed.ts, the same as the events feed serves). The
+ * returned text is both what is signed and what is sent (docs/architecture.md, "Webhooks and the outbox": the bytes
+ * signed are the bytes sent).
  */
 export function serializePayload(payload: EventPayload): string {
   return JSON.stringify(payload);
 }
 
 /**
- * Lowercase hex HMAC-SHA256 of `<t>.<body>` keyed with the whole secret string `whsec_…` as UTF-8 (docs/api-contract.md §6.4 step 2).
+ * Lowercase hex HMAC-SHA256 of `<t>.<body>` keyed with the whole secret string `whsec_…` as UTF-8 (docs/api-contract.md
+ * §6.4 step 2).
  * @param timestamp Unix seconds.
  */
 export function computeSignature(secret: string, timestamp: number, body: string): string {

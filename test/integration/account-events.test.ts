@@ -1,5 +1,6 @@
-// The transactional outbox for accounts (docs/api-contract.md §3, §6.1, docs/architecture.md, "Webhooks and the outbox"): each change records its event with the
-// resource exactly as GET returns it; nothing is recorded when nothing changed.
+// The transactional outbox for accounts (docs/api-contract.md §3, §6.1, docs/architecture.md,
+// "Webhooks and the outbox"): each change records its event with the resource exactly as GET returns it; nothing is
+// recorded when nothing changed.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";

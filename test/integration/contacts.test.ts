@@ -1,5 +1,5 @@
-// Contacts (docs/api-contract.md §2.4, §4.2, §6.1): CRUD, account relationships, list filters/sort/pagination, bulk upsert
-// matched on email case-insensitively, events in the outbox, and organisation isolation.
+// Contacts (docs/api-contract.md §2.4, §4.2, §6.1): CRUD, account relationships, list filters/sort/pagination, bulk
+// upsert matched on email case-insensitively, events in the outbox, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";

@@ -1,5 +1,5 @@
-// Deals (docs/api-contract.md §2.5, §3, §4.3, §6.1): endpoints, validation, stage transitions with their events, lists, bulk create
-// and organisation isolation, over real HTTP against the real database.
+// Deals (docs/api-contract.md §2.5, §3, §4.3, §6.1): endpoints, validation, stage transitions with their events, lists,
+// bulk create and organisation isolation, over real HTTP against the real database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";

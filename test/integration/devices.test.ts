@@ -1,5 +1,5 @@
-// Devices (docs/api-contract.md §2.6, §3, §4.4, §6.1): CRUD, list filters/sort/pagination, bulk upsert by rmmAgentId, the
-// offline / end-of-life transitions with their events, and organisation isolation.
+// Devices (docs/api-contract.md §2.6, §3, §4.4, §6.1): CRUD, list filters/sort/pagination, bulk upsert by rmmAgentId,
+// the offline / end-of-life transitions with their events, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";

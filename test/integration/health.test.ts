@@ -1,5 +1,5 @@
-// Health scores (docs/api-contract.md §2.10, §4.7): the score of a fixed data set against values computed by hand, the signal push
-// (validation, effect, no event), the 90-day history, the list with its pagination, and isolation.
+// Health scores (docs/api-contract.md §2.10, §4.7): the score of a fixed data set against values computed by hand, the
+// signal push (validation, effect, no event), the 90-day history, the list with its pagination, and isolation.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../server/db/ids";

@@ -1,5 +1,5 @@
-// Notes (docs/api-contract.md §2.8, §4.6): notes on Accounts, Deals, Contracts and Leads of the organisation, body rules, get one,
-// list filters/sort/pagination, no events, and organisation isolation.
+// Notes (docs/api-contract.md §2.8, §4.6): notes on Accounts, Deals, Contracts and Leads of the organisation, body
+// rules, get one, list filters/sort/pagination, no events, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";

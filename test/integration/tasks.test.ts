@@ -1,5 +1,5 @@
-// Tasks (docs/api-contract.md §2.7, §3, §4.5): endpoints, validation, links to accounts and deals, the DONE ⇄ completedAt rule,
-// lists, hard delete and organisation isolation, over real HTTP against the real database.
+// Tasks (docs/api-contract.md §2.7, §3, §4.5): endpoints, validation, links to accounts and deals, the DONE ⇄
+// completedAt rule, lists, hard delete and organisation isolation, over real HTTP against the real database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";

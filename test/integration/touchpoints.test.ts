@@ -1,5 +1,5 @@
-// Touchpoints (docs/api-contract.md §2.9, §4.7, §6.1): logging with touchpoint.created, references checked within the organisation,
-// occurredAt rules, get one, list filters/sort/pagination, and organisation isolation.
+// Touchpoints (docs/api-contract.md §2.9, §4.7, §6.1): logging with touchpoint.created, references checked within the
+// organisation, occurredAt rules, get one, list filters/sort/pagination, and organisation isolation.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";

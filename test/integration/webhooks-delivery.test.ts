@@ -1,7 +1,8 @@
-// Webhook delivery end to end (docs/api-contract.md §6, docs/architecture.md, "Webhooks and the outbox"): changes made through the real API are handed to Inngest (a
-// stand-in for its event API on 127.0.0.1), the fan-out and deliver functions run under @inngest/test, and a real
-// receiver on 127.0.0.1 checks headers and signatures with the algorithm of docs/api-contract.md §6.4. Retries, the disable rule and
-// timeouts call the deliver handler with the attempt numbers Inngest would pass (the test engine does not model them).
+// Webhook delivery end to end (docs/api-contract.md §6, docs/architecture.md, "Webhooks and the outbox"): changes made
+// through the real API are handed to Inngest (a stand-in for its event API on 127.0.0.1), the fan-out and deliver
+// functions run under @inngest/test, and a real receiver on 127.0.0.1 checks headers and signatures with the algorithm
+// of docs/api-contract.md §6.4. Retries, the disable rule and timeouts call the deliver handler with the attempt
+// numbers Inngest would pass (the test engine does not model them).
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { InngestTestEngine } from "@inngest/test";

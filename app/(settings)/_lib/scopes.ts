@@ -4,7 +4,9 @@ import { DEPRECATED_SCOPES, SCOPES } from "../../../server/auth/scopes";
 export interface ScopeOption {
   scope: string;
   grants: string;
-  /** docs/api-contract.md §5.5: `x:write` ⇒ `x:read`; `admin:read` ⇒ every `:read`. Null when it implies nothing more. */
+  /**
+   * docs/api-contract.md §5.5: `x:write` ⇒ `x:read`; `admin:read` ⇒ every `:read`. Null when it implies nothing more.
+   */
   implies: string | null;
 }
 

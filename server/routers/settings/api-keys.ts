@@ -14,10 +14,11 @@ const describe = (key: Pick<ApiKeySummary, "isTest" | "name" | "prefix">) =>
   `${mode(key.isTest)} key "${key.name}" (${key.prefix}…)`;
 
 /**
- * API keys of the member's organisation (docs/api-contract.md §5; docs/architecture.md, "Settings: sign-in, team and roles"): every
- * role sees them (prefix, scopes, last use; never secrets); test keys are created, rotated and revoked by owners,
- * admins and developers, live keys by owners and admins after a recent sign-in (step-up, 15 minutes) for creating
- * and rotating. Scope rules are the services' (`validateRequestedScopes`). Every change is in the audit trail.
+ * API keys of the member's organisation (docs/api-contract.md §5; docs/architecture.md,
+ * "Settings: sign-in, team and roles"): every role sees them (prefix, scopes, last use; never secrets); test keys are
+ * created, rotated and revoked by owners, admins and developers, live keys by owners and admins after a recent sign-in
+ * (step-up, 15 minutes) for creating and rotating. Scope rules are the services' (`validateRequestedScopes`). Every
+ * change is in the audit trail.
  */
 export const apiKeysRouter = router({
   /** Every key of the organisation, newest first, with its expiry (rotated keys). */

@@ -30,7 +30,8 @@ export interface SettingsContext {
   session?: Promise<SettingsSessionState>;
 }
 
-// ApiError codes (docs/api-contract.md §7) as tRPC codes, so the HTTP door answers with the same statuses as the REST API.
+// ApiError codes (docs/api-contract.md §7) as tRPC codes, so the HTTP door answers with the same statuses as the REST
+// API.
 const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   bad_request: "BAD_REQUEST",
   invalid_json: "PARSE_ERROR",

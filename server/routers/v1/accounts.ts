@@ -27,7 +27,10 @@ import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Accounts"];
 
-/** Accounts endpoints (docs/api-contract.md §4.1, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in OpenAPI. */
+/**
+ * Accounts endpoints (docs/api-contract.md §4.1, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in
+ * OpenAPI.
+ */
 export const accountsRouter = router({
   /** `GET /accounts` (accounts:read): a keyset page, filters `lifecycle`, `industry`, `updatedAfter`, `sort`. */
   list: apiProcedure("accounts:read")

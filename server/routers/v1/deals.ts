@@ -21,7 +21,10 @@ const tags = ["Deals"];
 const ACCOUNT_RULE =
   "accountId must name an account of the caller's organisation; otherwise 422 validation_error on accountId and nothing is written.";
 
-/** Deals endpoints (docs/api-contract.md §4.3, §3, §6.1). Errors: 401, 403, 404, 400, 422 as documented per operation in OpenAPI. */
+/**
+ * Deals endpoints (docs/api-contract.md §4.3, §3, §6.1). Errors: 401, 403, 404, 400, 422 as documented per operation in
+ * OpenAPI.
+ */
 export const dealsRouter = router({
   /** `GET /deals` (deals:read): a keyset page; filters `stage`, `accountId`, `ownerId`, `type`, `updatedAfter`. */
   list: apiProcedure("deals:read")
@@ -89,7 +92,10 @@ export const dealsRouter = router({
     .output(DealSchema)
     .query(({ ctx, input }) => getDeal(ctx.principal.orgId, input.id)),
 
-  /** `PATCH /deals/{id}` (deals:write): partial update, including stage changes and the Won/Lost outcomes (docs/api-contract.md §3). */
+  /**
+   * `PATCH /deals/{id}` (deals:write): partial update, including stage changes and the Won/Lost outcomes
+   * (docs/api-contract.md §3).
+   */
   update: apiProcedure("deals:write")
     .meta({
       openapi: {

@@ -30,8 +30,9 @@ const EVENTS_ON_CHANGE =
   "A change of any field records device.updated; in the same transaction, isOnline going from true to false also records device.offline, and isEndOfLife going from false to true also records device.end_of_life (all carrying the device after the change). A request that changes nothing records nothing and leaves updatedAt as it was.";
 
 /**
- * Devices endpoints (docs/api-contract.md §4.4, §3, §6.1). Errors: 400 `bad_request`/`invalid_json`, 401 `unauthorized`,
- * 403 `insufficient_scope`, 404 `not_found`, 422 `validation_error`, as documented per operation in OpenAPI.
+ * Devices endpoints (docs/api-contract.md §4.4, §3, §6.1). Errors: 400 `bad_request`/`invalid_json`, 401
+ * `unauthorized`, 403 `insufficient_scope`, 404 `not_found`, 422 `validation_error`, as documented per operation in
+ * OpenAPI.
  */
 export const devicesRouter = router({
   /** `GET /devices` (devices:read): a keyset page; filters `accountId`, `isOnline`, `isEndOfLife`, `updatedAfter`. */

@@ -16,7 +16,10 @@ const tags = ["Tasks"];
 const LINK_RULE =
   "accountId and dealId must name records of the caller's organisation, and when a task has both, the deal must belong to that account; otherwise 422 validation_error on the field and nothing is written. Creating, changing and deleting a task record task.created, task.updated and task.deleted in the events feed, and webhook endpoints can subscribe to them.";
 
-/** Tasks endpoints (docs/api-contract.md §4.5, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in OpenAPI. */
+/**
+ * Tasks endpoints (docs/api-contract.md §4.5, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in
+ * OpenAPI.
+ */
 export const tasksRouter = router({
   /** `GET /tasks` (tasks:read): a keyset page; filters `status`, `assigneeId`, `accountId`, `dealId`, `updatedAfter`. */
   list: apiProcedure("tasks:read")
