@@ -200,6 +200,24 @@ describe("a document tools can use as served", () => {
     expect(missing, missing.join("\n")).toEqual([]);
   });
 
+  it("names no repository file, specification section or issue number in what it tells readers", () => {
+    // A reader of the served document has no clone: a citation of a repository file or an issue helps nobody there.
+    const cited: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (typeof node === "string") {
+        if (/§\s*\d|\bissues?\s*#\d|\(#\d+\)|\bdocs\/[\w-]+\.md\b|DESIGN\.md|\bthe spec\b/i.test(node)) {
+          cited.push(`${where}: ${node}`);
+        }
+      } else if (node && typeof node === "object") {
+        for (const [key, value] of Object.entries(node)) walk(value, `${where}/${key}`);
+      }
+    };
+    walk(document, "#");
+    expect(cited, cited.join("\n")).toEqual([]);
+    // Tasks record events like every other resource, and the operations say so.
+    expect(document.paths["/tasks"].post.description).toContain("task.created, task.updated and task.deleted");
+  });
+
   it("keeps every integer within ±(2^53 − 1), so every client can hold it", () => {
     const unbounded: string[] = [];
     const check = (where: string, node: Node) => {

@@ -106,6 +106,17 @@ describe("webhook endpoints through the API", () => {
     expect(unknown.body.error.details).toEqual([
       { path: ["events", "0"], message: expect.stringMatching(/^unknown event; expected one of account\.created/) },
     ]);
+    // An empty list names the event names it could have held, not a document the caller cannot open.
+    const empty = await api("POST", "/webhook-endpoints", { url: receiver.url, events: [] });
+    expect(empty.status).toBe(422);
+    expect(empty.body.error.details).toEqual([
+      {
+        path: ["events"],
+        message: expect.stringMatching(
+          /^must be a non-empty list of event names \(account\.created, .*\), or exactly \["\*"\]$/,
+        ),
+      },
+    ]);
 
     const reader = client(server.url, await createKey(org.orgId, ["webhooks:read"]));
     expect((await reader("GET", "/webhook-endpoints")).status).toBe(200);
