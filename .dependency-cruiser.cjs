@@ -1,4 +1,5 @@
-// Layer rules of the service (DESIGN.md §1, issue #12), checked in CI by `npm run lint:layers`:
+// Layer rules of the service (docs/architecture.md, "Layers and the request pipeline"), checked in CI by
+// `npm run lint:layers`:
 //
 //   app/, scripts/, bench/, inngest/functions/   entry points
 //   server/http/                                 the REST facade's pipeline

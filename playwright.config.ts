@@ -1,6 +1,7 @@
-// End-to-end tests of the settings UI and the docs in a system Chromium (issue #6; scripts/browser.ts finds it). `e2e/global-setup.ts` creates a
-// fresh PostgreSQL database, migrates it and serves the BUILT app (`next start`); run `npm run build` first (`npm test`
-// does). Set E2E_BASE_URL + E2E_DATABASE_URL to run against a server you started yourself (e.g. `next dev`).
+// End-to-end tests of the settings UI and the docs in a system Chromium (scripts/browser.ts finds it).
+// `e2e/global-setup.ts` creates a fresh PostgreSQL database, migrates it and serves the BUILT app (`next start`); run
+// `npm run build` first (`npm test` does). Set E2E_BASE_URL + E2E_DATABASE_URL to run against a server you started
+// yourself (e.g. `next dev`).
 import { defineConfig } from "@playwright/test";
 import { findChromium } from "./scripts/browser";
 

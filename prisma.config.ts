@@ -1,6 +1,7 @@
 import { defineConfig } from "prisma/config";
 
-// Only `prisma generate`/`validate` run on our machines (DESIGN.md §3); the URL matters where `prisma migrate deploy` can run.
+// Only `prisma generate`/`validate` run on our machines (docs/architecture.md, "Data and migrations"); the URL matters
+// where `prisma migrate deploy` can run.
 export default defineConfig({
   schema: "prisma/schema.prisma",
   migrations: { path: "prisma/migrations" },

@@ -4,8 +4,8 @@ import "./globals.css";
 export const metadata = { title: "MSP CRM API", description: "Public API of the MSP CRM" };
 
 /**
- * Root layout: a skip link, the site header and the page. No external fonts or scripts (issue #6); styles are
- * `app/globals.css`.
+ * Root layout: a skip link, the site header and the page. No external fonts or scripts (docs/architecture.md,
+ * "Settings: sign-in, team and roles"); styles are `app/globals.css`.
  */
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (

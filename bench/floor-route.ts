@@ -1,7 +1,8 @@
-// The Next.js floor of the throughput benchmark (issue #12): a plain App Router route handler doing the database work
-// of `GET /api/v1/accounts/{id}` with `pg` (the key looked up by its SHA-256, then the row), the same two queries as
-// bench/bare-server.ts. bench/run.ts writes it into app/ for one build into .next-bench and removes it afterwards, so
-// the product never contains it; `npm start` from that build then serves both it and /api/v1 in one process.
+// The Next.js floor of the throughput benchmark (docs/architecture.md, "Memory and speed"): a plain App Router route
+// handler doing the database work of `GET /api/v1/accounts/{id}` with `pg` (the key looked up by its SHA-256, then the
+// row), the same two queries as bench/bare-server.ts. bench/run.ts writes it into app/ for one build into .next-bench
+// and removes it afterwards, so the product never contains it; `npm start` from that build then serves both it and
+// /api/v1 in one process.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 

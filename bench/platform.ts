@@ -1,4 +1,4 @@
-// Section 4 of `npm run bench` (issue #4): what the platform layers cost. The REST facade runs on node:http in three
+// Section 4 of `npm run bench`: what the platform layers cost. The REST facade runs on node:http in three
 // configurations at once — every layer on, audit off, rate limiting and audit off (BENCH_DISABLE_LAYERS) — and GET and
 // POST throughput are measured in alternating slices; POST is also measured with a fresh Idempotency-Key per request.
 // On node:http the layers are a larger share of each request than behind Next.js, so the costs shown are upper bounds.

@@ -90,7 +90,8 @@ const BULK_SIZE = 500;
 const SEED_ROWS = 100_000;
 const DEEP_ROW = 90_000;
 const PAGE_LIMIT = 100;
-// Rate limits (spec §8) would turn a load test into a 429 test; the override columns are the operator's escape hatch.
+// Rate limits (docs/api-contract.md §8) would turn a load test into a 429 test; the override columns are the operator's
+// escape hatch.
 const NO_LIMITS = { perKey: 1_000_000_000, perOrg: 1_000_000_000 };
 const TARGETS = { floor: 0.9, bare: 0.4, rssMb: 400, bulk: 3, pagination: 1.5, health: 2, feed: 1.5, platform: 0.15 };
 const DIST_DIR = ".next-bench";

@@ -1,4 +1,4 @@
-// The API reference at /docs (issue #6): rendered from /api/v1/openapi.json by Scalar's bundle served from this app,
+// The API reference at /docs: rendered from /api/v1/openapi.json by Scalar's bundle served from this app,
 // with links to the error codes and the webhook guide, and no request to any other host.
 import { expect, test } from "@playwright/test";
 import { baseUrl, screenshot } from "./helpers";

@@ -1,5 +1,6 @@
-// Tenancy in the settings area (issue #6, spec §1): a second organisation's user sees none of the first one's keys,
-// endpoints or audit log, through the pages and through the settings tRPC door (another organisation's record is 404).
+// Tenancy in the settings area (docs/api-contract.md §1): a second organisation's user sees none of the first one's
+// keys, endpoints or audit log, through the pages and through the settings tRPC door (another organisation's record is
+// 404).
 import { expect, test } from "@playwright/test";
 import { callApi, createUser, screenshot, signIn, type TestUser } from "./helpers";
 

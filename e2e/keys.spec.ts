@@ -1,4 +1,4 @@
-// API keys page (issue #6): create a test key with two scopes, read it once, use it from the test against /api/v1,
+// API keys page: create a test key with two scopes, read it once, use it from the test against /api/v1,
 // rotate, revoke; deprecated scopes; then the usage page's audit log shows the calls just made.
 import { expect, type Page, test } from "@playwright/test";
 import { callApi, createUser, screenshot, signIn, type TestUser } from "./helpers";
@@ -122,7 +122,7 @@ test("create a test key, use it once shown, rotate and revoke it, and see the ca
   await expect(page.getByTestId("audit-empty")).toHaveText("No calls match these filters.");
 });
 
-test("deprecated scopes follow spec §5 in the form", async ({ page }) => {
+test("deprecated scopes follow docs/api-contract.md §5.8 in the form", async ({ page }) => {
   await signIn(page, user);
   await page.goto("/settings/keys");
 

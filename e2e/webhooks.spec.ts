@@ -1,4 +1,4 @@
-// Webhook endpoints page (issue #6): register an endpoint, see its secret, send a test event to a local receiver
+// Webhook endpoints page: register an endpoint, see its secret, send a test event to a local receiver
 // (node:http on 127.0.0.1; the server runs with WEBHOOKS_ALLOW_LOOPBACK=true), see the attempt in the delivery log,
 // redeliver, rotate the secret, disable and enable, edit, delete.
 import { createHmac } from "node:crypto";
@@ -21,7 +21,7 @@ function formError(page: Page) {
   return page.locator(".alert.error[role=alert]");
 }
 
-/** Checks a delivery's Service-Signature (spec §6.4) with a secret: HMAC-SHA256 of `<t>.<raw body>`. */
+/** Checks a delivery's Service-Signature (docs/api-contract.md §6.4) with a secret: HMAC-SHA256 of `<t>.<raw body>`. */
 function signedWith(secret: string, header: string | string[] | undefined, body: string): boolean {
   const parts = String(header ?? "").split(",");
   const t = parts.find((part) => part.startsWith("t="))?.slice(2);

@@ -2,7 +2,8 @@ import { trace } from "@opentelemetry/api";
 import { eventType, Inngest, Middleware, staticSchema } from "inngest";
 
 /**
- * The Inngest client of the service (DESIGN.md §6). Configured from the environment, read by the SDK:
+ * The Inngest client of the service (docs/architecture.md, "Webhooks and the outbox"). Configured from the environment,
+ * read by the SDK:
  * - production (Inngest Cloud): `INNGEST_EVENT_KEY` (send events) and `INNGEST_SIGNING_KEY` (verify calls to
  *   `/api/inngest`);
  * - development: `INNGEST_DEV=1` (Dev Server on http://localhost:8288) or `INNGEST_DEV=<url of a Dev Server>`.

@@ -1,4 +1,4 @@
-// Operator command for self-hosters and scripts (issue #2): `npm run admin -- <command> [options]`.
+// Operator command for self-hosters and scripts: `npm run admin -- <command> [options]`.
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { validateRequestedScopes } from "../server/auth/scopes";
@@ -28,7 +28,7 @@ const USAGE = `Usage:
     each record's event (never delivered to webhooks).
   npm run admin -- create-webhook --org <slug> --url <url> --events <comma-separated event names|*>
                                   [--description <text>] [--json]
-    Creates the organisation if needed and a webhook endpoint in it (spec §6), enabled, and prints its id and signing
+    Creates the organisation if needed and a webhook endpoint in it, enabled, and prints its id and signing
     secret: {"orgId", "id", "url", "events", "secret"} with --json. Quote '*' in the shell.
   npm run admin -- create-user --org <slug> --email <email> [--role owner|admin|developer|viewer]
                                [--password <password>] [--name <name>] [--json]

@@ -1,4 +1,4 @@
-// Finds or obtains the Chromium the Playwright tests drive (issue #11 E): `npm test` must work on a machine that has
+// Finds or obtains the Chromium the Playwright tests drive: `npm test` must work on a machine that has
 // none yet. Playwright's own browser download is tried but cannot be fetched everywhere (it cannot on our CI
 // machines), so a system Chromium is the usual answer.
 import { spawnSync } from "node:child_process";

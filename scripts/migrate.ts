@@ -1,6 +1,6 @@
-// `npm run db:migrate`: applies pending migrations to the configured database (DESIGN.md §3, "Migrations"):
-// PostgreSQL when DATABASE_URL is set, otherwise the embedded database of DATA_DIR, through the running server's
-// socket when one owns it, else opened here.
+// `npm run db:migrate`: applies pending migrations to the configured database (docs/architecture.md,
+// "Data and migrations"): PostgreSQL when DATABASE_URL is set, otherwise the embedded database of DATA_DIR, through the
+// running server's socket when one owns it, else opened here.
 import { closeDb, connectDatabase } from "../server/db/client";
 import { migrateDatabase } from "../server/db/migrate";
 

@@ -1,5 +1,5 @@
 // `npm run db:diff -- --name <snake_name>`: writes the next migration from the difference between what the existing
-// migrations build and prisma/schema.prisma (DESIGN.md §3, "Migrations").
+// migrations build and prisma/schema.prisma (docs/architecture.md, "Data and migrations").
 //
 // Prisma 7's CLI needs a native schema engine we cannot download, so this drives Prisma 6.19's WebAssembly engine
 // (installed on first use into node_modules/.cache/prisma6, never into package.json) through a driver adapter.
@@ -211,7 +211,8 @@ function runDiff(args: string[], adapterUrl: string): Diff {
         ...process.env,
         // Prisma 6 requires a datasource url in the schema; a dummy keeps a real DATABASE_URL out of reach.
         DATABASE_URL: "postgresql://unused@127.0.0.1:1/unused",
-        // Safe here, unlike for `migrate deploy` (DESIGN.md §3): with engine "js" neither binary is ever started.
+        // Safe here, unlike for `migrate deploy` (docs/architecture.md, "Data and migrations"): with engine "js"
+        // neither binary is ever started.
         PRISMA_QUERY_ENGINE_LIBRARY: "/bin/true",
         PRISMA_SCHEMA_ENGINE_BINARY: "/bin/true",
         // Without these the CLI waits on network look-ups that cannot succeed here.

@@ -1,5 +1,5 @@
-// The Node.js versions this project supports, and how the README's commands get one on a machine whose Node is older
-// (issue #11 E): Node 20 left maintenance in 2026; 22 and 24 are the LTS lines. `package.json` `engines` says the same
+// The Node.js versions this project supports, and how the README's commands get one on a machine whose Node is older:
+// Node 20 left maintenance in 2026; 22 and 24 are the LTS lines. `package.json` `engines` says the same
 // and a test keeps the two in step.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";

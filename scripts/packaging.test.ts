@@ -1,4 +1,4 @@
-// What a fresh machine needs from package.json and the lock file (issue #11 E): `npm ci` on Linux and macOS, x64 and
+// What a fresh machine needs from package.json and the lock file: `npm ci` on Linux and macOS, x64 and
 // arm64, and an `engines` range true to every dependency, so that no supported Node prints an engine warning.
 import { readFileSync } from "node:fs";
 import path from "node:path";

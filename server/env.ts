@@ -7,7 +7,7 @@ const optionalUrl = z.preprocess(
 );
 
 /**
- * Process configuration, validated once at start-up (DESIGN.md §8).
+ * Process configuration, validated once at start-up (docs/architecture.md, "Running in production").
  *
  * - `DATABASE_URL`: PostgreSQL URL; unset means the embedded PGlite database under `DATA_DIR`.
  * - `REDIS_URL`: TCP Redis URL for the key-value store; `KV_REST_API_URL` + `KV_REST_API_TOKEN`: Vercel KV / Upstash REST.
@@ -16,7 +16,7 @@ const optionalUrl = z.preprocess(
  *   `docsUrl` links, the OpenAPI `servers`, the Postman `baseUrl` and the start-up banner; default: the origin each
  *   request was sent to (`Host`, or `X-Forwarded-Host`/`-Proto` from a trusted proxy).
  * - `TRUST_PROXY`: which proxy headers to believe for the client address (rate limits, audit log) and the public
- *   origin (issue #11 C): `false` (default: the socket's address; forwarding headers are ignored), a number of proxy
+ *   origin: `false` (default: the socket's address; forwarding headers are ignored), a number of proxy
  *   hops in front of the server (`1`: the last `X-Forwarded-For` entry is the client), or `vercel` (Vercel's
  *   `X-Vercel-Forwarded-For` / `X-Forwarded-Host`).
  * - `DATA_DIR`: directory of the embedded database, default `.data`.
@@ -25,7 +25,8 @@ const optionalUrl = z.preprocess(
  * - `KV_TIMEOUT_MS`: bound on each key-value store command (TCP Redis, default 250) or HTTPS request (Vercel KV,
  *   default 1000), ms. Past it the limiter counts in this process until the store answers again (README: rate limits).
  * - `WEBHOOKS_ALLOW_LOOPBACK`: `true` lets webhook deliveries reach loopback addresses (127.0.0.0/8, ::1). A
- *   development and test setting; every other private range stays refused (DESIGN.md §6). Default false.
+ *   development and test setting; every other private range stays refused (docs/architecture.md,
+ *   "Webhooks and the outbox"). Default false.
  * - `LOG_LEVEL`: the least severe level written to the log (`trace`, `debug`, `info`, `warn`, `error`, `fatal`,
  *   `silent`); default `info`, which logs one line per request (docs/architecture.md, "Observability").
  * - `METRICS_PORT`: when set, metrics are served as Prometheus text at `/metrics` on this port, on every interface,
@@ -67,7 +68,9 @@ export const EnvSchema = z
         return value === "false" ? 0 : Number(value);
       }),
     DATA_DIR: z.string().min(1).default(".data"),
-    /** Days the events feed keeps events (issue #13); an older cursor is answered 410 cursor_expired. */
+    /**
+     * Days the events feed keeps events (docs/api-contract.md §6.8); an older cursor is answered 410 cursor_expired.
+     */
     EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
     KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),

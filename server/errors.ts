@@ -1,6 +1,7 @@
 /**
- * Error codes of spec §7 with their HTTP statuses and reference text. The one table every layer uses:
- * services throw {@link ApiError} with a code, the REST facade only translates (DESIGN.md §2).
+ * Error codes of docs/api-contract.md §7 with their HTTP statuses and reference text. The one table every layer uses:
+ * services throw {@link ApiError} with a code, the REST facade only translates (docs/architecture.md,
+ * "Layers and the request pipeline").
  */
 export const ERROR_CODES = {
   bad_request: {
@@ -53,31 +54,31 @@ export const ERROR_CODES = {
     status: 409,
     title: "Idempotency key in progress",
     description:
-      "A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension.",
+      "A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table.",
   },
   payload_too_large: {
     status: 413,
     title: "Payload too large",
     description:
-      "The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension.",
+      "The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table.",
   },
   headers_too_large: {
     status: 431,
     title: "Request Header Fields Too Large",
     description:
-      "The request line and headers together exceed 16 KB (a very long URL, usually a query). Shorten the query or send fewer headers. Not in spec §7: our extension.",
+      "The request line and headers together exceed 16 KB (a very long URL, usually a query). Shorten the query or send fewer headers. An extension: not in the contract's error table.",
   },
   precondition_failed: {
     status: 412,
     title: "Precondition failed",
     description:
-      "The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14).",
+      "The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table.",
   },
   cursor_expired: {
     status: 410,
     title: "Cursor expired",
     description:
-      "The events feed cursor points before the retention period (30 days by default), so events after it may have been removed. Resynchronise: list the resources again, then follow the feed from its start. Not in spec §7: our extension (issue #13).",
+      "The events feed cursor points before the retention period (30 days by default), so events after it may have been removed. Resynchronise: list the resources again, then follow the feed from its start. An extension: not in the contract's error table.",
   },
   rate_limited: {
     status: 429,
@@ -93,10 +94,13 @@ export const ERROR_CODES = {
   },
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 
-/** One of the error codes of spec §7. */
+/** One of the error codes of docs/api-contract.md §7. */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** One validation issue: `path` from the root of the body or query (array of strings), and a message (spec §2.1). */
+/**
+ * One validation issue: `path` from the root of the body or query (array of strings), and a message
+ * (docs/api-contract.md §2.1).
+ */
 export interface ErrorDetail {
   path: string[];
   message: string;
@@ -117,8 +121,8 @@ export function truncateText(text: string, max: number): string {
 
 /**
  * `details` within {@link ERROR_LIMITS}: the first 1,000, each path cut to its first 32 segments and every segment and
- * message to its limit. The one place answers bound them (the error envelope and per-item bulk errors; spec §2.1,
- * docs/architecture.md, "The REST facade").
+ * message to its limit. The one place answers bound them (the error envelope and per-item bulk errors;
+ * docs/api-contract.md §2.1, docs/architecture.md, "The REST facade").
  */
 export function boundedDetails(details: readonly ErrorDetail[]): ErrorDetail[] {
   return details.slice(0, ERROR_LIMITS.details).map((detail) => ({
@@ -128,14 +132,17 @@ export function boundedDetails(details: readonly ErrorDetail[]): ErrorDetail[] {
 }
 
 /**
- * The application's one error type. Thrown by services and procedures with a spec §7 code; the REST facade turns it
- * into the error envelope with the code's HTTP status (see {@link ERROR_CODES}).
+ * The application's one error type. Thrown by services and procedures with a code of docs/api-contract.md §7; the REST
+ * facade turns it into the error envelope with the code's HTTP status (see {@link ERROR_CODES}).
  */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly details?: ErrorDetail[];
   readonly headers?: Record<string, string>;
-  /** HTTP status: the code's (spec §7) unless overridden, which only `GET /status` does (503, spec §4.8). */
+  /**
+   * HTTP status: the code's (docs/api-contract.md §7) unless overridden, which only `GET /status` does (503,
+   * docs/api-contract.md §4.8).
+   */
   readonly status: number;
 
   constructor(
@@ -152,7 +159,7 @@ export class ApiError extends Error {
   }
 }
 
-/** 404 `not_found` for a record missing or owned by another organisation (spec §1, §7). */
+/** 404 `not_found` for a record missing or owned by another organisation (docs/api-contract.md §1, §7). */
 export function notFound(resource: string, id: string): ApiError {
   return new ApiError("not_found", `${resource} ${id} not found`);
 }

@@ -6,22 +6,22 @@ import type { ApiKeyPrincipal } from "./services/api-keys";
 
 /**
  * Procedure metadata: trpc-to-openapi's `openapi` block plus ours. `scope` is the key scope the operation requires
- * (spec §4, §5; the REST facade checks it before reading the input), `successStatus` its status on success (201 for
- * creating POSTs, spec §4), and `envelope: "list"` marks procedures that return `{ data, hasMore, nextCursor }` to be
- * lifted into the top-level envelope (spec §2.1).
+ * (docs/api-contract.md §4, §5; the REST facade checks it before reading the input), `successStatus` its status on
+ * success (201 for creating POSTs, docs/api-contract.md §4), and `envelope: "list"` marks procedures that return
+ * `{ data, hasMore, nextCursor }` to be lifted into the top-level envelope (docs/api-contract.md §2.1).
  */
 export type Meta = OpenApiMeta<{
   scope?: Scope;
   successStatus?: 200 | 201;
   envelope?: "list";
-  /** Status of an answer whose data has `mode: "partial"` (bulk requests in partial mode, issue #13). */
+  /** Status of an answer whose data has `mode: "partial"` (bulk requests in partial mode). */
   partialStatus?: 207;
   /** Input fields of a body method (POST, PATCH) sent as query parameters (`?mode=partial`). */
   query?: readonly string[];
   /**
-   * An anonymous window of the route's own per client address instead of the one all anonymous requests share, so
-   * that other anonymous traffic (bad keys) cannot use it up: the status endpoint (docs/architecture.md, "Key-value
-   * store and rate limits").
+   * An anonymous window of the route's own per client address instead of the one all anonymous requests share, so that
+   * other anonymous traffic (bad keys) cannot use it up: the status endpoint (docs/architecture.md,
+   * "Key-value store and rate limits").
    */
   ownWindow?: "status";
 }>;
@@ -43,13 +43,13 @@ export const router = t.router;
 /** Makes callers of a router: how the REST facade calls a procedure (tRPC's public API). */
 export const createCallerFactory = t.createCallerFactory;
 
-/** A procedure that needs no key (only `GET /status`, spec §4.8). */
+/** A procedure that needs no key (only `GET /status`, docs/api-contract.md §4.8). */
 export const publicProcedure = t.procedure;
 
 /**
- * A procedure that needs a Bearer API key holding `scope` (spec §5). The REST facade authenticates the key and checks
- * the scope before the input is parsed, so an unauthenticated caller learns nothing about the schema; this narrows
- * `ctx.principal` (`orgId`, `apiKeyId`, `scopes`, `isTest`) for the procedure.
+ * A procedure that needs a Bearer API key holding `scope` (docs/api-contract.md §5). The REST facade authenticates the
+ * key and checks the scope before the input is parsed, so an unauthenticated caller learns nothing about the schema;
+ * this narrows `ctx.principal` (`orgId`, `apiKeyId`, `scopes`, `isTest`) for the procedure.
  * @throws ApiError `unauthorized` (401) when called without a principal.
  */
 export function apiProcedure(scope: Scope) {

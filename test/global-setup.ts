@@ -1,4 +1,4 @@
-// Gives every test run a fresh PostgreSQL database with all migrations applied (issue #2: "a fresh database per run"),
+// Gives every test run a fresh PostgreSQL database with all migrations applied, so no run sees another's rows,
 // and points the workers at it and at the real Redis.
 import { randomBytes } from "node:crypto";
 import { createFreshDatabase } from "./helpers/fresh-database";

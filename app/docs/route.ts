@@ -45,7 +45,7 @@ const render = ApiReference({
 });
 
 /**
- * The API reference (issue #6): `@scalar/nextjs-api-reference` rendering `/api/v1/openapi.json`, with links to the
+ * The API reference: `@scalar/nextjs-api-reference` rendering `/api/v1/openapi.json`, with links to the
  * error codes and the webhook verification guide above it. No fonts or scripts from elsewhere.
  */
 export async function GET(): Promise<Response> {

@@ -10,10 +10,10 @@ export interface DeliverContext {
 }
 
 /**
- * One scheduled attempt of a delivery (spec §6.5): sign, POST, record (see `attemptDelivery`). On a failure with
- * attempts left it throws `RetryAfterError` with the next backoff delay (1 min, 5 min, 30 min, 2 h), so Inngest runs
- * it again with `attempt + 1`; the 5th failure closes the delivery FAILED and counts it against the endpoint.
- * A 410 Gone, a delivery no longer PENDING or a disabled endpoint end the run without retry.
+ * One scheduled attempt of a delivery (docs/api-contract.md §6.5): sign, POST, record (see `attemptDelivery`). On a
+ * failure with attempts left it throws `RetryAfterError` with the next backoff delay (1 min, 5 min, 30 min, 2 h), so
+ * Inngest runs it again with `attempt + 1`; the 5th failure closes the delivery FAILED and counts it against the
+ * endpoint. A 410 Gone, a delivery no longer PENDING or a disabled endpoint end the run without retry.
  * @returns `{deliveryId, attempt, success, responseStatus, skipped}`.
  * @throws RetryAfterError when a retry should follow; database errors as they come (Inngest retries those too, and
  *         the sweeper requests a delivery again if its run is lost).
@@ -38,8 +38,8 @@ export async function deliverWebhook({ event, attempt }: DeliverContext) {
 }
 
 /**
- * Deliver (DESIGN.md §6): 5 attempts in all (`retries: 4`), explicit backoff through `RetryAfterError`. At most 10
- * attempts run at once per endpoint, so a bulk of 500 events does not flood one receiver.
+ * Deliver (docs/architecture.md, "Webhooks and the outbox"): 5 attempts in all (`retries: 4`), explicit backoff through
+ * `RetryAfterError`. At most 10 attempts run at once per endpoint, so a bulk of 500 events does not flood one receiver.
  * Trigger: `crm/webhook.delivery.requested` `{deliveryId, endpointId, orgId}`.
  */
 export const deliverWebhookFunction = inngest.createFunction(

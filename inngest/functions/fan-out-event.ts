@@ -5,11 +5,12 @@ import { deliveryRequested, eventRecorded, inngest } from "../client";
 export const FAN_OUT_BATCH = 100;
 
 /**
- * Fan-out (DESIGN.md §6): outbox events become one `WebhookDelivery` per enabled endpoint subscribed to their name or
- * `*` (idempotent on `(endpointId, eventId)`, `Event.fannedOutAt` set), then one `crm/webhook.delivery.requested` per
- * delivery, with the delivery id as Inngest event id so a repeated fan-out requests nothing twice. Inngest batches up
- * to {@link FAN_OUT_BATCH} events (or what arrived within 1 s) into one run, handled with three SQL statements.
- * Test-key events get no deliveries (spec §5.6). Trigger: `crm/event.recorded` `{eventId, orgId}`.
+ * Fan-out (docs/architecture.md, "Webhooks and the outbox"): outbox events become one `WebhookDelivery` per enabled
+ * endpoint subscribed to their name or `*` (idempotent on `(endpointId, eventId)`, `Event.fannedOutAt` set), then one
+ * `crm/webhook.delivery.requested` per delivery, with the delivery id as Inngest event id so a repeated fan-out
+ * requests nothing twice. Inngest batches up to {@link FAN_OUT_BATCH} events (or what arrived within 1 s) into one run,
+ * handled with three SQL statements. Test-key events get no deliveries (docs/api-contract.md §5.6). Trigger:
+ * `crm/event.recorded` `{eventId, orgId}`.
  */
 export const fanOutEventFunction = inngest.createFunction(
   {

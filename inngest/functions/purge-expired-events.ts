@@ -2,7 +2,7 @@ import { purgeExpiredEvents } from "../../server/services/event-feed";
 import { inngest } from "../client";
 
 /**
- * Daily at 03:27 UTC: deletes events older than the events feed's retention (30 days by default, issue #13), with
+ * Daily at 03:27 UTC: deletes events older than the events feed's retention (30 days by default), with
  * their webhook deliveries and attempts.
  */
 export const purgeExpiredEventsFunction = inngest.createFunction(

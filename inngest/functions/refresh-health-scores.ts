@@ -2,7 +2,7 @@ import { refreshChangedHealthScores } from "../../server/services/health";
 import { inngest } from "../client";
 
 /**
- * Health refresh (issue #12: scores are stored by writes and this function, never by a read), every minute: scores
+ * Health refresh (scores are stored by writes and this function, never by a read), every minute: scores
  * again the accounts whose inputs changed in the outbox since their score was computed, and those whose score is
  * more than an hour old (README: staleness). Returns how many accounts it scored, by reason.
  */

@@ -9,10 +9,11 @@ export const SWEEP_BATCH = 1_000;
 export const SWEEP_MAX_BATCHES = 20;
 
 /**
- * Sweeper (DESIGN.md §6: nothing is lost while Inngest is unreachable), every minute: stamps the worker heartbeat (so
- * start-up output and the settings area can say a worker is connected), hands over again every live outbox event not
- * fanned out a minute after it was recorded — a backlog of 10,000 in one run, 1,000 per step — and requests again
- * deliveries left PENDING by a lost run (not started 30 min after creation, or idle for 3 h).
+ * Sweeper (docs/architecture.md, "Webhooks and the outbox": nothing is lost while Inngest is unreachable), every
+ * minute: stamps the worker heartbeat (so start-up output and the settings area can say a worker is connected), hands
+ * over again every live outbox event not fanned out a minute after it was recorded — a backlog of 10,000 in one run,
+ * 1,000 per step — and requests again deliveries left PENDING by a lost run (not started 30 min after creation, or idle
+ * for 3 h).
  */
 export const sweepOutboxFunction = inngest.createFunction(
   { id: "webhook-sweep-outbox", name: "Webhooks: resend what was not handed over", triggers: [{ cron: "* * * * *" }] },

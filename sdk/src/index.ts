@@ -21,11 +21,11 @@ export type {
   SuccessData,
 } from "./types.js";
 
-/** The error envelope of spec §2.1 as one typed error: every non-2xx answer the client does not retry. */
+/** The API's error envelope as one typed error: every non-2xx answer the client does not retry. */
 export class ApiError extends Error {
   /** HTTP status. */
   readonly status: number;
-  /** Error code of spec §7 (`not_found`, `validation_error`, …). */
+  /** Error code (`not_found`, `validation_error`, …); the API's `/docs/errors` page lists every code. */
   readonly code: string;
   /** Validation issues: where (path segments) and what. */
   readonly details: ReadonlyArray<{ path: string[]; message: string }>;
@@ -72,7 +72,7 @@ function delayMs(attempt: number, response?: Response): number {
 /**
  * A fetch that retries 429 and 503 answers (honouring `Retry-After`) and network errors, up to `maxRetries` times.
  * Every write gets one `Idempotency-Key` before its first attempt, reused by its retries, so a create retried after
- * the server processed it is replayed, never done twice (spec §8).
+ * the server processed it is replayed, never done twice (the API keeps a key's answer for 24 hours).
  */
 function retryingFetch(base: typeof fetch, maxRetries: number): typeof fetch {
   return async (input, init) => {
@@ -240,9 +240,9 @@ export type UnwrappedMethod<M extends HttpMethod> = <
 ) => Promise<DataOf<P, M, Init>>;
 
 /**
- * Verifies a webhook delivery's `Service-Signature` (spec §6.4): HMAC-SHA256 over `<t>.<raw body>` keyed with the whole
- * signing secret, compared in constant time with each `v1=` (two during a rotation), and `t` within `toleranceSeconds`
- * (default 300) of now. Pass the body exactly as received.
+ * Verifies a webhook delivery's `Service-Signature` (the API's `/docs/webhooks` page): HMAC-SHA256 over
+ * `<t>.<raw body>` keyed with the whole signing secret, compared in constant time with each `v1=` (two during a
+ * rotation), and `t` within `toleranceSeconds` (default 300) of now. Pass the body exactly as received.
  * @returns the parsed event.
  * @throws Error when the header is missing or malformed, no signature matches, or the timestamp is too old.
  */

@@ -82,7 +82,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an account
-         * @description Without force the account is soft-deleted: lifecycleStatus becomes CHURNED, the churned account is returned and account.deleted carries it. With force=true the record is removed with its deals, devices, touchpoints, contact links and notes, and { id, deleted: true } is returned; the events feed then records a tombstone for every removed record (note, touchpoint, device, deal), task.updated for tasks that lose the link, contact.updated for contacts that lose the relationship, and finally account.deleted with the account's tombstone {id, resource, deleted: true, externalId} (issue #13).
+         * @description Without force the account is soft-deleted: lifecycleStatus becomes CHURNED, the churned account is returned and account.deleted carries it. With force=true the record is removed with its deals, devices, touchpoints, contact links and notes, and { id, deleted: true } is returned; the events feed then records a tombstone for every removed record (note, touchpoint, device, deal), task.updated for tasks that lose the link, contact.updated for contacts that lose the relationship, and finally account.deleted with the account's tombstone {id, resource, deleted: true, externalId}.
          *
          *     Requires scope `accounts:write`.
          */
@@ -243,7 +243,7 @@ export interface paths {
         head?: never;
         /**
          * Update a deal
-         * @description Partial update; null clears an optional field. Stage rules (spec §3): any stage may be set from any stage. Moving to CLOSED_WON records deal.closed_won and moving to CLOSED_LOST records deal.closed_lost, both stamping closedAt with the current time (also when switching from one outcome to the other). Moving to an open stage records deal.stage_changed; reopening a closed deal this way is allowed and clears closedAt. Each event carries the deal as GET returns it after the change. Changes to other fields alone record deal.updated (issue #13); every event carries changedFields and previous for the whole change. A PATCH that changes nothing changes nothing: updatedAt stays, no event. accountId must name an account of the caller's organisation; otherwise 422 validation_error on accountId and nothing is written.
+         * @description Partial update; null clears an optional field. Stage rules: any stage may be set from any stage. Moving to CLOSED_WON records deal.closed_won and moving to CLOSED_LOST records deal.closed_lost, both stamping closedAt with the current time (also when switching from one outcome to the other). Moving to an open stage records deal.stage_changed; reopening a closed deal this way is allowed and clears closedAt. Each event carries the deal as GET returns it after the change. Changes to other fields alone record deal.updated; every event carries changedFields and previous for the whole change. A PATCH that changes nothing changes nothing: updatedAt stays, no event. accountId must name an account of the caller's organisation; otherwise 422 validation_error on accountId and nothing is written.
          *
          *     Requires scope `deals:write`.
          */
@@ -267,7 +267,7 @@ export interface paths {
         put?: never;
         /**
          * Create a task
-         * @description Creates a task. Defaults: status TODO, priority MEDIUM. A task created as DONE gets completedAt = now; completedAt is read-only. accountId and dealId must name records of the caller's organisation, and when a task has both, the deal must belong to that account; otherwise 422 validation_error on the field and nothing is written. Tasks record no webhook event (spec §6.1 defines none).
+         * @description Creates a task. Defaults: status TODO, priority MEDIUM. A task created as DONE gets completedAt = now; completedAt is read-only. accountId and dealId must name records of the caller's organisation, and when a task has both, the deal must belong to that account; otherwise 422 validation_error on the field and nothing is written. Creating, changing and deleting a task record task.created, task.updated and task.deleted in the events feed, and webhook endpoints can subscribe to them.
          *
          *     Requires scope `tasks:write`.
          */
@@ -294,7 +294,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a task
-         * @description Removes the task for good (there is no soft delete for tasks) and returns { id, deleted: true }. A second delete answers 404. Records task.deleted with the task's tombstone (issue #13).
+         * @description Removes the task for good (there is no soft delete for tasks) and returns { id, deleted: true }. A second delete answers 404. Records task.deleted with the task's tombstone.
          *
          *     Requires scope `tasks:write`.
          */
@@ -303,7 +303,7 @@ export interface paths {
         head?: never;
         /**
          * Update a task
-         * @description Partial update; null clears an optional field. Any status may be set from any status. Setting status DONE stamps completedAt with the current time; moving from DONE to another status clears it. When accountId or dealId changes, the links are checked against the values the task will have after the update (a later move of the deal to another account does not touch its tasks). A PATCH that changes nothing leaves updatedAt as it was. accountId and dealId must name records of the caller's organisation, and when a task has both, the deal must belong to that account; otherwise 422 validation_error on the field and nothing is written. Tasks record no webhook event (spec §6.1 defines none).
+         * @description Partial update; null clears an optional field. Any status may be set from any status. Setting status DONE stamps completedAt with the current time; moving from DONE to another status clears it. When accountId or dealId changes, the links are checked against the values the task will have after the update (a later move of the deal to another account does not touch its tasks). A PATCH that changes nothing leaves updatedAt as it was. accountId and dealId must name records of the caller's organisation, and when a task has both, the deal must belong to that account; otherwise 422 validation_error on the field and nothing is written. Creating, changing and deleting a task record task.created, task.updated and task.deleted in the events feed, and webhook endpoints can subscribe to them.
          *
          *     Requires scope `tasks:write`.
          */
@@ -376,7 +376,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a device
-         * @description Removes the device for good (hard delete) and returns { id, deleted: true }. Records device.deleted with the device's tombstone {id, resource, deleted: true, rmmAgentId} (issue #13).
+         * @description Removes the device for good (hard delete) and returns { id, deleted: true }. Records device.deleted with the device's tombstone {id, resource, deleted: true, rmmAgentId}.
          *
          *     Requires scope `devices:write`.
          */
@@ -429,7 +429,7 @@ export interface paths {
         };
         /**
          * Get a touchpoint
-         * @description Not in the spec's endpoint table; added so that the data of a touchpoint.created event can be fetched again (webhook data equals this response).
+         * @description Not in the contract's endpoint table; added so that the data of a touchpoint.created event can be fetched again (webhook data equals this response).
          *
          *     Requires scope `touchpoints:read`.
          */
@@ -459,7 +459,7 @@ export interface paths {
         put?: never;
         /**
          * Create a note
-         * @description Attaches a note to an Account, Deal, Contract or Lead. objectId must be a record of that objectType in the organisation, otherwise 422 on objectId and nothing is created. body is 1 to 10,000 characters, not only white space, stored as sent. authorId is an optional free identifier of the author in the caller's system. Records note.created in the events feed (issue #13).
+         * @description Attaches a note to an Account, Deal, Contract or Lead. objectId must be a record of that objectType in the organisation, otherwise 422 on objectId and nothing is created. body is 1 to 10,000 characters, not only white space, stored as sent. authorId is an optional free identifier of the author in the caller's system. Records note.created in the events feed.
          *
          *     Requires scope `notes:write`.
          */
@@ -479,7 +479,7 @@ export interface paths {
         };
         /**
          * Get a note
-         * @description Not in the spec's endpoint table; added so that a created note can be read back by its id.
+         * @description Not in the contract's endpoint table; added so that a created note can be read back by its id.
          *
          *     Requires scope `notes:read`.
          */
@@ -547,7 +547,7 @@ export interface paths {
         put?: never;
         /**
          * Push an external churn-risk signal
-         * @description Stores a signal from another system (PSA, survey, monitoring) and answers 201 with the stored signal and the account's new score. Body: source, type, severity (LOW, MEDIUM, HIGH, CRITICAL; informative), score 0–100 (the risk it stands for), optional message, occurredAt (default now; at most 5 minutes in the future) and expiresAt (default occurredAt + 30 days; must be after occurredAt). Only unexpired signals count; several combine as 100 × (1 − Π(1 − score/100)) into the external signal (weight 15 %). An already expired signal is stored with active=false. No webhook event exists for health scores (spec §6.1). 404 for an account of another organisation.
+         * @description Stores a signal from another system (PSA, survey, monitoring) and answers 201 with the stored signal and the account's new score. Body: source, type, severity (LOW, MEDIUM, HIGH, CRITICAL; informative), score 0–100 (the risk it stands for), optional message, occurredAt (default now; at most 5 minutes in the future) and expiresAt (default occurredAt + 30 days; must be after occurredAt). Only unexpired signals count; several combine as 100 × (1 − Π(1 − score/100)) into the external signal (weight 15 %). An already expired signal is stored with active=false. No webhook event exists for health scores. 404 for an account of another organisation.
          *
          *     Requires scope `health:write`.
          */
@@ -951,7 +951,7 @@ export interface components {
              */
             status: "ok";
             /**
-             * @description API version of this path (spec §9).
+             * @description API version of this path.
              * @constant
              */
             version: "v1";
@@ -2475,10 +2475,10 @@ export interface components {
              * @constant
              */
             success: false;
-            /** @description What went wrong (spec §2.1, §7). */
+            /** @description What went wrong. */
             error: {
                 /**
-                 * @description Error code (spec §7).
+                 * @description Error code.
                  * @enum {string}
                  */
                 code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
@@ -2944,7 +2944,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3078,7 +3078,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3095,7 +3095,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3169,7 +3169,7 @@ export interface operations {
                 mode?: "all" | "partial";
             };
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3367,7 +3367,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3384,7 +3384,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3654,7 +3654,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3777,7 +3777,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3794,7 +3794,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3868,7 +3868,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4017,7 +4017,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4034,7 +4034,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4051,7 +4051,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4363,7 +4363,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4512,7 +4512,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4529,7 +4529,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4603,7 +4603,7 @@ export interface operations {
                 mode?: "all" | "partial";
             };
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4802,7 +4802,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4819,7 +4819,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5095,7 +5095,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5257,7 +5257,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5274,7 +5274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5291,7 +5291,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5642,7 +5642,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5798,7 +5798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5815,7 +5815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5889,7 +5889,7 @@ export interface operations {
                 mode?: "all" | "partial";
             };
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6088,7 +6088,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6105,7 +6105,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6378,7 +6378,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6546,7 +6546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6563,7 +6563,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6580,7 +6580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6908,7 +6908,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7053,7 +7053,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7070,7 +7070,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7342,7 +7342,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7458,7 +7458,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7475,7 +7475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7549,7 +7549,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7707,7 +7707,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7724,7 +7724,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7741,7 +7741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8057,7 +8057,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8201,7 +8201,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8218,7 +8218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8292,7 +8292,7 @@ export interface operations {
                 mode?: "all" | "partial";
             };
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8493,7 +8493,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8510,7 +8510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8782,7 +8782,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8898,7 +8898,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8915,7 +8915,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8989,7 +8989,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9146,7 +9146,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9163,7 +9163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9180,7 +9180,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9478,7 +9478,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9625,7 +9625,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9642,7 +9642,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10114,7 +10114,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10243,7 +10243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10260,7 +10260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11035,7 +11035,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11207,7 +11207,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11224,7 +11224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12040,7 +12040,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12176,7 +12176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12193,7 +12193,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12466,7 +12466,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12596,7 +12596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12613,7 +12613,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12687,7 +12687,7 @@ export interface operations {
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
                 "If-Match"?: string;
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12840,7 +12840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12857,7 +12857,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. Not in spec §7: our extension (issue #14). */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12874,7 +12874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). Not in spec §7: our extension. */
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12945,7 +12945,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13061,7 +13061,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13133,7 +13133,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13260,7 +13260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13518,7 +13518,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again (spec §8). */
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13642,7 +13642,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. Not in spec §7: our extension. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { generateApiKey, hashApiKey, parseApiKey } from "./api-keys";
 
-describe("API key format (spec §5, DESIGN.md §7)", () => {
+// The key format checked before any lookup: docs/architecture.md, "API keys and the key cache".
+describe("API key format (docs/api-contract.md §5.2)", () => {
   it("generates live and test keys that parse, with a SHA-256 hash and a short prefix", () => {
     const live = generateApiKey(false);
     const test = generateApiKey(true);

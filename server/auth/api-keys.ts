@@ -28,8 +28,9 @@ export interface GeneratedApiKey {
 }
 
 /**
- * Generates an API key `msp_live_…` or `msp_test_…` (spec §5.2): 30 random base62 characters (≈178 bits) followed by a
- * 6-character CRC32 checksum, so malformed keys are refused before any database lookup (DESIGN.md §7).
+ * Generates an API key `msp_live_…` or `msp_test_…` (docs/api-contract.md §5.2): 30 random base62 characters (≈178
+ * bits) followed by a 6-character CRC32 checksum, so malformed keys are refused before any database lookup
+ * (docs/architecture.md, "API keys and the key cache").
  */
 export function generateApiKey(isTest: boolean): GeneratedApiKey {
   const head = isTest ? "msp_test_" : "msp_live_";
@@ -39,14 +40,15 @@ export function generateApiKey(isTest: boolean): GeneratedApiKey {
   return { raw, hash: hashApiKey(raw), prefix: raw.slice(0, head.length + 4) };
 }
 
-/** SHA-256 hex of a raw key: the only form stored (spec §5.3). */
+/** SHA-256 hex of a raw key: the only form stored (docs/api-contract.md §5.3). */
 export function hashApiKey(raw: string): string {
   return createHash("sha256").update(raw).digest("hex");
 }
 
 /**
  * Checks a presented key's shape and checksum without any I/O.
- * @returns `{ isTest }` when well-formed, `null` otherwise (the caller answers 401 `unauthorized`, spec §5.4).
+ * @returns `{ isTest }` when well-formed, `null` otherwise (the caller answers 401 `unauthorized`, docs/api-contract.md
+ *   §5.4).
  */
 export function parseApiKey(raw: string): { isTest: boolean } | null {
   const match = KEY_PATTERN.exec(raw);

@@ -1,5 +1,5 @@
-// The roles of an organisation's members and what each may do in the settings (docs/architecture.md, "Settings:
-// sign-in, team and roles"), as better-auth access control: the organization plugin checks its own endpoints
+// The roles of an organisation's members and what each may do in the settings (docs/architecture.md,
+// "Settings: sign-in, team and roles"), as better-auth access control: the organization plugin checks its own endpoints
 // (invitations, members) against these roles, and the settings router checks every other action with `can()`.
 import { createAccessControl } from "better-auth/plugins/access";
 

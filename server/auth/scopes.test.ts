@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { hasScope, validateRequestedScopes } from "./scopes";
 
-describe("scope implications (spec §5.5)", () => {
+describe("scope implications (docs/api-contract.md §5.5)", () => {
   it("write implies the matching read, admin:read implies every read and no write", () => {
     expect(hasScope(["accounts:write"], "accounts:read")).toBe(true);
     expect(hasScope(["accounts:write"], "contacts:read")).toBe(false);
@@ -12,7 +12,7 @@ describe("scope implications (spec §5.5)", () => {
   });
 });
 
-describe("scopes requested at key creation (spec §5 deprecated scopes)", () => {
+describe("scopes requested at key creation (docs/api-contract.md §5.8)", () => {
   it("orders and de-duplicates, keeping contracts:read last", () => {
     expect(validateRequestedScopes(["contracts:read", "deals:write", "accounts:read", "deals:write"])).toEqual([
       "accounts:read",

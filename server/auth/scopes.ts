@@ -1,6 +1,6 @@
 import { ApiError } from "../errors";
 
-/** Every grantable scope with what it grants (spec §5). */
+/** Every grantable scope with what it grants (docs/api-contract.md §5). */
 export const SCOPES = {
   "accounts:read": "read accounts, sites, account details",
   "accounts:write": "create, update, soft-delete accounts",
@@ -28,7 +28,7 @@ export const SCOPES = {
   "admin:read": "all read scopes",
 } as const;
 
-/** A scope an endpoint can require (spec §5). */
+/** A scope an endpoint can require (docs/api-contract.md §5). */
 export type Scope = keyof typeof SCOPES;
 
 /** Every write scope plus `admin:read`: a key that can do everything the API offers (demo key, tests). */
@@ -37,7 +37,7 @@ export const FULL_ACCESS_SCOPES: readonly string[] = [
   "admin:read",
 ];
 
-/** Deprecated scopes and how key creation treats them (spec §5 "Deprecated scopes"). */
+/** Deprecated scopes and how key creation treats them (docs/api-contract.md §5.8). */
 export const DEPRECATED_SCOPES = {
   "reconciliation:read": { accepted: false, note: "reconciliation scopes are deprecated and can no longer be granted" },
   "reconciliation:write": {
@@ -58,7 +58,7 @@ function isScope(value: string): value is Scope {
 /**
  * Validates the scopes asked for at key creation and returns them de-duplicated in table order
  * (accepted deprecated scopes such as `contracts:read` kept last).
- * @throws ApiError `insufficient_scope` (403) for `reconciliation:*` and `onboarding:read` (spec §5);
+ * @throws ApiError `insufficient_scope` (403) for `reconciliation:*` and `onboarding:read` (docs/api-contract.md §5);
  *         ApiError `validation_error` (422) for an unknown scope or an empty list.
  */
 export function validateRequestedScopes(requested: readonly string[]): string[] {
@@ -86,7 +86,7 @@ export function validateRequestedScopes(requested: readonly string[]): string[] 
 
 /**
  * Whether a key's granted scopes satisfy `required`: exact grant, `x:write` ⇒ `x:read`, `admin:read` ⇒ every `:read`
- * (spec §5.5). Deprecated scopes grant nothing.
+ * (docs/api-contract.md §5.5). Deprecated scopes grant nothing.
  */
 export function hasScope(granted: readonly string[], required: Scope): boolean {
   if (granted.includes(required)) return true;

@@ -1,5 +1,6 @@
-// The secret better-auth signs session cookies and encrypts two-factor secrets with (docs/architecture.md, "Settings:
-// sign-in, team and roles"). Production sets BETTER_AUTH_SECRET; the embedded first start makes one and keeps it.
+// The secret better-auth signs session cookies and encrypts two-factor secrets with (docs/architecture.md,
+// "Settings: sign-in, team and roles"). Production sets BETTER_AUTH_SECRET; the embedded first start makes one and
+// keeps it.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";

@@ -7,7 +7,10 @@ import { PrismaClient } from "./generated/client";
 /** A connected database: the Prisma client, which engine backs it, its URL, and how to release it. */
 export interface Database {
   prisma: PrismaClient;
-  /** `postgres` when `DATABASE_URL` is set, `pglite` for the embedded default (DESIGN.md §3). */
+  /**
+   * `postgres` when `DATABASE_URL` is set, `pglite` for the embedded default (docs/architecture.md,
+   * "The embedded database").
+   */
   kind: "postgres" | "pglite";
   /** The PostgreSQL URL it is reached at: `DATABASE_URL`, or the embedded database's loopback socket. */
   url: string;
@@ -16,8 +19,8 @@ export interface Database {
 
 /**
  * Opens a Prisma client on a PostgreSQL URL through `@prisma/adapter-pg`: the one access path in every mode, since the
- * embedded database is served over the wire protocol too (DESIGN.md §3). Connection attempts give up after 5 s and
- * queries after 15 s, so callers never hang.
+ * embedded database is served over the wire protocol too (docs/architecture.md, "The embedded database"). Connection
+ * attempts give up after 5 s and queries after 15 s, so callers never hang.
  */
 export function openDatabase(options: { url: string; kind?: Database["kind"] }): Database {
   // query_timeout bounds a query on a server that accepted the connection but stopped answering (no hanging request).

@@ -1,5 +1,5 @@
-// The lock file of the embedded database (DESIGN.md §3): which process owns DATA_DIR's PGlite and where it serves it.
-// Apart from embedded.ts so that reading it never loads PGlite.
+// The lock file of the embedded database (docs/architecture.md, "The embedded database"): which process owns DATA_DIR's
+// PGlite and where it serves it. Apart from embedded.ts so that reading it never loads PGlite.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 

@@ -106,8 +106,8 @@ const { parentPort, workerData } = require("node:worker_threads");
 /**
  * Where `npm run build` leaves a freshly initialised, cleanly closed data directory of the installed PGlite version
  * (`dist/pglite-<version>/`, resolved from the working directory like the migrations folder). A first start copies it
- * instead of running PGlite's initdb, which costs several seconds of CPU (docs/architecture.md, "The embedded
- * database").
+ * instead of running PGlite's initdb, which costs several seconds of CPU (docs/architecture.md,
+ * "The embedded database").
  */
 export function embeddedTemplateDir(): string {
   const entry = fileURLToPath(import.meta.resolve("@electric-sql/pglite"));

@@ -1,5 +1,6 @@
-// Text filters match literally (issue #11 C): Prisma's case-insensitive `equals` and `contains` become ILIKE patterns
-// on PostgreSQL, where `%` and `_` are wildcards and `\` escapes them. Values from a query must not act as patterns.
+// Text filters match literally (docs/api-contract.md §4.12): Prisma's case-insensitive `equals` and `contains` become
+// ILIKE patterns on PostgreSQL, where `%` and `_` are wildcards and `\` escapes them. Values from a query must not act
+// as patterns.
 
 /** `text` with LIKE's wildcards (`%`, `_`) and its escape character (`\`) escaped, so it matches only itself. */
 export function escapeLike(text: string): string {

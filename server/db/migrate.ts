@@ -5,7 +5,7 @@ import pg from "pg";
 
 /**
  * Where {@link migrateDatabase} applies migrations: a PostgreSQL URL (the embedded database too, through the socket its
- * owner serves it on; DESIGN.md §3).
+ * owner serves it on; docs/architecture.md, "The embedded database").
  */
 export type MigrationTarget = { url: string };
 
@@ -63,7 +63,7 @@ const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations"
 )`;
 
 /**
- * Applies the pending Prisma-format migrations to a database (DESIGN.md §3, "Migrations").
+ * Applies the pending Prisma-format migrations to a database (docs/architecture.md, "Data and migrations").
  *
  * Reads `<migrationsDir>/<timestamp>_<name>/migration.sql` in lexical order and, under the PostgreSQL advisory lock
  * Prisma uses (so concurrent runners and `prisma migrate deploy` wait for each other), applies each one not yet

@@ -4,7 +4,7 @@ import { migrateDatabase } from "./migrate";
 /**
  * Connects the process-wide database for a command ({@link connectDatabase}: `DATABASE_URL`, the running server's
  * embedded database, or the embedded database opened here) and applies pending migrations, so commands work on a
- * fresh clone (DESIGN.md §3, §8).
+ * fresh clone (docs/architecture.md, "Data and migrations"; docs/architecture.md, "Running in production").
  * @param options.own true for the server, which must own the embedded database (see {@link connectDatabase}).
  * @returns the names of the migrations applied now.
  * @throws EmbeddedDatabaseBusyError (`own: true`) when another process owns `DATA_DIR`; Error from the migration

@@ -1,6 +1,6 @@
-// The one way services reach the database (issue #12): `prisma()` is the enclosing transaction's client inside
-// `transaction()`, else the process-wide one; `outsideTransaction()` is for the few writes that must not join a
-// request's transaction (audit rows, after-commit hand-overs).
+// The one way services reach the database (docs/architecture.md, "Layers and the request pipeline"): `prisma()` is the
+// enclosing transaction's client inside `transaction()`, else the process-wide one; `outsideTransaction()` is for the
+// few writes that must not join a request's transaction (audit rows, after-commit hand-overs).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { log } from "../observability/logger";
 import { db } from "./client";
@@ -34,9 +34,9 @@ export function prisma(): PrismaClient {
 
 /**
  * Runs `fn` in a database transaction. Inside an enclosing {@link transaction} (the idempotency layer runs the whole
- * operation in one, DESIGN.md §5) it joins that one instead of opening a second, so the operation, its outbox events
- * and its idempotency record commit or roll back together. Callbacks registered with {@link afterCommit} run once the
- * outermost transaction has committed, and never when it rolls back.
+ * operation in one, docs/architecture.md, "Idempotency") it joins that one instead of opening a second, so the
+ * operation, its outbox events and its idempotency record commit or roll back together. Callbacks registered with
+ * {@link afterCommit} run once the outermost transaction has committed, and never when it rolls back.
  * @throws whatever `fn` throws, after rolling back.
  */
 export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>): Promise<T> {
@@ -61,7 +61,7 @@ export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>):
 let savepoints = 0;
 
 /**
- * Runs `fn` so that its writes can be undone alone (issue #13: partial bulk retries): inside an enclosing
+ * Runs `fn` so that its writes can be undone alone (partial bulk retries): inside an enclosing
  * {@link transaction}, between `SAVEPOINT` and `RELEASE`, rolled back to the savepoint when `fn` throws; outside one,
  * in a transaction of its own.
  * @throws whatever `fn` throws, after undoing its writes.
@@ -83,7 +83,7 @@ export async function savepoint<T>(fn: () => Promise<T>): Promise<T> {
 
 /**
  * Registers `callback` to run after the enclosing {@link transaction} commits (for example handing outbox events to
- * Inngest, DESIGN.md §6). Outside a transaction it runs at once.
+ * Inngest, docs/architecture.md, "Webhooks and the outbox"). Outside a transaction it runs at once.
  */
 export async function afterCommit(callback: () => void | Promise<void>): Promise<void> {
   const current = scope.getStore();

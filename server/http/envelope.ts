@@ -10,12 +10,14 @@ import {
 } from "../errors";
 import type { Reply } from "./exchange";
 
-/** A new request id, `req_` followed by 24 hex characters (spec §2.1). */
+/** A new request id, `req_` followed by 24 hex characters (docs/api-contract.md §2.1). */
 export function newRequestId(): string {
   return `req_${randomBytes(12).toString("hex")}`;
 }
 
-/** Where `docsUrl` of an error code points: the error reference page, anchored at the code (spec §2.1). */
+/**
+ * Where `docsUrl` of an error code points: the error reference page, anchored at the code (docs/api-contract.md §2.1).
+ */
 export function docsUrlFor(origin: string, code: ErrorCode): string {
   return `${origin}/docs/errors#${code}`;
 }
@@ -30,17 +32,17 @@ function jsonHeaders(requestId: string, extra?: Record<string, string>): Record<
 }
 
 /**
- * The entity tag of an answer's `data` (issue #14): a strong validator, the quoted first 27 base64url characters of
- * the SHA-256 of its JSON text, so equal representations have equal tags on every instance.
+ * The entity tag of an answer's `data` (docs/api-contract.md §4.13): a strong validator, the quoted first 27 base64url
+ * characters of the SHA-256 of its JSON text, so equal representations have equal tags on every instance.
  */
 export function entityTag(dataText: string): string {
   return `"${createHash("sha256").update(dataText).digest("base64url").slice(0, 27)}"`;
 }
 
 /**
- * A success envelope (spec §2.1), serialised once: `{ success: true, data, hasMore?, nextCursor?, requestId,
- * timestamp }` with `X-Request-Id`. `page` is given for paginated lists only; every other answer carries `ETag`, the
- * {@link entityTag} of its `data` (issue #14: conditional requests).
+ * A success envelope (docs/api-contract.md §2.1), serialised once:
+ * `{ success: true, data, hasMore?, nextCursor?, requestId, timestamp }` with `X-Request-Id`. `page` is given for
+ * paginated lists only; every other answer carries `ETag`, the {@link entityTag} of its `data` (conditional requests).
  */
 export function successReply(
   requestId: string,
@@ -60,9 +62,10 @@ export function successReply(
 }
 
 /**
- * An error envelope (spec §2.1, §7), serialised once: `{ success: false, error: { code, message, docsUrl, details? },
- * requestId, timestamp }` with the code's status unless `status` overrides it (only `GET /status`: 503). The message
- * and details are cut to {@link ERROR_LIMITS}, the bounds the OpenAPI document declares.
+ * An error envelope (docs/api-contract.md §2.1, §7), serialised once:
+ * `{ success: false, error: { code, message, docsUrl, details? }, requestId, timestamp }` with the code's status unless
+ * `status` overrides it (only `GET /status`: 503). The message and details are cut to {@link ERROR_LIMITS}, the bounds
+ * the OpenAPI document declares.
  */
 export function errorReply(
   requestId: string,

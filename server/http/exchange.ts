@@ -1,5 +1,5 @@
-// The types every step of the REST facade's pipeline shares (DESIGN.md §1, issue #12): the request as an adapter hands
-// it in, the reply a step hands back, and the exchange the steps fill in on the way.
+// The types every step of the REST facade's pipeline shares (docs/architecture.md, "Layers and the request pipeline"):
+// the request as an adapter hands it in, the reply a step hands back, and the exchange the steps fill in on the way.
 import type { ApiKeyPrincipal } from "../services/api-keys";
 import type { RateLimitDecision } from "../services/rate-limits";
 import type { RouteEntry } from "./routes";
@@ -31,14 +31,14 @@ export interface Reply {
   status: number;
   headers: Record<string, string>;
   body: string | null;
-  /** The spec §7 code of an error reply, for the audit log; never sent. */
+  /** The error code (docs/api-contract.md §7) of an error reply, for the audit log; never sent. */
   errorCode?: string;
 }
 
 /** What the steps learn about one request, filled in as it goes through the pipeline. */
 export interface Exchange {
   request: ApiRequest;
-  /** `req_<24 hex>` (spec §2.1). */
+  /** `req_<24 hex>` (docs/api-contract.md §2.1). */
   requestId: string;
   /** `performance.now()` when the request arrived, for the audit log's duration (ms). */
   startedAt: number;
@@ -68,7 +68,7 @@ export interface Exchange {
   input?: Record<string, unknown>;
   /** The body as parsed, for the idempotency fingerprint. */
   body?: unknown;
-  /** Reshapes the records of the answer (`fields=`, `expand=`, issue #14) before it is serialised. */
+  /** Reshapes the records of the answer (`fields=`, `expand=`) before it is serialised. */
   reshape?: (records: Record<string, unknown>[]) => Promise<Record<string, unknown>[]>;
 }
 

@@ -3,9 +3,9 @@ import { entityTag } from "./envelope";
 import type { Step } from "./exchange";
 
 /**
- * Idempotency (spec §8, DESIGN.md §5): for POST, PATCH and DELETE with an `Idempotency-Key`, runs the rest of the
- * pipeline in one transaction with the key's record (`runIdempotent`), or replays the stored answer with
- * `X-Idempotent-Replay: true` and `X-Original-Request-Id`. Other requests pass through.
+ * Idempotency (docs/api-contract.md §8, docs/architecture.md, "Idempotency"): for POST, PATCH and DELETE with an
+ * `Idempotency-Key`, runs the rest of the pipeline in one transaction with the key's record (`runIdempotent`), or
+ * replays the stored answer with `X-Idempotent-Replay: true` and `X-Original-Request-Id`. Other requests pass through.
  * @throws ApiError `bad_request` (400) for a malformed key; `idempotency_conflict` (422), `idempotency_in_progress`
  *         (409) as `runIdempotent` says.
  */
@@ -40,7 +40,7 @@ export const idempotency: Step = async (exchange, next) => {
   };
 };
 
-/** The `ETag` a replayed answer had (issue #14): the tag of its stored `data`, for answers that are not lists. */
+/** The `ETag` a replayed answer had: the tag of its stored `data`, for answers that are not lists. */
 function replayedTag(status: number, body: string | null): Record<string, string> {
   if (status >= 300 || !body) return {};
   const stored = JSON.parse(body) as { data?: unknown; hasMore?: unknown };

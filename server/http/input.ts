@@ -37,7 +37,7 @@ function exceedsDepth(text: string): boolean {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * Reads a request body as one JSON object (spec §2). An empty body is `{}`.
+ * Reads a request body as one JSON object (docs/api-contract.md §2). An empty body is `{}`.
  * @returns the parsed object.
  * @throws ApiError `payload_too_large` (413) for a body over {@link MAX_BODY_BYTES} (a declared `Content-Length` over
  *         it is refused before reading) or nested deeper than {@link MAX_JSON_DEPTH}; `invalid_json` (400) for bytes

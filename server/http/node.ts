@@ -1,6 +1,7 @@
-// The REST facade on node:http (issue #12: the custom server hands /api/v1 straight to the pipeline, without Next.js):
-// an IncomingMessage becomes an ApiRequest, a Reply is written back, and errors Node itself raises while parsing a
-// request (a URL or headers over 16 KB, a malformed request line) are answered in the envelope too (issue #11 C).
+// The REST facade on node:http (docs/architecture.md, "The REST facade": the custom server hands /api/v1 straight to
+// the pipeline, without Next.js): an IncomingMessage becomes an ApiRequest, a Reply is written back, and errors Node
+// itself raises while parsing a request (a URL or headers over 16 KB, a malformed request line) are answered in the
+// envelope too.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";

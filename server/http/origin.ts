@@ -1,6 +1,7 @@
-// Who is calling and which origin they called (issue #11 C, D): the client address the rate limits and the audit log
-// count, and the public origin that `docsUrl`, the OpenAPI `servers`, the Postman `baseUrl` and the banner show.
-// Forwarding headers are believed only as far as `TRUST_PROXY` says; by default the socket is the truth.
+// Who is calling and which origin they called (docs/architecture.md, "The REST facade"): the client address the rate
+// limits and the audit log count, and the public origin that `docsUrl`, the OpenAPI `servers`, the Postman `baseUrl`
+// and the banner show. Forwarding headers are believed only as far as `TRUST_PROXY` says; by default the socket is the
+// truth.
 import { isIP } from "node:net";
 import { env, type TrustProxy } from "../env";
 

@@ -1,6 +1,6 @@
 import { ApiError } from "../errors";
 
-/** Path prefix of the public API (spec §9). */
+/** Path prefix of the public API (docs/api-contract.md §9). */
 export const API_PREFIX = "/api/v1";
 
 /** A request target taken apart: the path below {@link API_PREFIX} as decoded segments, and the decoded query. */

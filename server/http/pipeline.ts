@@ -1,6 +1,7 @@
-// The REST facade as one pipeline (DESIGN.md §1, issue #12): every request under /api/v1 goes through the steps of
-// PIPELINE in order; a step answers or hands over to the next. Errors thrown anywhere become the spec §2.1 error
-// envelope; the rate-limit headers go on every answer; the audit row is recorded once the answer exists.
+// The REST facade as one pipeline (docs/architecture.md, "Layers and the request pipeline"): every request under
+// /api/v1 goes through the steps of PIPELINE in order; a step answers or hands over to the next. Errors thrown anywhere
+// become the error envelope of docs/api-contract.md §2.1; the rate-limit headers go on every answer; the audit row is
+// recorded once the answer exists.
 import { ApiError } from "../errors";
 import { log } from "../observability/logger";
 import { observeOutbox } from "../observability/metrics";
@@ -26,7 +27,9 @@ import { collectRoutes, documentRoute, matchRoute, type RouteEntry } from "./rou
 
 const DOCUMENT_META: Meta = { openapi: { method: "GET", path: "/", protect: false } };
 
-/** Every operation of `/api/v1`: the v1 router's procedures and the two served documents (spec §4.8). */
+/**
+ * Every operation of `/api/v1`: the v1 router's procedures and the two served documents (docs/api-contract.md §4.8).
+ */
 export const ROUTES: readonly RouteEntry[] = [
   ...collectRoutes(v1Router),
   documentRoute("/openapi.json", "openapi", DOCUMENT_META),
@@ -71,7 +74,7 @@ const route: Step = async (exchange, next) => {
 
 /**
  * Documents: serves `/openapi.json` and `/postman.json` as plain documents without the envelope (README: decisions),
- * built for the request's public origin and never changed once built (issue #11 D).
+ * built for the request's public origin and never changed once built.
  */
 const serveDocument: Step = async (exchange, next) => {
   const document = exchange.route?.document;
@@ -144,11 +147,12 @@ function routeTemplate(exchange: Exchange): string | null {
 }
 
 /**
- * Builds the REST facade's handler (DESIGN.md §1): runs {@link PIPELINE} for a request and always answers, in the
- * spec §2.1 envelope with `X-Request-Id` and the rate-limit headers, errors included (400, 401, 403, 404, 405, 409,
- * 413, 422, 429, 500). HEAD is served as GET without a body. Never throws. Each request is observed once
- * (`observeRequest`: one log line, the request-duration metric, and with tracing on a server span named
- * `<METHOD> /api/v1/<template>` with one child span per step; docs/architecture.md, "Observability").
+ * Builds the REST facade's handler (docs/architecture.md, "Layers and the request pipeline"): runs {@link PIPELINE} for
+ * a request and always answers, in the docs/api-contract.md §2.1 envelope with `X-Request-Id` and the rate-limit
+ * headers, errors included (400, 401, 403, 404, 405, 409, 413, 422, 429, 500). HEAD is served as GET without a body.
+ * Never throws. Each request is observed once (`observeRequest`: one log line, the request-duration metric, and with
+ * tracing on a server span named `<METHOD> /api/v1/<template>` with one child span per step; docs/architecture.md,
+ * "Observability").
  */
 export function createApiHandler(options: ApiHandlerOptions = {}): (request: ApiRequest) => Promise<Reply> {
   const steps = PIPELINE.filter((step) => !options.without?.includes(step));

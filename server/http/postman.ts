@@ -259,10 +259,11 @@ async function build(baseUrl: string): Promise<string> {
 }
 
 /**
- * The importable request collection (spec §1, §4.8): the OpenAPI document converted by `openapi-to-postmanv2`, with
- * collection variables `baseUrl` (this server's `/api/v1`) and `apiKey` used as the collection's Bearer auth, chained
- * so that it runs as downloaded against an organisation with nothing in it (creates first, their ids kept in collection
- * variables for the requests after them; docs/architecture.md, "The REST facade"). Cached per base URL.
+ * The importable request collection (docs/api-contract.md §1, §4.8): the OpenAPI document converted by
+ * `openapi-to-postmanv2`, with collection variables `baseUrl` (this server's `/api/v1`) and `apiKey` used as the
+ * collection's Bearer auth, chained so that it runs as downloaded against an organisation with nothing in it (creates
+ * first, their ids kept in collection variables for the requests after them; docs/architecture.md, "The REST facade").
+ * Cached per base URL.
  * @throws Error when the converter refuses the document (a bug: the document is generated).
  */
 export function postmanText(baseUrl: string): Promise<string> {

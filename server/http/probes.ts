@@ -1,6 +1,7 @@
-// The liveness and readiness probes an orchestrator or load balancer polls (docs/architecture.md, "Running in
-// production"): plain JSON outside /api/v1, so they carry no envelope, are never rate-limited and write no audit row.
-// `npm start` answers them before Next.js (scripts/serve.ts); on Vercel the route handlers app/livez and app/readyz do.
+// The liveness and readiness probes an orchestrator or load balancer polls (docs/architecture.md,
+// "Running in production"): plain JSON outside /api/v1, so they carry no envelope, are never rate-limited and write no
+// audit row. `npm start` answers them before Next.js (scripts/serve.ts); on Vercel the route handlers app/livez and
+// app/readyz do.
 import { checkReadiness } from "../services/status";
 import type { Reply } from "./exchange";
 

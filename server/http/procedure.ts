@@ -16,9 +16,10 @@ type CallerTree = { [key: string]: CallerTree | Procedure };
 const createCaller = createCallerFactory(v1Router);
 
 /**
- * Maps what a procedure threw to the spec §7 code, status and message. Input validation errors are 400 `bad_request`
- * when every issue is in a path parameter, else 422 `validation_error`; anything unexpected (an output that fails its
- * schema, a database error) is logged with the request id and becomes 500 `internal_error` without internals.
+ * Maps what a procedure threw to the code (docs/api-contract.md §7), status and message. Input validation errors are
+ * 400 `bad_request` when every issue is in a path parameter, else 422 `validation_error`; anything unexpected (an
+ * output that fails its schema, a database error) is logged with the request id and becomes 500 `internal_error`
+ * without internals.
  */
 function toApiError(error: unknown, exchange: Exchange): ApiError {
   const cause = error instanceof TRPCError ? error.cause : error;
@@ -64,9 +65,9 @@ export async function invokeProcedure(exchange: Exchange, route: RouteEntry, inp
 }
 
 /**
- * Procedure: calls the route's procedure ({@link invokeProcedure}) with the exchange's input and serialises the spec
- * §2.1 success envelope once (lists lift `hasMore` and `nextCursor` to the top level; creating POSTs answer 201; a
- * bulk request in partial mode answers 207, issue #13).
+ * Procedure: calls the route's procedure ({@link invokeProcedure}) with the exchange's input and serialises the success
+ * envelope of docs/api-contract.md §2.1 once (lists lift `hasMore` and `nextCursor` to the top level; creating POSTs
+ * answer 201; a bulk request in partial mode answers 207).
  * @throws ApiError from the procedure, or as mapped by {@link toApiError}.
  */
 export const callProcedure: Step = async (exchange) => {

@@ -4,10 +4,10 @@ import { enforceRateLimit } from "../services/rate-limits";
 import type { Step } from "./exchange";
 
 /**
- * Rate limit (spec §8): counts the request against the key's and organisation's sliding windows when a key was
- * identified, else against the client address's anonymous window (a route with `ownWindow`, the status endpoint,
- * against the address's window of that name). The decision's headers go on every answer (the pipeline adds them at
- * the end); a refusal is counted in `crm.rate_limit.refusals` (docs/architecture.md, "Observability").
+ * Rate limit (docs/api-contract.md §8): counts the request against the key's and organisation's sliding windows when a
+ * key was identified, else against the client address's anonymous window (a route with `ownWindow`, the status
+ * endpoint, against the address's window of that name). The decision's headers go on every answer (the pipeline adds
+ * them at the end); a refusal is counted in `crm.rate_limit.refusals` (docs/architecture.md, "Observability").
  * @throws ApiError `rate_limited` (429) with `Retry-After` when a window is full.
  */
 export const rateLimit: Step = async (exchange, next) => {

@@ -68,11 +68,11 @@ async function expandAccounts(exchange: Exchange, records: Json[], via: string):
 }
 
 /**
- * Representation (issue #14): `fields=` (sparse fieldsets: a comma-separated list of the record's fields, `id` always
- * included) on every GET that answers records, and `expand=account` on contacts, deals, devices, tasks and notes (the
- * referenced account under `account`, or under each relationship of a contact; null when it names none; one query a
- * page). Both are taken out of the query before the input is read and applied to the records before the answer is
- * serialised.
+ * Representation (docs/api-contract.md §4.9.4): `fields=` (sparse fieldsets: a comma-separated list of the record's
+ * fields, `id` always included) on every GET that answers records, and `expand=account` on contacts, deals, devices,
+ * tasks and notes (the referenced account under `account`, or under each relationship of a contact; null when it names
+ * none; one query a page). Both are taken out of the query before the input is read and applied to the records before
+ * the answer is serialised.
  * @throws ApiError `validation_error` (422) naming `fields` or `expand` for an unknown field or expansion.
  */
 export const representation: Step = async (exchange, next) => {

@@ -27,12 +27,12 @@ export interface SlidingWindowResult {
 }
 
 /**
- * Sliding-window log over sorted sets, one per window (DESIGN.md §4), run atomically with EVAL/EVALSHA by both Redis
- * drivers. KEYS: one sorted set per window (members are request ids, scores their time in ms). ARGV[1]: window
- * length in ms; ARGV[2]: a request id unique across instances; ARGV[2 + i]: the limit of KEYS[i].
- * Returns `{allowed (1|0), nowMs, count_1, freeAt_1, count_2, freeAt_2, …}`; all integers.
- * The clock is the server's `TIME`, so every app instance counts on one clock. Keys of one subject share a hash tag,
- * so the script also runs on a cluster.
+ * Sliding-window log over sorted sets, one per window (docs/architecture.md, "Key-value store and rate limits"), run
+ * atomically with EVAL/EVALSHA by both Redis drivers. KEYS: one sorted set per window (members are request ids, scores
+ * their time in ms). ARGV[1]: window length in ms; ARGV[2]: a request id unique across instances; ARGV[2 + i]: the
+ * limit of KEYS[i]. Returns `{allowed (1|0), nowMs, count_1, freeAt_1, count_2, freeAt_2, …}`; all integers. The clock
+ * is the server's `TIME`, so every app instance counts on one clock. Keys of one subject share a hash tag, so the
+ * script also runs on a cluster.
  */
 export const SLIDING_WINDOW_LUA = `-- crm sliding window v1
 if redis.replicate_commands then redis.replicate_commands() end

@@ -1,13 +1,13 @@
-// The interface every key-value store driver implements (DESIGN.md §4); apart from index.ts so drivers need not
-// import the module that chooses between them.
+// The interface every key-value store driver implements (docs/architecture.md, "Key-value store and rate limits");
+// apart from index.ts so drivers need not import the module that chooses between them.
 import type { SlidingWindowResult, WindowSpec } from "./sliding-window";
 
 /** Which backend answers: Vercel KV / Upstash REST, TCP Redis, or this process's memory. */
 export type KvDriver = "vercel-kv" | "redis" | "memory";
 
 /**
- * The key-value store behind rate-limit windows (DESIGN.md §4). Both Redis drivers run the same Lua script
- * (`SLIDING_WINDOW_LUA`); the memory driver implements the same semantics in-process.
+ * The key-value store behind rate-limit windows (docs/architecture.md, "Key-value store and rate limits"). Both Redis
+ * drivers run the same Lua script (`SLIDING_WINDOW_LUA`); the memory driver implements the same semantics in-process.
  */
 export interface KeyValueStore {
   driver: KvDriver;
@@ -15,7 +15,7 @@ export interface KeyValueStore {
   ping(): Promise<void>;
   /**
    * Counts one request against every window in `windows` at once, atomically: admitted only when each has fewer than
-   * its `limit` requests in the last `windowMs` ms; a refused request is counted nowhere (spec §8).
+   * its `limit` requests in the last `windowMs` ms; a refused request is counted nowhere (docs/api-contract.md §8).
    * @throws the driver's error when the store is unreachable or slower than `KV_TIMEOUT_MS` (never for memory).
    */
   slidingWindow(windows: readonly WindowSpec[], windowMs: number): Promise<SlidingWindowResult>;

@@ -26,8 +26,8 @@ const REDACTED_PATHS: readonly string[] = [
   "*.token",
 ];
 
-// API keys (spec §5.2), webhook signing secrets and bearer tokens, wherever they occur in free text (error messages
-// and stacks can quote a query's arguments).
+// API keys (docs/api-contract.md §5.2), webhook signing secrets and bearer tokens, wherever they occur in free text
+// (error messages and stacks can quote a query's arguments).
 const SECRET_IN_TEXT = /\b(?:msp_(?:live|test)_[0-9A-Za-z]{20,}|whsec_[0-9A-Za-z+/=]{8,})|(?<=\bBearer\s+)[^\s"',]+/gi;
 
 /** `text` with every API key, webhook secret and bearer token in it replaced by `[redacted]`. */

@@ -111,7 +111,7 @@ export function recordDeliveryAttempt(attempt: {
  * Counts one request refused by the rate limit (429) in `crm.rate_limit.refusals`, with `crm.rate_limit.subject`:
  * `key` (the key's or its organisation's window was full) or `anonymous` (the client address's window). Nothing is
  * recorded while metrics are off.
- * Source: spec §8; docs/architecture.md, "Observability".
+ * Source: docs/api-contract.md §8; docs/architecture.md, "Observability".
  */
 export function recordRateLimitRefusal(subject: "key" | "anonymous"): void {
   if (!metricsOn()) return;

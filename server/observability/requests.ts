@@ -34,7 +34,7 @@ export interface RequestOutcome {
   status: number;
   orgId?: string | null;
   apiKeyId?: string | null;
-  /** The spec §7 code of an error answer. */
+  /** The code of an error answer (docs/api-contract.md §7). */
   errorCode?: string | null;
 }
 

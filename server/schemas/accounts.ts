@@ -11,14 +11,14 @@ import {
 } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
-/** Account lifecycle values (spec §2.3, §3). */
+/** Account lifecycle values (docs/api-contract.md §2.3, §3). */
 export const LifecycleStatusSchema = z
   .enum(["PROSPECT", "ACTIVE", "AT_RISK", "CHURNED"])
   .describe(
     "Lifecycle status. DELETE without force sets CHURNED; any value may be set with PATCH, including reactivation from CHURNED.",
   );
 
-/** Sortable account fields (issue #2: `name`, `createdAt`, `updatedAt`, `employeeCount`). */
+/** Sortable account fields (docs/api-contract.md §4.9.2: `name`, `createdAt`, `updatedAt`, `employeeCount`). */
 export const ACCOUNT_SORT_FIELDS = {
   name: { nullable: false },
   createdAt: { nullable: false },
@@ -52,7 +52,7 @@ const externalId = z
   .nullable()
   .describe("Identifier in the caller's system (PSA, RMM); unique per organisation; the match key of bulk upsert.");
 
-/** An account as every account endpoint returns it (spec §2.3). */
+/** An account as every account endpoint returns it (docs/api-contract.md §2.3). */
 export const AccountSchema = z
   .object({
     id: IdSchema,
@@ -70,7 +70,7 @@ export const AccountSchema = z
 /** An account as returned by the API. */
 export type Account = z.infer<typeof AccountSchema>;
 
-/** Body of `POST /accounts` (spec §4.1): `name` required; unknown fields are refused (422). */
+/** Body of `POST /accounts` (docs/api-contract.md §4.1): `name` required; unknown fields are refused (422). */
 export const AccountCreateSchema = z
   .strictObject({
     name,
@@ -101,7 +101,7 @@ export const AccountUpdateSchema = z
 /** A validated account update (path id plus changed fields). */
 export type AccountUpdate = z.infer<typeof AccountUpdateSchema>;
 
-/** Filterable fields of `GET /accounts` and their kinds (issue #14: `field[op]=value`). */
+/** Filterable fields of `GET /accounts` and their kinds (`field[op]=value`, docs/api-contract.md §4.9.3). */
 export const ACCOUNT_FILTERS: FilterTable = {
   name: "text",
   industry: "text",
@@ -113,7 +113,7 @@ export const ACCOUNT_FILTERS: FilterTable = {
   updatedAt: "date",
 };
 
-/** Query of `GET /accounts` (spec §4.1, §4.9). */
+/** Query of `GET /accounts` (docs/api-contract.md §4.1, §4.9). */
 export const AccountListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(ACCOUNT_SORT_FIELDS), "createdAt:asc"),
@@ -148,10 +148,13 @@ export const DeletedSchema = z
   .object({ id: IdSchema, deleted: z.literal(true).describe("Always true: the record no longer exists.") })
   .meta({ id: "Deleted", example: DELETED_EXAMPLE });
 
-/** Maximum items of a bulk request (spec §8). */
+/** Maximum items of a bulk request (docs/api-contract.md §8). */
 export const BULK_MAX = 500;
 
-/** Body of `POST /accounts/bulk` (spec §4.1): 1 to 500 accounts, matched on `externalId` within the organisation. */
+/**
+ * Body of `POST /accounts/bulk` (docs/api-contract.md §4.1): 1 to 500 accounts, matched on `externalId` within the
+ * organisation.
+ */
 export const AccountBulkSchema = z
   .strictObject({
     accounts: z

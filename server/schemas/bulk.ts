@@ -1,9 +1,13 @@
-// Per-item bulk results (issue #13 item 6): the shared pieces of `?mode=partial` on the four bulk endpoints.
+// Per-item bulk results (docs/api-contract.md §2.12, §4.14): the shared pieces of `?mode=partial` on the four bulk
+// endpoints.
 import { type ZodError, z } from "zod";
 import { ERROR_CODES, ERROR_LIMITS } from "../errors";
 import { IdSchema } from "./common";
 
-/** `mode` of a bulk request: `all` (default: all-or-none, spec §4) or `partial` (commit the valid items, 207). */
+/**
+ * `mode` of a bulk request: `all` (default: all-or-none, docs/api-contract.md §4) or `partial` (commit the valid items,
+ * 207).
+ */
 export const BulkModeSchema = z
   .enum(["all", "partial"])
   .default("all")
@@ -65,7 +69,7 @@ export const PartialBulkItemSchema = z.object({
     .describe("Why the item was refused; null unless status is error."),
 });
 
-/** The 207 answer of a bulk request in partial mode (issue #13). */
+/** The 207 answer of a bulk request in partial mode (docs/api-contract.md §4.14). */
 export const PartialBulkResultSchema = z
   .object({
     mode: z.literal("partial").describe("Always partial: this answer has one result per item."),

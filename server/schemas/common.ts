@@ -1,10 +1,13 @@
 import { type ZodError, z } from "zod";
 import type { ErrorDetail } from "../errors";
 
-/** Default and maximum page sizes (spec §4.9, §8). */
+/** Default and maximum page sizes (docs/api-contract.md §4.9, §8). */
 export const PAGE_SIZE = { default: 50, max: 100 } as const;
 
-/** A record identifier in a path (spec §2.2); a malformed one is answered 400 `bad_request` (spec §7). */
+/**
+ * A record identifier in a path (docs/api-contract.md §2.2); a malformed one is answered 400 `bad_request`
+ * (docs/api-contract.md §7).
+ */
 export const IdSchema = z
   .string()
   .min(1)
@@ -15,19 +18,21 @@ export const IdSchema = z
 
 /**
  * Longest ISO 8601 timestamp accepted or returned, in characters: nanoseconds and a ±hh:mm offset take 35
- * (`2026-11-24T09:00:00.123456789+05:30`); responses always use the 24 of `2026-11-24T09:00:00.123Z` (spec §2.2).
+ * (`2026-11-24T09:00:00.123456789+05:30`); responses always use the 24 of `2026-11-24T09:00:00.123Z`
+ * (docs/api-contract.md §2.2).
  */
 export const DATE_TIME_MAX_LENGTH = 40;
 
-/** ISO 8601 UTC timestamp with milliseconds, as every timestamp in responses (spec §2.2). */
+/** ISO 8601 UTC timestamp with milliseconds, as every timestamp in responses (docs/api-contract.md §2.2). */
 export const TimestampSchema = z.iso
   .datetime()
   .max(DATE_TIME_MAX_LENGTH)
   .describe("ISO 8601 UTC timestamp with milliseconds.");
 
 /**
- * A calendar date, `YYYY-MM-DD`, such as a deal's expected close date (spec §2.5). Its pattern admits exactly 10
- * characters, which the document states as `maxLength` (a second check would only repeat the format's issue).
+ * A calendar date, `YYYY-MM-DD`, such as a deal's expected close date (docs/api-contract.md §2.5). Its pattern admits
+ * exactly 10 characters, which the document states as `maxLength` (a second check would only repeat the format's
+ * issue).
  */
 export const DateSchema = z.iso.date().meta({ maxLength: 10 });
 
@@ -38,8 +43,9 @@ export const BooleanQuerySchema = z
   .describe("`true` or `false`.");
 
 /**
- * Query parameters shared by every list endpoint (spec §4.9): `limit` (1–100, default 50), `cursor` (the `nextCursor`
- * of the previous page), `updatedAfter` (ISO 8601; only records whose `updatedAt` is strictly later), `sort`.
+ * Query parameters shared by every list endpoint (docs/api-contract.md §4.9): `limit` (1–100, default 50), `cursor`
+ * (the `nextCursor` of the previous page), `updatedAfter` (ISO 8601; only records whose `updatedAt` is strictly later),
+ * `sort`.
  */
 export const ListQueryBase = {
   limit: z
@@ -59,7 +65,7 @@ export const ListQueryBase = {
     .optional(),
 };
 
-/** A `sort` query parameter documenting its allow-list (spec §4.9). */
+/** A `sort` query parameter documenting its allow-list (docs/api-contract.md §4.9). */
 export function sortParam(fields: readonly string[], fallback: string) {
   return z
     .string()
@@ -72,8 +78,8 @@ export function sortParam(fields: readonly string[], fallback: string) {
 }
 
 /**
- * The `data`/`hasMore`/`nextCursor` part of a list response (spec §2.1); the facade lifts these three fields into the
- * top-level envelope.
+ * The `data`/`hasMore`/`nextCursor` part of a list response (docs/api-contract.md §2.1); the facade lifts these three
+ * fields into the top-level envelope.
  */
 export function listOf<T extends z.ZodType>(item: T) {
   return z.object({
@@ -88,8 +94,8 @@ export function listOf<T extends z.ZodType>(item: T) {
 }
 
 /**
- * zod issues as spec §2.1 details, each path prefixed with `prefix`; an unrecognised-keys issue becomes one detail per
- * key. The one translation of validation issues (the facade's input errors and bulk items alike).
+ * zod issues as docs/api-contract.md §2.1 details, each path prefixed with `prefix`; an unrecognised-keys issue becomes
+ * one detail per key. The one translation of validation issues (the facade's input errors and bulk items alike).
  */
 export function issuesToDetails(issues: ZodError["issues"], prefix: readonly string[] = []): ErrorDetail[] {
   return issues.flatMap((issue) => {

@@ -12,8 +12,9 @@ import {
 import { type FilterTable, filterParams } from "./filters";
 
 /**
- * Sortable contact fields (issue #3: `createdAt`, `updatedAt`, `email`, `lastName`) as the public names of `sort`.
- * `email` sorts case-insensitively (on the stored lower-case key); `lastName` may be null (nulls last).
+ * Sortable contact fields (docs/api-contract.md §4.9.2: `createdAt`, `updatedAt`, `email`, `lastName`) as the public
+ * names of `sort`. `email` sorts case-insensitively (on the stored lower-case key); `lastName` may be null (nulls
+ * last).
  */
 export const CONTACT_SORT_FIELDS = ["createdAt", "updatedAt", "email", "lastName"] as const;
 
@@ -60,7 +61,7 @@ const isPrimary = z
     "Whether this account is the contact's primary account. A contact has at most one: setting it on one relationship clears it on the others.",
   );
 
-/** One account relationship of a contact as responses show it (spec §2.4, issue #3). */
+/** One account relationship of a contact as responses show it (docs/api-contract.md §2.4). */
 export const ContactAccountLinkSchema = z
   .object({
     accountId: IdSchema.describe("Id of the related account."),
@@ -71,8 +72,8 @@ export const ContactAccountLinkSchema = z
   .meta({ id: "ContactAccountRelationship" });
 
 /**
- * A contact as every contact endpoint returns it and as `contact.*` events carry it (spec §2.4, §6.2): the scalar
- * fields plus `accounts`, its account relationships, the primary one first and then by account name.
+ * A contact as every contact endpoint returns it and as `contact.*` events carry it (docs/api-contract.md §2.4, §6.2):
+ * the scalar fields plus `accounts`, its account relationships, the primary one first and then by account name.
  */
 export const ContactSchema = z
   .object({
@@ -122,8 +123,9 @@ const createFields = {
 };
 
 /**
- * Body of `POST /contacts` (spec §4.2): `email` required; `accountId` (with optional `role`, `isPrimary`) makes the
- * contact's first account relationship. Unknown fields, and `role`/`isPrimary` without `accountId`, are refused (422).
+ * Body of `POST /contacts` (docs/api-contract.md §4.2): `email` required; `accountId` (with optional `role`,
+ * `isPrimary`) makes the contact's first account relationship. Unknown fields, and `role`/`isPrimary` without
+ * `accountId`, are refused (422).
  */
 export const ContactCreateSchema = z
   .strictObject(createFields)
@@ -186,7 +188,7 @@ export const ContactUpdateSchema = z
 /** A validated contact update (path id plus changed fields). */
 export type ContactUpdate = z.infer<typeof ContactUpdateSchema>;
 
-/** Filterable fields of `GET /contacts` and their kinds (issue #14: `field[op]=value`). */
+/** Filterable fields of `GET /contacts` and their kinds (`field[op]=value`, docs/api-contract.md §4.9.3). */
 export const CONTACT_FILTERS: FilterTable = {
   email: "text",
   firstName: "text",
@@ -197,7 +199,7 @@ export const CONTACT_FILTERS: FilterTable = {
   updatedAt: "date",
 };
 
-/** Query of `GET /contacts` (spec §4.2, §4.9). */
+/** Query of `GET /contacts` (docs/api-contract.md §4.2, §4.9). */
 export const ContactListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(CONTACT_SORT_FIELDS, "createdAt:asc"),
@@ -221,7 +223,9 @@ export type ContactListQuery = z.infer<typeof ContactListQuerySchema>;
 /** A page of contacts; each item has the `GET /contacts/{id}` shape, relationships included. */
 export const ContactListSchema = listOf(ContactSchema);
 
-/** Body of `POST /contacts/bulk` (spec §4.2): 1 to 500 contacts, matched on email case-insensitively. */
+/**
+ * Body of `POST /contacts/bulk` (docs/api-contract.md §4.2): 1 to 500 contacts, matched on email case-insensitively.
+ */
 export const ContactBulkSchema = z
   .strictObject({
     contacts: z

@@ -11,7 +11,7 @@ import {
 } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
-/** Deal pipeline stages (spec §2.5, §3); CLOSED_WON and CLOSED_LOST are the Won and Lost outcomes. */
+/** Deal pipeline stages (docs/api-contract.md §2.5, §3); CLOSED_WON and CLOSED_LOST are the Won and Lost outcomes. */
 export const DealStageSchema = z
   .enum(["QUALIFICATION", "DISCOVERY", "PROPOSAL", "NEGOTIATION", "CLOSED_WON", "CLOSED_LOST"])
   .describe(
@@ -21,10 +21,10 @@ export const DealStageSchema = z
 /** A deal stage. */
 export type DealStage = z.infer<typeof DealStageSchema>;
 
-/** The closed outcomes of a deal (spec §3): entering one stamps `closedAt`, leaving one clears it. */
+/** The closed outcomes of a deal (docs/api-contract.md §3): entering one stamps `closedAt`, leaving one clears it. */
 export const CLOSED_STAGES: ReadonlySet<DealStage> = new Set(["CLOSED_WON", "CLOSED_LOST"]);
 
-/** Deal types (spec §2.5). */
+/** Deal types (docs/api-contract.md §2.5). */
 export const DealTypeSchema = z.enum(["NEW_BUSINESS", "UPSELL", "RENEWAL"]).describe("Kind of deal.");
 
 /** Values a created deal takes for the fields its body leaves out. */
@@ -35,7 +35,10 @@ export const DEAL_DEFAULTS = {
   type: "NEW_BUSINESS",
 } as const;
 
-/** Sortable deal fields (issue #3: `estimatedMrr`, `createdAt`, `updatedAt`, `probability`); none is nullable. */
+/**
+ * Sortable deal fields (docs/api-contract.md §4.9.2: `estimatedMrr`, `createdAt`, `updatedAt`, `probability`); none is
+ * nullable.
+ */
 export const DEAL_SORT_FIELDS = {
   estimatedMrr: { nullable: false },
   createdAt: { nullable: false },
@@ -84,7 +87,7 @@ const expectedCloseDate = DateSchema.nullable().describe(
   "Expected close date, YYYY-MM-DD (a calendar date, no time zone).",
 );
 
-/** A deal as every deal endpoint returns it (spec §2.5). */
+/** A deal as every deal endpoint returns it (docs/api-contract.md §2.5). */
 export const DealSchema = z
   .object({
     id: IdSchema,
@@ -112,7 +115,10 @@ export const DealSchema = z
 /** A deal as returned by the API. */
 export type Deal = z.infer<typeof DealSchema>;
 
-/** Body of `POST /deals` (spec §4.3): `name` and `accountId` required; unknown fields (e.g. `closedAt`) are refused. */
+/**
+ * Body of `POST /deals` (docs/api-contract.md §4.3): `name` and `accountId` required; unknown fields (e.g. `closedAt`)
+ * are refused.
+ */
 export const DealCreateSchema = z
   .strictObject({
     name,
@@ -153,7 +159,7 @@ export const DealUpdateSchema = z
 /** A validated deal update (path id plus changed fields). */
 export type DealUpdate = z.infer<typeof DealUpdateSchema>;
 
-/** Filterable fields of `GET /deals` and their kinds (issue #14: `field[op]=value`). */
+/** Filterable fields of `GET /deals` and their kinds (`field[op]=value`, docs/api-contract.md §4.9.3). */
 export const DEAL_FILTERS: FilterTable = {
   name: "text",
   stage: { enum: DealStageSchema.options },
@@ -168,7 +174,7 @@ export const DEAL_FILTERS: FilterTable = {
   updatedAt: "date",
 };
 
-/** Query of `GET /deals` (spec §4.3, §4.9). */
+/** Query of `GET /deals` (docs/api-contract.md §4.3, §4.9). */
 export const DealListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(DEAL_SORT_FIELDS), "createdAt:asc"),
@@ -191,7 +197,7 @@ export type DealListQuery = z.infer<typeof DealListQuerySchema>;
 /** A page of deals. */
 export const DealListSchema = listOf(DealSchema);
 
-/** Body of `POST /deals/bulk` (spec §4.3): 1 to 500 deals to create; there is no upsert. */
+/** Body of `POST /deals/bulk` (docs/api-contract.md §4.3): 1 to 500 deals to create; there is no upsert. */
 export const DealBulkSchema = z
   .strictObject({
     deals: z

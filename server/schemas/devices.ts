@@ -19,7 +19,9 @@ import {
 } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
-/** Sortable device fields (issue #3: `createdAt`, `updatedAt`, `hostname`, `lastSeenAt`; nulls last). */
+/**
+ * Sortable device fields (docs/api-contract.md §4.9.2: `createdAt`, `updatedAt`, `hostname`, `lastSeenAt`; nulls last).
+ */
 export const DEVICE_SORT_FIELDS = {
   createdAt: { nullable: false },
   updatedAt: { nullable: false },
@@ -27,7 +29,7 @@ export const DEVICE_SORT_FIELDS = {
   lastSeenAt: { nullable: true },
 } as const;
 
-/** Default device order (spec §4.9, README: `createdAt:asc`, ties by id). */
+/** Default device order (docs/api-contract.md §4.9, README: `createdAt:asc`, ties by id). */
 export const DEVICE_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as const;
 
 const rmmAgentId = z
@@ -68,7 +70,7 @@ const lastSeenAt = z.iso
   .nullable()
   .describe("When the agent last reported in: ISO 8601 timestamp with a time zone (Z or ±hh:mm); stored in UTC.");
 
-/** A device as every device endpoint returns it and as device events carry it (spec §2.6, §6.2). */
+/** A device as every device endpoint returns it and as device events carry it (docs/api-contract.md §2.6, §6.2). */
 export const DeviceSchema = z
   .object({
     id: IdSchema,
@@ -93,9 +95,9 @@ export const DeviceSchema = z
 export type Device = z.infer<typeof DeviceSchema>;
 
 /**
- * Body of `POST /devices` and one item of `POST /devices/bulk` (spec §2.6, §4.4): `rmmAgentId`, `accountId` and
- * `hostname` required; `isOnline` defaults to true, `isEndOfLife` to false, `patchCompliant` to true. Unknown fields
- * are refused (422).
+ * Body of `POST /devices` and one item of `POST /devices/bulk` (docs/api-contract.md §2.6, §4.4): `rmmAgentId`,
+ * `accountId` and `hostname` required; `isOnline` defaults to true, `isEndOfLife` to false, `patchCompliant` to true.
+ * Unknown fields are refused (422).
  */
 export const DeviceCreateSchema = z
   .strictObject({
@@ -133,7 +135,7 @@ export const DeviceUpdateSchema = z
 /** A validated device update (path id plus changed fields). */
 export type DeviceUpdate = z.infer<typeof DeviceUpdateSchema>;
 
-/** Filterable fields of `GET /devices` and their kinds (issue #14: `field[op]=value`). */
+/** Filterable fields of `GET /devices` and their kinds (`field[op]=value`, docs/api-contract.md §4.9.3). */
 export const DEVICE_FILTERS: FilterTable = {
   hostname: "text",
   rmmAgentId: "text",
@@ -145,7 +147,10 @@ export const DEVICE_FILTERS: FilterTable = {
   updatedAt: "date",
 };
 
-/** Query of `GET /devices` (spec §4.4, §4.9): filters `accountId`, `isOnline`, `isEndOfLife`, `updatedAfter`. */
+/**
+ * Query of `GET /devices` (docs/api-contract.md §4.4, §4.9): filters `accountId`, `isOnline`, `isEndOfLife`,
+ * `updatedAfter`.
+ */
 export const DeviceListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(DEVICE_SORT_FIELDS), "createdAt:asc"),
@@ -161,7 +166,10 @@ export type DeviceListQuery = z.infer<typeof DeviceListQuerySchema>;
 /** A page of devices. */
 export const DeviceListSchema = listOf(DeviceSchema);
 
-/** Body of `POST /devices/bulk` (spec §4.4): 1 to 500 devices, matched on `rmmAgentId` within the organisation. */
+/**
+ * Body of `POST /devices/bulk` (docs/api-contract.md §4.4): 1 to 500 devices, matched on `rmmAgentId` within the
+ * organisation.
+ */
 export const DeviceBulkSchema = z
   .strictObject({
     devices: z
@@ -175,7 +183,9 @@ export const DeviceBulkSchema = z
   })
   .meta({ examples: [DEVICE_BULK_EXAMPLE] });
 
-/** Response data of `POST /devices/bulk` (spec §4.4): counts and one result per item, in request order. */
+/**
+ * Response data of `POST /devices/bulk` (docs/api-contract.md §4.4): counts and one result per item, in request order.
+ */
 export const DeviceBulkResultSchema = z
   .object({
     created: z.int().min(0).max(BULK_MAX).describe("Devices created."),

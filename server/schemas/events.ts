@@ -1,12 +1,12 @@
-// The events feed and the payload shared with webhooks (spec §6.2, issue #13).
+// The events feed and the payload shared with webhooks (docs/api-contract.md §6.2).
 import { z } from "zod";
 import { DATE_TIME_MAX_LENGTH, PAGE_SIZE } from "./common";
 import { EVENT_EXAMPLE, EVENT_PAGE_EXAMPLE } from "./examples";
 
 /**
- * Event names: those of spec §6.1, then the ones issue #13 adds so that the events feed carries every change of every
- * resource (updates of deals outside a stage change, tasks, notes, and hard deletions). Webhook endpoints subscribe to
- * any of them, or `*` for all.
+ * Event names: those of docs/api-contract.md §6.1, then the extensions marked there, so that the events feed carries
+ * every change of every resource (updates of deals outside a stage change, tasks, notes, and hard deletions). Webhook
+ * endpoints subscribe to any of them, or `*` for all.
  */
 export const EVENT_NAMES = [
   "account.created",
@@ -46,17 +46,20 @@ export const TEST_EVENT_NAME = "webhook.test";
 
 /**
  * An event name in an answer (the feed, delivery attempts): text of at most 100 characters, documented as the enum of
- * {@link EVENT_NAMES} and {@link TEST_EVENT_NAME}, the only names the services record (spec §6.1).
+ * {@link EVENT_NAMES} and {@link TEST_EVENT_NAME}, the only names the services record (docs/api-contract.md §6.1).
  */
 export const EventNameTextSchema = z
   .string()
   .max(100)
   .meta({ enum: [...EVENT_NAMES, TEST_EVENT_NAME] });
 
-/** Resources the events feed reports on (issue #13): the first part of every event name. */
+/** Resources the events feed reports on: the first part of every event name. */
 export const EVENT_RESOURCES = ["account", "contact", "deal", "device", "task", "note", "touchpoint"] as const;
 
-/** Who caused an event (issue #13): an API key, a settings user, or the system (demo seed, scheduled jobs). */
+/**
+ * Who caused an event (docs/api-contract.md §6.2): an API key, a settings user, or the system (demo seed, scheduled
+ * jobs).
+ */
 export const ActorSchema = z
   .discriminatedUnion("type", [
     z.object({
@@ -78,9 +81,9 @@ export const ActorSchema = z
 export type Actor = z.infer<typeof ActorSchema>;
 
 /**
- * One event: the webhook payload of spec §6.2 (`id`, `event`, `timestamp`, `orgId`, `data`) with `sequence` (its
- * position in the organisation's feed, in commit order: docs/architecture.md, "Events feed"), `resource`, `actor`, and
- * for changes of an existing record `changedFields` and `previous`.
+ * One event: the webhook payload of docs/api-contract.md §6.2 (`id`, `event`, `timestamp`, `orgId`, `data`) with
+ * `sequence` (its position in the organisation's feed, in commit order: docs/architecture.md, "Events feed"),
+ * `resource`, `actor`, and for changes of an existing record `changedFields` and `previous`.
  */
 export const EventSchema = z
   .object({
@@ -131,8 +134,8 @@ export const EventSchema = z
 export type EventPayload = z.infer<typeof EventSchema>;
 
 /**
- * Query of `GET /events` (issue #13): `limit` (1–100, default 50), `cursor` (the opaque `nextCursor` of an earlier
- * page), `types` (comma-separated event names), `resource`.
+ * Query of `GET /events` (docs/api-contract.md §4.10): `limit` (1–100, default 50), `cursor` (the opaque `nextCursor`
+ * of an earlier page), `types` (comma-separated event names), `resource`.
  */
 export const EventListQuerySchema = z.strictObject({
   limit: z

@@ -1,7 +1,7 @@
-// Examples of every request body and response of the public API (issue #11 D): one small, consistent MSP book (the
-// same account in the contact, deal, device and task examples), so the OpenAPI document, /docs and the Postman
-// collection show requests that make sense together. Each schema carries its example in its `.meta()`; a test checks
-// every example against its schema in the served document.
+// Examples of every request body and response of the public API (docs/api-contract.md §4.8): one small, consistent MSP
+// book (the same account in the contact, deal, device and task examples), so the OpenAPI document, /docs and the
+// Postman collection show requests that make sense together. Each schema carries its example in its `.meta()`; a test
+// checks every example against its schema in the served document.
 
 const ACCOUNT_ID = "cm7k2x0a80001northwind0";
 const CONTACT_ID = "cm7k2x0a80002annalopez0";
@@ -9,7 +9,7 @@ const DEAL_ID = "cm7k2x0a80003renewal2027";
 const CREATED_AT = "2026-11-02T09:15:27.114Z";
 const UPDATED_AT = "2026-11-20T14:03:51.902Z";
 
-/** An account (spec §2.3). */
+/** An account (docs/api-contract.md §2.3). */
 export const ACCOUNT_EXAMPLE = {
   id: ACCOUNT_ID,
   name: "Northwind Dental",
@@ -57,7 +57,7 @@ export const ACCOUNT_BULK_RESULT_EXAMPLE = {
 /** Response data of a hard delete. */
 export const DELETED_EXAMPLE = { id: ACCOUNT_ID, deleted: true };
 
-/** A contact with its account relationships (spec §2.4). */
+/** A contact with its account relationships (docs/api-contract.md §2.4). */
 export const CONTACT_EXAMPLE = {
   id: CONTACT_ID,
   email: "anna.lopez@northwind-dental.example",
@@ -106,7 +106,7 @@ export const CONTACT_BULK_RESULT_EXAMPLE = {
   ],
 };
 
-/** A deal (spec §2.5). */
+/** A deal (docs/api-contract.md §2.5). */
 export const DEAL_EXAMPLE = {
   id: DEAL_ID,
   name: "Managed services renewal 2027",
@@ -157,7 +157,7 @@ export const DEAL_BULK_RESULT_EXAMPLE = {
   ],
 };
 
-/** A task (spec §2.7). */
+/** A task (docs/api-contract.md §2.7). */
 export const TASK_EXAMPLE = {
   id: "cm7k2x0a80004qbrprep0000",
   title: "Prepare the quarterly business review",
@@ -187,7 +187,7 @@ export const TASK_CREATE_EXAMPLE = {
 /** Body of `PATCH /tasks/{id}`: completing it stamps completedAt. */
 export const TASK_UPDATE_EXAMPLE = { status: "DONE" };
 
-/** A device (spec §2.6). */
+/** A device (docs/api-contract.md §2.6). */
 export const DEVICE_EXAMPLE = {
   id: "cm7k2x0a80005frontdesk01",
   rmmAgentId: "agent-7f3c9e",
@@ -236,7 +236,7 @@ export const DEVICE_BULK_RESULT_EXAMPLE = {
   ],
 };
 
-/** A touchpoint (spec §2.9). */
+/** A touchpoint (docs/api-contract.md §2.9). */
 export const TOUCHPOINT_EXAMPLE = {
   id: "cm7k2x0a80006qbrcall0000",
   accountId: ACCOUNT_ID,
@@ -261,7 +261,7 @@ export const TOUCHPOINT_CREATE_EXAMPLE = {
   occurredAt: "2026-11-20T14:00:00.000Z",
 };
 
-/** A note (spec §2.8). */
+/** A note (docs/api-contract.md §2.8). */
 export const NOTE_EXAMPLE = {
   id: "cm7k2x0a80007notebackup0",
   objectType: "Account",
@@ -411,7 +411,7 @@ export const STATUS_EXAMPLE = {
   cache: { status: "up", latencyMs: 1, driver: "redis" },
 };
 
-/** An event of the feed and of webhook payloads (issue #13): an account update by an API key. */
+/** An event of the feed and of webhook payloads: an account update by an API key. */
 export const EVENT_EXAMPLE = {
   id: "evt_1763984100_Qm9vS2VlcGVyMDE",
   event: "account.updated",
@@ -425,14 +425,14 @@ export const EVENT_EXAMPLE = {
   previous: { employeeCount: 85 },
 };
 
-/** A page of the events feed (issue #13). */
+/** A page of the events feed. */
 export const EVENT_PAGE_EXAMPLE = {
   data: [EVENT_EXAMPLE],
   hasMore: false,
   nextCursor: "djIuMTAyMzQuMTc5NTUxNTMwMA",
 };
 
-/** A webhook endpoint (issue #13). */
+/** A webhook endpoint. */
 export const WEBHOOK_ENDPOINT_EXAMPLE = {
   id: "wh_5f2c9d0e1a7b4c3d8e6f0a12",
   url: "https://psa.example.com/hooks/crm",

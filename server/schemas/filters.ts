@@ -1,4 +1,4 @@
-// Filter operators on lists (issue #14 item 2), Stripe's syntax: `employeeCount[gte]=50`, `stage[in]=A,B`,
+// Filter operators on lists (docs/api-contract.md §4.9.3), Stripe's syntax: `employeeCount[gte]=50`, `stage[in]=A,B`,
 // `name[contains]=acme`. Each list declares its filterable fields in one table; every `field[op]` parameter is part
 // of its query schema, so the OpenAPI document lists it and generated clients type it, and anything else is refused
 // (422) by the strict schema.
@@ -90,7 +90,7 @@ function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.Zod
 }
 
 /**
- * The `field[op]` query parameters of a list (issue #14), every one optional, to spread into its query schema.
+ * The `field[op]` query parameters of a list, every one optional, to spread into its query schema.
  * @returns a zod shape: `{ "employeeCount[gte]": ZodOptional<ZodNumber>, … }`.
  */
 export function filterParams(table: FilterTable): Record<string, z.ZodOptional<z.ZodType>> {

@@ -18,7 +18,8 @@ import {
 } from "./examples";
 
 /**
- * Risk bands of the churn-risk score (spec §2.10): LOW below 25, MEDIUM 25–49, HIGH 50–74, CRITICAL 75 and above.
+ * Risk bands of the churn-risk score (docs/api-contract.md §2.10): LOW below 25, MEDIUM 25–49, HIGH 50–74, CRITICAL 75
+ * and above.
  */
 export const RiskLevelSchema = z
   .enum(["LOW", "MEDIUM", "HIGH", "CRITICAL"])
@@ -27,7 +28,7 @@ export const RiskLevelSchema = z
 /** A risk band. */
 export type RiskLevel = z.infer<typeof RiskLevelSchema>;
 
-/** Severity of an external churn-risk signal (spec §4.7). */
+/** Severity of an external churn-risk signal (docs/api-contract.md §4.7). */
 export const SignalSeveritySchema = z
   .enum(["LOW", "MEDIUM", "HIGH", "CRITICAL"])
   .describe("Severity as the sending system rates it; informative only: the numeric score is what counts.");
@@ -35,7 +36,10 @@ export const SignalSeveritySchema = z
 /** Keys of the five scored signals, in the order the breakdown lists them. */
 export const HEALTH_SIGNAL_KEYS = ["devices", "engagement", "pipeline", "service", "external"] as const;
 
-/** Days of score history `GET /health-scores/{accountId}` answers: one point per UTC day, ending today (spec §2.10). */
+/**
+ * Days of score history `GET /health-scores/{accountId}` answers: one point per UTC day, ending today
+ * (docs/api-contract.md §2.10).
+ */
 export const HISTORY_DAYS = 90;
 
 /**
@@ -46,9 +50,9 @@ export const HISTORY_DAYS = 90;
 export const EXTERNAL_SIGNALS_LISTED_MAX = 100;
 
 /**
- * One line of the score breakdown (spec §2.10): a signal's risk `value` (0–100), its `weight` (percent of the score)
- * and its `contribution` = weight × value / 100. The contributions add up to the score (before rounding it to an
- * integer).
+ * One line of the score breakdown (docs/api-contract.md §2.10): a signal's risk `value` (0–100), its `weight` (percent
+ * of the score) and its `contribution` = weight × value / 100. The contributions add up to the score (before rounding
+ * it to an integer).
  */
 export const HealthScoreSignalSchema = z
   .object({
@@ -81,7 +85,7 @@ export const HealthScoreSignalSchema = z
 /** One line of the score breakdown. */
 export type HealthScoreSignal = z.infer<typeof HealthScoreSignalSchema>;
 
-/** An external churn-risk signal as stored (spec §4.7). */
+/** An external churn-risk signal as stored (docs/api-contract.md §4.7). */
 export const ExternalSignalSchema = z
   .object({
     id: IdSchema,
@@ -133,7 +137,7 @@ const computedFields = {
     .describe("The five scored signals in the order devices, engagement, pipeline, service, external."),
 };
 
-/** An account's churn-risk score as `GET /health-scores/{accountId}` returns it (spec §2.10, §4.7). */
+/** An account's churn-risk score as `GET /health-scores/{accountId}` returns it (docs/api-contract.md §2.10, §4.7). */
 export const HealthScoreSchema = z
   .object({
     ...computedFields,
@@ -172,7 +176,9 @@ export const HEALTH_SORT_FIELDS = {
 /** Default order of `GET /health-scores`: riskiest first. */
 export const HEALTH_DEFAULT_SORT = [{ field: "score", direction: "desc" }] as const;
 
-/** Query of `GET /health-scores` (spec §4.7, §4.9); `updatedAfter` does not apply to computed scores. */
+/**
+ * Query of `GET /health-scores` (docs/api-contract.md §4.7, §4.9); `updatedAfter` does not apply to computed scores.
+ */
 export const HealthListQuerySchema = z.strictObject({
   limit: ListQueryBase.limit,
   cursor: IdSchema.describe(
@@ -193,9 +199,9 @@ export const HealthScoreListSchema = listOf(HealthScoreSummarySchema);
 export const HealthGetSchema = z.strictObject({ accountId: IdSchema });
 
 /**
- * Body (plus path `accountId`) of `POST /health-scores/{accountId}/signals` (spec §4.7). `occurredAt` defaults to now
- * and may not be more than 5 minutes ahead; `expiresAt` defaults to occurredAt + 30 days and must be later than
- * occurredAt. Unknown fields are refused (422).
+ * Body (plus path `accountId`) of `POST /health-scores/{accountId}/signals` (docs/api-contract.md §4.7). `occurredAt`
+ * defaults to now and may not be more than 5 minutes ahead; `expiresAt` defaults to occurredAt + 30 days and must be
+ * later than occurredAt. Unknown fields are refused (422).
  */
 export const SignalCreateSchema = z
   .strictObject({

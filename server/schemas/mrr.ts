@@ -16,9 +16,9 @@ const count = () => z.int().min(0).max(2_147_483_647);
 const amount = () => z.number().min(0);
 
 /**
- * The figures of one row of the MRR summary (spec §4.7). Amounts are currency units per month, JSON numbers with 2
- * decimals; counts are integers. "Won" means stage CLOSED_WON; "open" means any stage other than CLOSED_WON and
- * CLOSED_LOST.
+ * The figures of one row of the MRR summary (docs/api-contract.md §4.7). Amounts are currency units per month, JSON
+ * numbers with 2 decimals; counts are integers. "Won" means stage CLOSED_WON; "open" means any stage other than
+ * CLOSED_WON and CLOSED_LOST.
  */
 const figures = {
   mrr: amount().describe(
@@ -62,7 +62,7 @@ export const MrrTotalsSchema = z
   )
   .meta({ id: "MrrTotals" });
 
-/** `GET /mrr` response data (spec §2.10, §4.7). */
+/** `GET /mrr` response data (docs/api-contract.md §2.10, §4.7). */
 export const MrrSummarySchema = z
   .object({
     computedAt: TimestampSchema.describe(

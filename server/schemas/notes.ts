@@ -3,24 +3,24 @@ import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./c
 import { NOTE_CREATE_EXAMPLE, NOTE_EXAMPLE } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
-/** Sortable note fields (issue #3: `createdAt`, `updatedAt`). */
+/** Sortable note fields (docs/api-contract.md §4.9.2: `createdAt`, `updatedAt`). */
 export const NOTE_SORT_FIELDS = {
   createdAt: { nullable: false },
   updatedAt: { nullable: false },
 } as const;
 
-/** Default note order (spec §4.9, README: `createdAt:asc`, ties by id). */
+/** Default note order (docs/api-contract.md §4.9, README: `createdAt:asc`, ties by id). */
 export const NOTE_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as const;
 
 /** Maximum length of a note body, in characters. */
 export const NOTE_BODY_MAX = 10_000;
 
-/** What a note can be attached to (spec §2.8), spelled exactly as the spec spells it. */
+/** What a note can be attached to (docs/api-contract.md §2.8), spelled exactly as the contract spells it. */
 export const NoteObjectTypeSchema = z
   .enum(["Account", "Deal", "Contract", "Lead"])
   .describe("Kind of record the note is attached to: Account, Deal, Contract or Lead (spelled exactly so).");
 
-/** A note as every note endpoint returns it (spec §2.8). */
+/** A note as every note endpoint returns it (docs/api-contract.md §2.8). */
 export const NoteSchema = z
   .object({
     id: IdSchema,
@@ -41,7 +41,8 @@ export const NoteSchema = z
 export type Note = z.infer<typeof NoteSchema>;
 
 /**
- * Body of `POST /notes` (spec §4.6): `objectType`, `objectId` and `body` required. Unknown fields are refused (422).
+ * Body of `POST /notes` (docs/api-contract.md §4.6): `objectType`, `objectId` and `body` required. Unknown fields are
+ * refused (422).
  */
 export const NoteCreateSchema = z
   .strictObject({
@@ -71,7 +72,7 @@ export const NoteCreateSchema = z
 /** A validated note creation body. */
 export type NoteCreate = z.infer<typeof NoteCreateSchema>;
 
-/** Filterable fields of `GET /notes` and their kinds (issue #14: `field[op]=value`). */
+/** Filterable fields of `GET /notes` and their kinds (`field[op]=value`, docs/api-contract.md §4.9.3). */
 export const NOTE_FILTERS: FilterTable = {
   objectId: "id",
   authorId: "text",
@@ -79,7 +80,7 @@ export const NOTE_FILTERS: FilterTable = {
   updatedAt: "date",
 };
 
-/** Query of `GET /notes` (spec §4.6, §4.9): filters `objectType`, `objectId`, `updatedAfter`. */
+/** Query of `GET /notes` (docs/api-contract.md §4.6, §4.9): filters `objectType`, `objectId`, `updatedAfter`. */
 export const NoteListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(NOTE_SORT_FIELDS), "createdAt:asc"),

@@ -17,9 +17,9 @@ function describe(text: string): string {
 }
 
 /**
- * Finds text PostgreSQL cannot store (issue #11 C): a NUL character (U+0000) or a lone UTF-16 surrogate, in any string
- * or object key of a parsed JSON value or query, at any depth.
- * @param path where `value` sits (array of strings, as in spec §2.1 `details`).
+ * Finds text PostgreSQL cannot store (docs/api-contract.md §4.12): a NUL character (U+0000) or a lone UTF-16 surrogate,
+ * in any string or object key of a parsed JSON value or query, at any depth.
+ * @param path where `value` sits (array of strings, as in docs/api-contract.md §2.1 `details`).
  * @returns the first offending place as a validation detail (`{path, message}`), or null when everything is storable.
  */
 export function findUnstorableText(value: unknown, path: string[] = []): ErrorDetail | null {

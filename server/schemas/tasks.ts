@@ -3,20 +3,21 @@ import { DATE_TIME_MAX_LENGTH, IdSchema, ListQueryBase, listOf, sortParam, Times
 import { TASK_CREATE_EXAMPLE, TASK_EXAMPLE, TASK_UPDATE_EXAMPLE } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
-/** Task statuses (spec §2.7, §3): entering DONE stamps `completedAt`, leaving DONE clears it. */
+/** Task statuses (docs/api-contract.md §2.7, §3): entering DONE stamps `completedAt`, leaving DONE clears it. */
 export const TaskStatusSchema = z
   .enum(["TODO", "IN_PROGRESS", "WAITING", "DONE", "CANCELLED"])
   .describe("Task status. DONE stamps completedAt; any other status clears it.");
 
-/** Task priorities (issue #3). */
+/** Task priorities (docs/api-contract.md §2.7). */
 export const TaskPrioritySchema = z.enum(["LOW", "MEDIUM", "HIGH", "URGENT"]).describe("Task priority.");
 
 /** Values a created task takes for the fields its body leaves out. */
 export const TASK_DEFAULTS = { status: "TODO", priority: "MEDIUM" } as const;
 
 /**
- * Sortable task fields (issue #3: `dueAt`, `createdAt`, `updatedAt`). `dueAt` is nullable: tasks without a due time
- * sort last in both directions. `priority` is not sortable: keyset paging over an enum is not expressible in Prisma.
+ * Sortable task fields (docs/api-contract.md §4.9.2: `dueAt`, `createdAt`, `updatedAt`). `dueAt` is nullable: tasks
+ * without a due time sort last in both directions. `priority` is not sortable: keyset paging over an enum is not
+ * expressible in Prisma.
  */
 export const TASK_SORT_FIELDS = {
   dueAt: { nullable: true },
@@ -48,7 +49,7 @@ const dealId = IdSchema.nullable().describe(
   "Id of the related deal; must be a deal of the organisation (otherwise 422). When the task also has an accountId, the deal must belong to that account.",
 );
 
-/** A task as every task endpoint returns it (spec §2.7). */
+/** A task as every task endpoint returns it (docs/api-contract.md §2.7). */
 export const TaskSchema = z
   .object({
     id: IdSchema,
@@ -71,7 +72,10 @@ export const TaskSchema = z
 /** A task as returned by the API. */
 export type Task = z.infer<typeof TaskSchema>;
 
-/** Body of `POST /tasks` (spec §4.5): `title` required; unknown fields (e.g. `completedAt`) are refused (422). */
+/**
+ * Body of `POST /tasks` (docs/api-contract.md §4.5): `title` required; unknown fields (e.g. `completedAt`) are refused
+ * (422).
+ */
 export const TaskCreateSchema = z
   .strictObject({
     title,
@@ -108,7 +112,7 @@ export const TaskUpdateSchema = z
 /** A validated task update (path id plus changed fields). */
 export type TaskUpdate = z.infer<typeof TaskUpdateSchema>;
 
-/** Filterable fields of `GET /tasks` and their kinds (issue #14: `field[op]=value`). */
+/** Filterable fields of `GET /tasks` and their kinds (`field[op]=value`, docs/api-contract.md §4.9.3). */
 export const TASK_FILTERS: FilterTable = {
   title: "text",
   status: { enum: TaskStatusSchema.options },
@@ -122,7 +126,7 @@ export const TASK_FILTERS: FilterTable = {
   updatedAt: "date",
 };
 
-/** Query of `GET /tasks` (spec §4.5, §4.9). */
+/** Query of `GET /tasks` (docs/api-contract.md §4.5, §4.9). */
 export const TaskListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(TASK_SORT_FIELDS), "createdAt:asc"),

@@ -3,30 +3,33 @@ import { DATE_TIME_MAX_LENGTH, IdSchema, ListQueryBase, listOf, sortParam, Times
 import { TOUCHPOINT_CREATE_EXAMPLE, TOUCHPOINT_EXAMPLE } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
-/** Sortable touchpoint fields (issue #3: `occurredAt`, `createdAt`, `updatedAt`). */
+/** Sortable touchpoint fields (docs/api-contract.md §4.9.2: `occurredAt`, `createdAt`, `updatedAt`). */
 export const TOUCHPOINT_SORT_FIELDS = {
   occurredAt: { nullable: false },
   createdAt: { nullable: false },
   updatedAt: { nullable: false },
 } as const;
 
-/** Default touchpoint order (spec §4.9, README: `createdAt:asc`, ties by id). */
+/** Default touchpoint order (docs/api-contract.md §4.9, README: `createdAt:asc`, ties by id). */
 export const TOUCHPOINT_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as const;
 
 /** How far in the future `occurredAt` may lie, for clock skew between the caller and the service: 5 minutes. */
 export const OCCURRED_AT_MAX_SKEW_MS = 5 * 60_000;
 
-/** Kinds of touchpoint (spec §2.9). */
+/** Kinds of touchpoint (docs/api-contract.md §2.9). */
 export const TouchpointTypeSchema = z
   .enum(["EMAIL", "CALL", "MEETING", "QBR", "SITE_VISIT", "TICKET", "CHAT"])
   .describe("Kind of interaction: EMAIL, CALL, MEETING, QBR (quarterly business review), SITE_VISIT, TICKET or CHAT.");
 
-/** Direction of a touchpoint (spec §2.9). */
+/** Direction of a touchpoint (docs/api-contract.md §2.9). */
 export const TouchpointDirectionSchema = z
   .enum(["INBOUND", "OUTBOUND", "INTERNAL"])
   .describe("INBOUND (the customer reached out), OUTBOUND (the MSP reached out) or INTERNAL (among the MSP's staff).");
 
-/** A touchpoint as every touchpoint endpoint returns it and as `touchpoint.created` carries it (spec §2.9, §6.2). */
+/**
+ * A touchpoint as every touchpoint endpoint returns it and as `touchpoint.created` carries it (docs/api-contract.md
+ * §2.9, §6.2).
+ */
 export const TouchpointSchema = z
   .object({
     id: IdSchema,
@@ -46,8 +49,9 @@ export const TouchpointSchema = z
 export type Touchpoint = z.infer<typeof TouchpointSchema>;
 
 /**
- * Body of `POST /touchpoints` (spec §4.7): `accountId`, `type` and `direction` required; `occurredAt` defaults to the
- * time of the request and may not lie more than 5 minutes in the future. Unknown fields are refused (422).
+ * Body of `POST /touchpoints` (docs/api-contract.md §4.7): `accountId`, `type` and `direction` required; `occurredAt`
+ * defaults to the time of the request and may not lie more than 5 minutes in the future. Unknown fields are refused
+ * (422).
  */
 export const TouchpointCreateSchema = z
   .strictObject({
@@ -77,7 +81,7 @@ export const TouchpointCreateSchema = z
 /** A validated touchpoint creation body. */
 export type TouchpointCreate = z.infer<typeof TouchpointCreateSchema>;
 
-/** Filterable fields of `GET /touchpoints` and their kinds (issue #14: `field[op]=value`). */
+/** Filterable fields of `GET /touchpoints` and their kinds (`field[op]=value`, docs/api-contract.md §4.9.3). */
 export const TOUCHPOINT_FILTERS: FilterTable = {
   accountId: "id",
   subject: "text",
@@ -88,7 +92,7 @@ export const TOUCHPOINT_FILTERS: FilterTable = {
   updatedAt: "date",
 };
 
-/** Query of `GET /touchpoints` (spec §4.7, §4.9): filters `accountId`, `type`, `updatedAfter`. */
+/** Query of `GET /touchpoints` (docs/api-contract.md §4.7, §4.9): filters `accountId`, `type`, `updatedAfter`. */
 export const TouchpointListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(TOUCHPOINT_SORT_FIELDS), "createdAt:asc"),

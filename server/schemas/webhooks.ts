@@ -1,4 +1,4 @@
-// Webhook endpoints, their delivery attempts and redelivery as API resources (issue #13 item 3).
+// Webhook endpoints, their delivery attempts and redelivery as API resources (docs/api-contract.md §2.11, §4.11).
 import { z } from "zod";
 import { IdSchema, PAGE_SIZE, TimestampSchema } from "./common";
 import { EVENT_NAMES, EventNameTextSchema } from "./events";
@@ -27,7 +27,9 @@ export const WEBHOOK_URL_MAX_LENGTH = 2_048;
 /** Longest endpoint description, in characters (docs/architecture.md, "Webhooks and the outbox"). */
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
 
-/** What an endpoint can subscribe to: every event name of the feed, or `*` for all of them (spec §6.1). */
+/**
+ * What an endpoint can subscribe to: every event name of the feed, or `*` for all of them (docs/api-contract.md §6.1).
+ */
 export const SUBSCRIBABLE_EVENTS = [...EVENT_NAMES, "*"] as const;
 
 /** One of {@link SUBSCRIBABLE_EVENTS}. */
@@ -73,7 +75,7 @@ const endpointFields = {
   ),
 };
 
-/** A webhook endpoint as the API returns it: never its secret (issue #13). */
+/** A webhook endpoint as the API returns it: never its secret. */
 export const WebhookEndpointSchema = z
   .object(endpointFields)
   .meta({ id: "WebhookEndpoint", example: WEBHOOK_ENDPOINT_EXAMPLE });
@@ -139,7 +141,7 @@ export const WebhookSecretSchema = z
   })
   .meta({ id: "WebhookSecret", example: WEBHOOK_SECRET_EXAMPLE });
 
-/** One delivery attempt (issue #13). */
+/** One delivery attempt. */
 export const DeliveryAttemptSchema = z
   .object({
     attemptId: z.string().max(20).describe("Opaque, increasing with time; also the cursor of the deliveries list."),

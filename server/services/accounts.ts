@@ -35,7 +35,10 @@ const accountSelect = {
 
 type AccountRow = Prisma.AccountGetPayload<{ select: typeof accountSelect }>;
 
-/** Serialises an account row exactly as `GET /accounts/{id}` returns it (spec §2.3); webhooks reuse it (spec §6.2). */
+/**
+ * Serialises an account row exactly as `GET /accounts/{id}` returns it (docs/api-contract.md §2.3); webhooks reuse it
+ * (docs/api-contract.md §6.2).
+ */
 export function toAccount(row: AccountRow): Account {
   return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
@@ -53,7 +56,7 @@ const accounts = resourceReader({
 });
 
 /**
- * The organisation's accounts with these ids, in one query (issue #14: `expand=account` costs one query a page).
+ * The organisation's accounts with these ids, in one query (`expand=account` costs one query a page).
  * @returns id → account as `GET /accounts/{id}` returns it; ids of no account of the organisation are absent.
  */
 export async function accountsByIds(orgId: string, ids: readonly string[]): Promise<Map<string, Account>> {
@@ -66,7 +69,7 @@ export async function accountsByIds(orgId: string, ids: readonly string[]): Prom
 }
 
 /**
- * Lists an organisation's accounts, one keyset page at a time (spec §4.1, §4.9).
+ * Lists an organisation's accounts, one keyset page at a time (docs/api-contract.md §4.1, §4.9).
  * @returns `{ data: Account[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no account of the organisation.
  */
@@ -87,14 +90,15 @@ export function listAccounts(orgId: string, query: AccountListQuery) {
 
 /**
  * Returns one account of the organisation.
- * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (docs/api-contract.md §1).
  */
 export function getAccount(orgId: string, id: string): Promise<Account> {
   return accounts.get(orgId, id);
 }
 
 /**
- * Creates an account (spec §4.1); `lifecycleStatus` defaults to PROSPECT. Records `account.created` (spec §6.1).
+ * Creates an account (docs/api-contract.md §4.1); `lifecycleStatus` defaults to PROSPECT. Records `account.created`
+ * (docs/api-contract.md §6.1).
  * @throws ApiError `validation_error` (422) when `externalId` is already used in the organisation.
  */
 export async function createAccount(orgId: string, input: AccountCreate, origin: WriteOrigin): Promise<Account> {
@@ -113,9 +117,9 @@ export async function createAccount(orgId: string, input: AccountCreate, origin:
 }
 
 /**
- * Applies the given fields to an account (spec §4.1) and records `account.updated` (spec §6.1), or `account.deleted`
- * when `event` says so (soft delete). The row is locked for the transaction. A request that changes nothing leaves
- * `updatedAt` as it was and records nothing.
+ * Applies the given fields to an account (docs/api-contract.md §4.1) and records `account.updated`
+ * (docs/api-contract.md §6.1), or `account.deleted` when `event` says so (soft delete). The row is locked for the
+ * transaction. A request that changes nothing leaves `updatedAt` as it was and records nothing.
  * @throws ApiError `not_found` (404); `validation_error` (422) when `externalId` is already used.
  */
 export async function updateAccount(
@@ -144,12 +148,12 @@ export async function updateAccount(
 }
 
 /**
- * Deletes an account (spec §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record stays readable,
- * `account.deleted` is recorded with the churned account); `force` removes the row with its deals, devices, contact
- * links, touchpoints and signals, and the notes on it, its deals and its contracts (tasks keep existing, unlinked).
- * A hard delete records an event for every record it removes or changes (issue #13), dependents first: `note.deleted`,
- * `touchpoint.deleted`, `device.deleted`, `deal.deleted` (tombstones), `task.updated` for unlinked tasks,
- * `contact.updated` for contacts that lose the link, then `account.deleted` with the account's tombstone.
+ * Deletes an account (docs/api-contract.md §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record
+ * stays readable, `account.deleted` is recorded with the churned account); `force` removes the row with its deals,
+ * devices, contact links, touchpoints and signals, and the notes on it, its deals and its contracts (tasks keep
+ * existing, unlinked). A hard delete records an event for every record it removes or changes, dependents first:
+ * `note.deleted`, `touchpoint.deleted`, `device.deleted`, `deal.deleted` (tombstones), `task.updated` for unlinked
+ * tasks, `contact.updated` for contacts that lose the link, then `account.deleted` with the account's tombstone.
  * @returns the churned account, or `{ id, deleted: true }` after a hard delete.
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
@@ -231,10 +235,11 @@ interface BulkRow {
 }
 
 /**
- * Bulk upsert of up to 500 accounts (spec §4.1) in one transaction with set-based SQL (DESIGN.md §3): one
- * `INSERT … ON CONFLICT DO NOTHING` creates every item whose `externalId` is new (or absent), one `UPDATE … FROM` applies
- * the others to the matching accounts; fields an item leaves out keep their values, and `updatedAt` moves only when a
- * value changes. Records `account.created` per created and `account.updated` per changed account (spec §6.1).
+ * Bulk upsert of up to 500 accounts (docs/api-contract.md §4.1) in one transaction with set-based SQL
+ * (docs/architecture.md, "Data and migrations"): one `INSERT … ON CONFLICT DO NOTHING` creates every item whose
+ * `externalId` is new (or absent), one `UPDATE … FROM` applies the others to the matching accounts; fields an item
+ * leaves out keep their values, and `updatedAt` moves only when a value changes. Records `account.created` per created
+ * and `account.updated` per changed account (docs/api-contract.md §6.1).
  * @returns `{ created, updated, total, results: [{ externalId, id, action }] }` in request order.
  * @throws ApiError `validation_error` (422) when an externalId appears twice in the request.
  */

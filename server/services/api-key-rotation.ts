@@ -7,8 +7,8 @@ import { forgetCachedKeys } from "./key-cache";
 export const KEY_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Rotates a key (spec §5.3 "a lost key must be rotated"): creates a new key with the same name, scopes and mode
- * (live/test), and lets the old one keep working for {@link KEY_ROTATION_GRACE_MS} by setting its `expiresAt`
+ * Rotates a key (docs/api-contract.md §5.3 "a lost key must be rotated"): creates a new key with the same name, scopes
+ * and mode (live/test), and lets the old one keep working for {@link KEY_ROTATION_GRACE_MS} by setting its `expiresAt`
  * (enforced by `authenticateApiKey`). Revoke the old key to end it sooner. One transaction: both or neither.
  * @returns `{ key, raw, previous: { id, expiresAt } }`: the new key (raw value shown once) and when the old one stops.
  * @throws ApiError `not_found` (404) when the key is not an active key of the organisation (missing, another

@@ -11,7 +11,10 @@ export interface ApiKeyPrincipal {
   apiKeyId: string;
   scopes: string[];
   isTest: boolean;
-  /** The organisation's sliding-window limits in requests per minute (spec §8): plan default or operator override. */
+  /**
+   * The organisation's sliding-window limits in requests per minute (docs/api-contract.md §8): plan default or operator
+   * override.
+   */
   rateLimit: { perKey: number; perOrg: number };
 }
 
@@ -30,7 +33,7 @@ export interface ApiKeySummary {
 }
 
 /**
- * Creates an API key in an organisation (spec §5). The raw key is returned once and never stored.
+ * Creates an API key in an organisation (docs/api-contract.md §5). The raw key is returned once and never stored.
  * @returns `{ key: ApiKeySummary, raw: "msp_live_…" | "msp_test_…" }`
  * @throws ApiError `insufficient_scope` (403) for deprecated scopes that can no longer be granted;
  *         `validation_error` (422) for unknown scopes (see `validateRequestedScopes`).
@@ -64,10 +67,10 @@ const lastUsedWrites = new Map<string, number>();
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
- * Resolves the `Authorization` header to the key's principal (spec §5.1–5.4). Malformed keys are refused before any
- * lookup; unknown, revoked and malformed keys get the same answer. A valid key's record is kept in this process for
- * 10 s (key-cache.ts), so the hot path asks the database once per key every 10 s; a revocation empties every
- * instance's cache within 0.5 s. `lastUsedAt` is refreshed at most once a minute per key, off the response path.
+ * Resolves the `Authorization` header to the key's principal (docs/api-contract.md §5.1–5.4). Malformed keys are
+ * refused before any lookup; unknown, revoked and malformed keys get the same answer. A valid key's record is kept in
+ * this process for 10 s (key-cache.ts), so the hot path asks the database once per key every 10 s; a revocation empties
+ * every instance's cache within 0.5 s. `lastUsedAt` is refreshed at most once a minute per key, off the response path.
  * @throws ApiError `unauthorized` (401) when the header is missing, not `Bearer`, or the key is not valid.
  */
 export async function authenticateApiKey(authorization: string | null): Promise<ApiKeyPrincipal> {

@@ -2,7 +2,7 @@ import { outsideTransaction, prisma } from "../db/transaction";
 import { log } from "../observability/logger";
 import { replaceUnstorableText } from "../schemas/storable";
 
-/** One audited API call (spec §1): who, what, outcome and duration in ms. */
+/** One audited API call (docs/api-contract.md §1): who, what, outcome and duration in ms. */
 export interface AuditEntry {
   orgId: string | null;
   apiKeyId: string | null;
@@ -46,9 +46,10 @@ function storable(text: string | null): string | null {
 }
 
 /**
- * Queues an audit row (text a database cannot hold, NUL or a lone surrogate, replaced by U+FFFD); rows are written
- * in batches (one `INSERT` per 200 rows or 250 ms), so auditing adds no database round trip to the response path (spec §1). A batch the database refuses is kept (up to 10,000 rows) and retried
- * every second, logged to stderr, never surfaced to the caller.
+ * Queues an audit row (text a database cannot hold, NUL or a lone surrogate, replaced by U+FFFD); rows are written in
+ * batches (one `INSERT` per 200 rows or 250 ms), so auditing adds no database round trip to the response path
+ * (docs/api-contract.md §1). A batch the database refuses is kept (up to 10,000 rows) and retried every second, logged
+ * to stderr, never surfaced to the caller.
  */
 export function recordAudit(entry: AuditEntry): void {
   state.queue.push({

@@ -1,6 +1,6 @@
-// Bulk requests in their two modes (issue #13 item 6): all-or-none (spec §4, the default) and `?mode=partial`, which
-// commits the valid items together and answers for each item. Shared by the four bulk endpoints; the set-based bulk
-// services themselves are unchanged.
+// Bulk requests in their two modes (docs/api-contract.md §4.14): all-or-none (docs/api-contract.md §4, the default) and
+// `?mode=partial`, which commits the valid items together and answers for each item. Shared by the four bulk endpoints;
+// the set-based bulk services themselves are unchanged.
 import { savepoint } from "../db/transaction";
 import { ApiError, boundedDetails, ERROR_LIMITS, type ErrorDetail, truncateText } from "../errors";
 import { type InvalidItem, isInvalidItem, type PartialBulkResult } from "../schemas/bulk";

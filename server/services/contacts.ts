@@ -50,8 +50,8 @@ export function emailKeyOf(email: string): string {
 }
 
 /**
- * Serialises a contact row exactly as `GET /contacts/{id}` returns it (spec §2.4), relationships included; list items
- * and `contact.*` event payloads reuse it (spec §6.2).
+ * Serialises a contact row exactly as `GET /contacts/{id}` returns it (docs/api-contract.md §2.4), relationships
+ * included; list items and `contact.*` event payloads reuse it (docs/api-contract.md §6.2).
  */
 export function toContact(row: ContactRow): Contact {
   return {
@@ -96,9 +96,10 @@ function toColumnSort(sort: string | undefined): string | undefined {
 }
 
 /**
- * Lists an organisation's contacts, one keyset page at a time (spec §4.2, §4.9); each item has its relationships.
- * Filters: `accountId` (contacts related to that account; an unknown one gives an empty page), `email` (exact,
- * case-insensitive), `updatedAfter`; `sort` over `createdAt, updatedAt, email, lastName` (email case-insensitive).
+ * Lists an organisation's contacts, one keyset page at a time (docs/api-contract.md §4.2, §4.9); each item has its
+ * relationships. Filters: `accountId` (contacts related to that account; an unknown one gives an empty page), `email`
+ * (exact, case-insensitive), `updatedAfter`; `sort` over `createdAt, updatedAt, email, lastName` (email
+ * case-insensitive).
  * @returns `{ data: Contact[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no contact of the organisation.
  */
@@ -122,16 +123,17 @@ export function listContacts(orgId: string, query: ContactListQuery) {
 }
 
 /**
- * Returns one contact of the organisation with its account relationships (spec §4.2).
- * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ * Returns one contact of the organisation with its account relationships (docs/api-contract.md §4.2).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (docs/api-contract.md §1).
  */
 export function getContact(orgId: string, id: string): Promise<Contact> {
   return contacts.get(orgId, id);
 }
 
 /**
- * Creates a contact (spec §4.2), with its first account relationship when `accountId` is given (`role` default null,
- * `isPrimary` default false). Records `contact.created` carrying the GET body (spec §6.1).
+ * Creates a contact (docs/api-contract.md §4.2), with its first account relationship when `accountId` is given (`role`
+ * default null, `isPrimary` default false). Records `contact.created` carrying the GET body (docs/api-contract.md
+ * §6.1).
  * @throws ApiError `validation_error` (422) when the email is already used in the organisation (compared
  * case-insensitively, path `email`) or `accountId` names no account of the organisation (path `accountId`).
  */
@@ -162,11 +164,12 @@ export async function createContact(orgId: string, input: ContactCreate, origin:
 }
 
 /**
- * Applies a partial update to a contact (spec §4.2): scalar fields given, and, when `accounts` is given, replaces the
- * contact's relationships with that set (missing ones removed, new ones added, role and isPrimary set as given, left
- * out: null and false). The contact row is locked for the transaction, so concurrent updates cannot leave two primary
- * relationships. A change of a field or of the relationships moves `updatedAt` and records `contact.updated` carrying
- * the GET body (spec §6.1); a request that changes nothing writes and records nothing.
+ * Applies a partial update to a contact (docs/api-contract.md §4.2): scalar fields given, and, when `accounts` is
+ * given, replaces the contact's relationships with that set (missing ones removed, new ones added, role and isPrimary
+ * set as given, left out: null and false). The contact row is locked for the transaction, so concurrent updates cannot
+ * leave two primary relationships. A change of a field or of the relationships moves `updatedAt` and records
+ * `contact.updated` carrying the GET body (docs/api-contract.md §6.1); a request that changes nothing writes and
+ * records nothing.
  * @throws ApiError `not_found` (404); `validation_error` (422) when the email is used by another contact (path `email`)
  * or an `accounts[i].accountId` names no account of the organisation.
  */
@@ -245,13 +248,14 @@ interface BulkRow {
 }
 
 /**
- * Bulk upsert of up to 500 contacts (spec §4.2) in one transaction with set-based SQL (DESIGN.md §3). Items are
- * matched on the email compared case-insensitively within the organisation: one `INSERT … ON CONFLICT DO NOTHING`
- * creates the new ones, one `UPDATE … FROM` applies the others (fields an item leaves out keep their values; the email
- * takes the item's spelling; `updatedAt` moves only when a value changes). An item's `accountId` then adds the
- * relationship when missing or applies the `role`/`isPrimary` given to the existing one (isPrimary true clears the
- * contact's other primary); relationships are never removed. A contact whose relationships changed counts as changed.
- * Records `contact.created` per created and `contact.updated` per changed contact, in request order (spec §6.1).
+ * Bulk upsert of up to 500 contacts (docs/api-contract.md §4.2) in one transaction with set-based SQL
+ * (docs/architecture.md, "Data and migrations"). Items are matched on the email compared case-insensitively within the
+ * organisation: one `INSERT … ON CONFLICT DO NOTHING` creates the new ones, one `UPDATE … FROM` applies the others
+ * (fields an item leaves out keep their values; the email takes the item's spelling; `updatedAt` moves only when a
+ * value changes). An item's `accountId` then adds the relationship when missing or applies the `role`/`isPrimary` given
+ * to the existing one (isPrimary true clears the contact's other primary); relationships are never removed. A contact
+ * whose relationships changed counts as changed. Records `contact.created` per created and `contact.updated` per
+ * changed contact, in request order (docs/api-contract.md §6.1).
  * @returns `{ created, updated, total, results: [{ email, id, action }] }` in request order.
  * @throws ApiError `validation_error` (422) when an email appears twice in the request (case-insensitively, path
  * `contacts.<i>.email`), an item's accountId names no account of the organisation, or it would give its contact more

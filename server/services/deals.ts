@@ -39,9 +39,9 @@ const dealSelect = {
 type DealRow = Prisma.DealGetPayload<{ select: typeof dealSelect }>;
 
 /**
- * Serialises a deal row exactly as `GET /deals/{id}` returns it (spec §2.5); events reuse it (spec §6.2).
- * `estimatedMrr` becomes a JSON number (currency units per month), `expectedCloseDate` a `YYYY-MM-DD` string and the
- * timestamps ISO 8601 UTC strings.
+ * Serialises a deal row exactly as `GET /deals/{id}` returns it (docs/api-contract.md §2.5); events reuse it
+ * (docs/api-contract.md §6.2). `estimatedMrr` becomes a JSON number (currency units per month), `expectedCloseDate` a
+ * `YYYY-MM-DD` string and the timestamps ISO 8601 UTC strings.
  */
 export function toDeal(row: DealRow): Deal {
   return {
@@ -69,7 +69,7 @@ function roundMoney(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
-/** The event a move to `stage` records (spec §3, §6.1). */
+/** The event a move to `stage` records (docs/api-contract.md §3, §6.1). */
 function stageEvent(stage: DealStage): EventName {
   if (stage === "CLOSED_WON") return "deal.closed_won";
   if (stage === "CLOSED_LOST") return "deal.closed_lost";
@@ -83,8 +83,8 @@ const deals = resourceReader({
 });
 
 /**
- * Lists an organisation's deals, one keyset page at a time (spec §4.3, §4.9); filters `stage`, `accountId`,
- * `ownerId`, `type`, `updatedAfter`.
+ * Lists an organisation's deals, one keyset page at a time (docs/api-contract.md §4.3, §4.9); filters `stage`,
+ * `accountId`, `ownerId`, `type`, `updatedAfter`.
  * @returns `{ data: Deal[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no deal of the organisation.
  */
@@ -106,8 +106,8 @@ export function listDeals(orgId: string, query: DealListQuery) {
 }
 
 /**
- * Returns one deal of the organisation (spec §4.3).
- * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ * Returns one deal of the organisation (docs/api-contract.md §4.3).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (docs/api-contract.md §1).
  */
 export function getDeal(orgId: string, id: string): Promise<Deal> {
   return deals.get(orgId, id);
@@ -131,8 +131,9 @@ function newDealData(input: DealCreate, now: Date) {
 }
 
 /**
- * Creates a deal (spec §4.3) and records `deal.created` (spec §6.1). A deal created directly in CLOSED_WON or
- * CLOSED_LOST gets `closedAt` = now and records `deal.created` only (it never moved between stages).
+ * Creates a deal (docs/api-contract.md §4.3) and records `deal.created` (docs/api-contract.md §6.1). A deal created
+ * directly in CLOSED_WON or CLOSED_LOST gets `closedAt` = now and records `deal.created` only (it never moved between
+ * stages).
  * @throws ApiError `validation_error` (422) when `accountId` names no account of the organisation.
  */
 export async function createDeal(orgId: string, input: DealCreate, origin: WriteOrigin): Promise<Deal> {
@@ -151,12 +152,13 @@ export async function createDeal(orgId: string, input: DealCreate, origin: Write
 }
 
 /**
- * Applies the given fields to a deal (spec §4.3, §3). A stage change records one event carrying the deal after the
- * change: `deal.closed_won` / `deal.closed_lost` when the new stage is CLOSED_WON / CLOSED_LOST (`closedAt` stamped
- * now, also when moving from one outcome to the other), `deal.stage_changed` for any other stage (reopening a closed
- * deal is allowed and clears `closedAt`). Changes to other fields alone record `deal.updated` (issue #13). Every event
- * carries `changedFields` and `previous` of the whole change. A request that changes nothing leaves `updatedAt` as it was. The row is locked for the duration, so
- * two concurrent moves to the same stage record one event.
+ * Applies the given fields to a deal (docs/api-contract.md §4.3, §3). A stage change records one event carrying the
+ * deal after the change: `deal.closed_won` / `deal.closed_lost` when the new stage is CLOSED_WON / CLOSED_LOST
+ * (`closedAt` stamped now, also when moving from one outcome to the other), `deal.stage_changed` for any other stage
+ * (reopening a closed deal is allowed and clears `closedAt`). Changes to other fields alone record `deal.updated`.
+ * Every event carries `changedFields` and `previous` of the whole change. A request that changes nothing leaves
+ * `updatedAt` as it was. The row is locked for the duration, so two concurrent moves to the same stage record one
+ * event.
  * @throws ApiError `not_found` (404); `validation_error` (422) when `accountId` names no account of the organisation.
  */
 export async function updateDeal(orgId: string, input: DealUpdate, origin: WriteOrigin): Promise<Deal> {
@@ -194,9 +196,10 @@ export async function updateDeal(orgId: string, input: DealUpdate, origin: Write
 }
 
 /**
- * Bulk create of up to 500 deals (spec §4.3; no upsert) in one transaction with one set-based
- * `INSERT … SELECT … FROM jsonb_array_elements` (DESIGN.md §3), after checking every `accountId` at once
- * (all-or-nothing). Items follow the rules of {@link createDeal}; one `deal.created` event per deal (spec §6.1).
+ * Bulk create of up to 500 deals (docs/api-contract.md §4.3; no upsert) in one transaction with one set-based
+ * `INSERT … SELECT … FROM jsonb_array_elements` (docs/architecture.md, "Data and migrations"), after checking every
+ * `accountId` at once (all-or-nothing). Items follow the rules of {@link createDeal}; one `deal.created` event per deal
+ * (docs/api-contract.md §6.1).
  * @returns `{ created, total, results: [{ index, id }] }` in request order.
  * @throws ApiError `validation_error` (422) listing every item whose `accountId` names no account of the organisation
  *         (path `deals.<index>.accountId`); nothing is written then.

@@ -10,7 +10,10 @@ import { ensureOrganisation } from "./organisations";
 import { seedDemoBook } from "./seed";
 import { createMemberUser, passwordMatches, setPassword } from "./team";
 
-/** Slug of the demo organisation that start-up seeds into an empty database (DESIGN.md §8). */
+/**
+ * Slug of the demo organisation that start-up seeds into an empty database (docs/architecture.md,
+ * "Running in production").
+ */
 export const DEMO_ORG_SLUG = "demo";
 
 /** Email of the demo organisation's owner, the settings login start-up prints. */

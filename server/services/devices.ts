@@ -41,7 +41,10 @@ function deviceColumns(alias: string): string {
     .join(", ");
 }
 
-/** Serialises a device row exactly as `GET /devices/{id}` returns it (spec §2.6); device events reuse it (spec §6.2). */
+/**
+ * Serialises a device row exactly as `GET /devices/{id}` returns it (docs/api-contract.md §2.6); device events reuse it
+ * (docs/api-contract.md §6.2).
+ */
 export function toDevice(row: DeviceRow): Device {
   return {
     ...row,
@@ -52,9 +55,9 @@ export function toDevice(row: DeviceRow): Device {
 }
 
 /**
- * The events a device change records (spec §3, §6.1): `device.updated` for any changed field, plus `device.offline`
- * when `isOnline` went true → false and `device.end_of_life` when `isEndOfLife` went false → true. Each carries the
- * device as it is after the change.
+ * The events a device change records (docs/api-contract.md §3, §6.1): `device.updated` for any changed field, plus
+ * `device.offline` when `isOnline` went true → false and `device.end_of_life` when `isEndOfLife` went false → true.
+ * Each carries the device as it is after the change.
  */
 function changeEvents(before: Device, after: Device): EventInput[] {
   const events: EventInput[] = [{ name: "device.updated", data: after, before }];
@@ -81,8 +84,9 @@ const devices = resourceReader({
 });
 
 /**
- * Lists an organisation's devices, one keyset page at a time (spec §4.4, §4.9); filters `accountId`, `isOnline`,
- * `isEndOfLife`, `updatedAfter`; sort allow-list `createdAt`, `updatedAt`, `hostname`, `lastSeenAt` (nulls last).
+ * Lists an organisation's devices, one keyset page at a time (docs/api-contract.md §4.4, §4.9); filters `accountId`,
+ * `isOnline`, `isEndOfLife`, `updatedAfter`; sort allow-list `createdAt`, `updatedAt`, `hostname`, `lastSeenAt` (nulls
+ * last).
  * @returns `{ data: Device[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no device of the organisation.
  */
@@ -103,16 +107,17 @@ export function listDevices(orgId: string, query: DeviceListQuery) {
 }
 
 /**
- * Returns one device of the organisation (spec §4.4).
- * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ * Returns one device of the organisation (docs/api-contract.md §4.4).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (docs/api-contract.md §1).
  */
 export function getDevice(orgId: string, id: string): Promise<Device> {
   return devices.get(orgId, id);
 }
 
 /**
- * Creates a device (spec §4.4) and records `device.created` (spec §6.1) — only that event, also when the device is
- * created offline or end-of-life: the transition events describe changes of an existing device.
+ * Creates a device (docs/api-contract.md §4.4) and records `device.created` (docs/api-contract.md §6.1) — only that
+ * event, also when the device is created offline or end-of-life: the transition events describe changes of an existing
+ * device.
  * @throws ApiError `validation_error` (422) when `accountId` is not an account of the organisation, or when
  *         `rmmAgentId` is already used in the organisation.
  */
@@ -132,10 +137,11 @@ export async function createDevice(orgId: string, input: DeviceCreate, origin: W
 }
 
 /**
- * Applies the given fields to a device (spec §4.4). When a value changes it records `device.updated`, plus
- * `device.offline` when `isOnline` goes true → false and `device.end_of_life` when `isEndOfLife` goes false → true
- * (spec §3, §6.1), all in the transaction of the change. The device row is locked first, so two concurrent requests
- * cannot both see the same transition. A request that changes nothing leaves `updatedAt` as it was and records nothing.
+ * Applies the given fields to a device (docs/api-contract.md §4.4). When a value changes it records `device.updated`,
+ * plus `device.offline` when `isOnline` goes true → false and `device.end_of_life` when `isEndOfLife` goes false → true
+ * (docs/api-contract.md §3, §6.1), all in the transaction of the change. The device row is locked first, so two
+ * concurrent requests cannot both see the same transition. A request that changes nothing leaves `updatedAt` as it was
+ * and records nothing.
  * @throws ApiError `not_found` (404); `validation_error` (422) when `accountId` is not an account of the organisation
  *         or `rmmAgentId` is already used by another device.
  */
@@ -161,7 +167,7 @@ export async function updateDevice(orgId: string, input: DeviceUpdate, origin: W
 }
 
 /**
- * Removes a device for good (spec §4.4: hard delete) and records `device.deleted` with its tombstone (issue #13).
+ * Removes a device for good (docs/api-contract.md §4.4: hard delete) and records `device.deleted` with its tombstone.
  * @returns `{ id, deleted: true }`
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
@@ -183,14 +189,15 @@ export async function deleteDevice(
 type UpdatedRow = DeviceRow & { wasOnline: boolean; wasEndOfLife: boolean; changed: boolean };
 
 /**
- * Bulk upsert of up to 500 devices matched on `rmmAgentId` (spec §4.4) in one transaction with set-based SQL
- * (DESIGN.md §3), a fixed handful of statements whatever the size: one query checks (and key-share locks) every
- * referenced account, one `INSERT … ON CONFLICT DO NOTHING` creates the devices whose rmmAgentId is new, one
- * `UPDATE … FROM (SELECT … FOR UPDATE)` applies the others and returns each device's previous online and end-of-life
- * flags next to its new values, and one insert records the events. `rmmAgentId`, `accountId` and `hostname` are always
- * applied; optional fields an item leaves out keep their values; `updatedAt` moves only when a value changes.
- * Events as for single writes: `device.created` per created device; per changed device `device.updated`, plus
- * `device.offline` / `device.end_of_life` on those transitions (spec §3, §6.1).
+ * Bulk upsert of up to 500 devices matched on `rmmAgentId` (docs/api-contract.md §4.4) in one transaction with
+ * set-based SQL (docs/architecture.md, "Data and migrations"), a fixed handful of statements whatever the size: one
+ * query checks (and key-share locks) every referenced account, one `INSERT … ON CONFLICT DO NOTHING` creates the
+ * devices whose rmmAgentId is new, one `UPDATE … FROM (SELECT … FOR UPDATE)` applies the others and returns each
+ * device's previous online and end-of-life flags next to its new values, and one insert records the events.
+ * `rmmAgentId`, `accountId` and `hostname` are always applied; optional fields an item leaves out keep their values;
+ * `updatedAt` moves only when a value changes. Events as for single writes: `device.created` per created device; per
+ * changed device `device.updated`, plus `device.offline` / `device.end_of_life` on those transitions
+ * (docs/api-contract.md §3, §6.1).
  * @returns `{ created, updated, total, results: [{ rmmAgentId, id, action }] }` in request order.
  * @throws ApiError `validation_error` (422), nothing written, when an rmmAgentId appears twice in the request or an
  *         accountId is not an account of the organisation (one detail per offending item).

@@ -47,10 +47,11 @@ export const storedEventSelect = {
 } as const satisfies Prisma.EventSelect;
 
 /**
- * The payload of an event, the same in the feed and in webhook deliveries (spec §6.2; docs/architecture.md, "Events
- * feed"), keys in the order `id, event, sequence, timestamp, orgId, resource, actor, data[, changedFields, previous]`;
- * `sequence` is a JSON integer (at most 2^53 − 1); `changedFields` and `previous` only for changes of an existing
- * record. Events stored before the feed existed have the system as actor.
+ * The payload of an event, the same in the feed and in webhook deliveries (docs/api-contract.md §6.2;
+ * docs/architecture.md, "Events feed"), keys in the order
+ * `id, event, sequence, timestamp, orgId, resource, actor, data[, changedFields, previous]`; `sequence` is a JSON
+ * integer (at most 2^53 − 1); `changedFields` and `previous` only for changes of an existing record. Events stored
+ * before the feed existed have the system as actor.
  */
 export function eventPayload(row: StoredEvent): EventPayload {
   const payload: EventPayload = {

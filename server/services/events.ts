@@ -5,9 +5,9 @@ import { type Actor, type EventName, TEST_EVENT_NAME } from "../schemas/events";
 import { dispatchEvents } from "../webhooks/hand-over";
 
 /**
- * Who caused a write: test keys' events are stored but never delivered (spec §5.6, §6); `deliver: false` records
- * events that are never handed to webhooks either (the demo seed: issue #11 B). `apiKeyId` or `userId` name the
- * actor the events carry (issue #13); with neither, the actor is the system.
+ * Who caused a write: test keys' events are stored but never delivered (docs/api-contract.md §5.6, §6);
+ * `deliver: false` records events that are never handed to webhooks either (the demo seed). `apiKeyId` or `userId` name
+ * the actor the events carry; with neither, the actor is the system.
  */
 export interface WriteOrigin {
   isTest: boolean;
@@ -24,7 +24,7 @@ export function actorOf(origin: WriteOrigin): Actor {
 }
 
 /**
- * The `data` of a hard deletion's event (issue #13): a tombstone naming the record that is gone, in the manner of
+ * The `data` of a hard deletion's event: a tombstone naming the record that is gone, in the manner of
  * Stripe's deleted objects. `externalKey` is the resource's own external key where it has one (`externalId` of an
  * account, `rmmAgentId` of a device).
  * @returns `{ id, resource, deleted: true, ...externalKey }`
@@ -52,7 +52,7 @@ export interface EventInput {
 const UNTRACKED_FIELDS = new Set(["updatedAt"]);
 
 /**
- * What a change did to a record (issue #13): the fields whose values differ between `before` and `after` (compared as
+ * What a change did to a record: the fields whose values differ between `before` and `after` (compared as
  * JSON, `updatedAt` left out) in the order of `after`, and the values they had.
  */
 export function describeChange(before: unknown, after: unknown): { changedFields: string[]; previous: object } {
@@ -75,8 +75,8 @@ export function describeChange(before: unknown, after: unknown): { changedFields
 export const SEED_ORIGIN: WriteOrigin = { isTest: false, deliver: false };
 
 /**
- * A new event id, `evt_<unix_seconds>_<token>` (spec §6.2), stable across redeliveries; `at` is the event's time, so
- * the id's seconds and its `timestamp` come from the same clock (issue #11 B).
+ * A new event id, `evt_<unix_seconds>_<token>` (docs/api-contract.md §6.2), stable across redeliveries; `at` is the
+ * event's time, so the id's seconds and its `timestamp` come from the same clock.
  */
 export function newEventId(at = new Date()): string {
   return `evt_${Math.floor(at.getTime() / 1000)}_${randomBytes(9).toString("base64url")}`;
@@ -126,9 +126,10 @@ async function handOverToCommit(
  *
  * Live events are handed to Inngest after the outermost commit (`afterCommit`, server/db/transaction.ts): every event
  * of the transaction in one `inngest.send`, fire-and-forget (see `dispatchEvents`), so the request never waits for
- * Inngest nor fails with it; the sweeper resends whatever was not handed over. Test-key events (spec §5.6) and seed
- * events are stored with `fannedOutAt` already set: never handed over nor delivered, and out of the sweeper's way.
- * Every event's id and `createdAt` (its payload `timestamp`) come from one reading of this process's clock.
+ * Inngest nor fails with it; the sweeper resends whatever was not handed over. Test-key events (docs/api-contract.md
+ * §5.6) and seed events are stored with `fannedOutAt` already set: never handed over nor delivered, and out of the
+ * sweeper's way. Every event's id and `createdAt` (its payload `timestamp`) come from one reading of this process's
+ * clock.
  */
 export async function recordEvents(
   tx: Prisma.TransactionClient,

@@ -1,4 +1,4 @@
-// The Prisma conditions of list filters (issue #14 item 2): one builder for every list.
+// The Prisma conditions of list filters (docs/api-contract.md §4.9.3): one builder for every list.
 import { containsInsensitive, equalsInsensitive } from "../db/like";
 import { type FilterTable, filterTerms } from "../schemas/filters";
 

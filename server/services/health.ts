@@ -16,7 +16,7 @@ import { EXTERNAL_SIGNALS_LISTED_MAX, HEALTH_DEFAULT_SORT, HEALTH_SORT_FIELDS, H
 import { listPage } from "./pagination";
 
 // ---------------------------------------------------------------------------------------------------------------------
-// The model: a pure function of counted facts (spec §2.10). Every constant is documented in the README.
+// The model: a pure function of counted facts (docs/api-contract.md §2.10). Every constant is documented in the README.
 // ---------------------------------------------------------------------------------------------------------------------
 
 /** Weight of each signal in percent of the score; they add up to 100. */
@@ -83,10 +83,10 @@ export function riskLevelOf(score: number): RiskLevel {
 }
 
 /**
- * Churn-risk score of one account (spec §2.10, §4.7): a pure function of counted facts and the current time.
- * Each signal yields a risk value 0–100; its contribution is `weight × value / 100` ({@link HEALTH_WEIGHTS}); the
- * score is the sum of the contributions rounded to an integer (values and contributions are shown with 2 decimals
- * and the score is computed from the shown contributions, so the breakdown always adds up).
+ * Churn-risk score of one account (docs/api-contract.md §2.10, §4.7): a pure function of counted facts and the current
+ * time. Each signal yields a risk value 0–100; its contribution is `weight × value / 100` ({@link HEALTH_WEIGHTS}); the
+ * score is the sum of the contributions rounded to an integer (values and contributions are shown with 2 decimals and
+ * the score is computed from the shown contributions, so the breakdown always adds up).
  *
  * - devices: `100 × (0.4 × offline/total + 0.3 × endOfLife/total + 0.3 × notPatchCompliant/total)`; 0 without devices.
  * - engagement: whole days d since the last touchpoint (since the account's creation when none was logged):
@@ -328,9 +328,9 @@ export async function recordNewAccountScores(orgId: string, accountIds: readonly
 const REFRESH_CHUNK = 1_000;
 
 /**
- * Stores scores (issue #12: computing is separate from storing; never done by a read): each account's current
- * `HealthScore` row and today's (UTC) `HealthSnapshot`, one upsert statement each, rows in accountId order so that
- * concurrent refreshes lock in the same order. A snapshot is rewritten only when the day's score changed.
+ * Stores scores (docs/architecture.md, "Health scores": computing is separate from storing; never done by a read): each
+ * account's current `HealthScore` row and today's (UTC) `HealthSnapshot`, one upsert statement each, rows in accountId
+ * order so that concurrent refreshes lock in the same order. A snapshot is rewritten only when the day's score changed.
  */
 async function storeScores(orgId: string, scores: readonly HealthScoreSummary[], now: Date): Promise<void> {
   if (scores.length === 0) return;
@@ -391,7 +391,7 @@ const INPUT_EVENTS = [
 ];
 
 /**
- * The scheduled health refresh (issue #12; an Inngest function runs it every minute while a worker runs): scores
+ * The scheduled health refresh (an Inngest function runs it every minute while a worker runs): scores
  * again (1) every account named by an outbox event of the last hour that changed one of its inputs (a device, deal or
  * touchpoint, a task, the account itself) after its score was computed, and (2) every account whose score is more than an
  * hour old or missing, so time alone (days since the last touchpoint, tasks falling overdue, signals expiring) is
@@ -547,10 +547,12 @@ export function toExternalSignal(row: SignalRow, now: Date): ExternalSignal {
 }
 
 /**
- * Churn-risk score of one account with breakdown, active external signals and 90-day history (spec §2.10, §4.7).
- * The score is computed now, from the account's data as it is, and written nowhere (a read writes no row); today's
- * point of the history is that score. `externalSignals` lists the 100 most recent active signals; the score counts all.
- * @throws ApiError `not_found` (404) when the account is missing or belongs to another organisation (spec §1).
+ * Churn-risk score of one account with breakdown, active external signals and 90-day history (docs/api-contract.md
+ * §2.10, §4.7). The score is computed now, from the account's data as it is, and written nowhere (a read writes no
+ * row); today's point of the history is that score. `externalSignals` lists the 100 most recent active signals; the
+ * score counts all.
+ * @throws ApiError `not_found` (404) when the account is missing or belongs to another organisation
+ *   (docs/api-contract.md §1).
  */
 export async function getHealthScore(orgId: string, accountId: string): Promise<HealthScore> {
   const now = new Date();
@@ -596,11 +598,11 @@ function toSummary(row: ScoreRow & { id: string }): HealthScoreSummary {
 }
 
 /**
- * Lists the organisation's accounts with their stored churn risk (spec §4.7), default riskiest first (`score:desc`,
- * ties by accountId in the same direction), filters `riskLevel` and `lifecycle`, keyset pages like every list (spec
- * §4.9): `nextCursor` is the accountId of the page's last item. One indexed query a page, so a page costs what a page
- * costs whatever the organisation's size; nothing is computed or written. Each item's `computedAt` says when its
- * score was computed (README: staleness).
+ * Lists the organisation's accounts with their stored churn risk (docs/api-contract.md §4.7), default riskiest first
+ * (`score:desc`, ties by accountId in the same direction), filters `riskLevel` and `lifecycle`, keyset pages like every
+ * list (docs/api-contract.md §4.9): `nextCursor` is the accountId of the page's last item. One indexed query a page, so
+ * a page costs what a page costs whatever the organisation's size; nothing is computed or written. Each item's
+ * `computedAt` says when its score was computed (README: staleness).
  * @throws ApiError `bad_request` (400) when `cursor` names no scored account of the organisation.
  */
 export function listHealthScores(
@@ -650,9 +652,9 @@ function renameKeys<T>(value: T): T {
 const FUTURE_SKEW_MS = 5 * 60_000;
 
 /**
- * Stores an external churn-risk signal for an account (spec §4.7) and returns it with the account's new score, which
- * it stores too (the account's current score and today's snapshot: a write may). `occurredAt` defaults to now, `expiresAt` to occurredAt + 30 days. No webhook event
- * exists for health scores (spec §6.1).
+ * Stores an external churn-risk signal for an account (docs/api-contract.md §4.7) and returns it with the account's new
+ * score, which it stores too (the account's current score and today's snapshot: a write may). `occurredAt` defaults to
+ * now, `expiresAt` to occurredAt + 30 days. No webhook event exists for health scores (docs/api-contract.md §6.1).
  * @throws ApiError `not_found` (404) when the account is missing or belongs to another organisation;
  *         `validation_error` (422) when occurredAt is more than 5 minutes ahead or expiresAt is not after occurredAt.
  */

@@ -3,13 +3,13 @@ import { prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { log } from "../observability/logger";
 
-/** Header carrying the idempotency key (spec §8). */
+/** Header carrying the idempotency key (docs/api-contract.md §8). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
-/** Methods the key is honoured on (spec §8). Elsewhere the header is ignored. */
+/** Methods the key is honoured on (docs/api-contract.md §8). Elsewhere the header is ignored. */
 export const IDEMPOTENT_METHODS = new Set(["POST", "PATCH", "DELETE"]);
-/** Key format of spec §8. */
+/** Key format of docs/api-contract.md §8. */
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,255}$/;
-/** How long a stored response is replayed: 24 hours in ms (spec §8). */
+/** How long a stored response is replayed: 24 hours in ms (docs/api-contract.md §8). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Response headers replayed with the stored body; the facade adds X-Request-Id and the rate-limit headers anew. */
 const REPLAYED_HEADERS = ["content-type", "cache-control", "location"];
@@ -35,7 +35,7 @@ export interface IdempotentRequest {
 }
 
 /**
- * Validates an `Idempotency-Key` header value (spec §8: 1–255 of `A–Z a–z 0–9 _ -`).
+ * Validates an `Idempotency-Key` header value (docs/api-contract.md §8: 1–255 of `A–Z a–z 0–9 _ -`).
  * @returns the key, or null when the header is absent.
  * @throws ApiError `bad_request` (400) when it is malformed.
  */
@@ -62,7 +62,10 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** SHA-256 hex of method, path with query, and the canonical body: what "the same request" means (spec §8). */
+/**
+ * SHA-256 hex of method, path with query, and the canonical body: what "the same request" means (docs/api-contract.md
+ * §8).
+ */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash("sha256")
     .update(`${method} ${path}\n${body === undefined ? "" : canonicalJson(body)}`)
@@ -75,8 +78,9 @@ class RolledBack<T> {
 }
 
 /**
- * Runs `execute` at most once per `(orgId, apiKeyId, key)` within 24 hours (spec §8, DESIGN.md §5). The operation and
- * its idempotency record share one transaction, so either both commit or neither does.
+ * Runs `execute` at most once per `(orgId, apiKeyId, key)` within 24 hours (docs/api-contract.md §8,
+ * docs/architecture.md, "Idempotency"). The operation and its idempotency record share one transaction, so either both
+ * commit or neither does.
  * - Same key and same request → the stored status, headers and body with `replayOf` = the first request's id, without
  *   running again.
  * - Same key, different method, path or body → 422 `idempotency_conflict`.

@@ -1,7 +1,8 @@
-// API keys authenticated from this process's memory (issue #12: no database round trip on the hot path where it is
-// safe). A key's record is kept for 10 s; a revocation, a rotation or a change of an organisation's limits bumps a
-// generation counter in the key-value store, which every instance reads twice a second and which empties its cache,
-// so the change takes effect everywhere within 0.5 s. While the store cannot be read, nothing is cached.
+// API keys authenticated from this process's memory (docs/architecture.md, "API keys and the key cache": no database
+// round trip on the hot path where it is safe). A key's record is kept for 10 s; a revocation, a rotation or a change
+// of an organisation's limits bumps a generation counter in the key-value store, which every instance reads twice a
+// second and which empties its cache, so the change takes effect everywhere within 0.5 s. While the store cannot be
+// read, nothing is cached.
 import { kv } from "../kv";
 import { warnThrottled } from "../kv/warn";
 import { detached } from "../observability/requests";

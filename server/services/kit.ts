@@ -1,11 +1,12 @@
-// What every resource shares (issue #12), written once: reading one record of the organisation or answering 404,
-// locking a record for an update, the changed-fields comparison behind every update, and the references a write locks
-// so they cannot vanish before it commits. Keyset pages are pagination.ts. A resource file holds only what differs.
+// What every resource shares, written once (docs/architecture.md, "Layers and the request pipeline"): reading one
+// record of the organisation or answering 404, locking a record for an update, the changed-fields comparison behind
+// every update, and the references a write locks so they cannot vanish before it commits. Keyset pages are
+// pagination.ts. A resource file holds only what differs.
 import { Prisma } from "../db/generated/client";
 import { prisma } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
 
-/** Tables of tenant records that other records reference (spec §2). */
+/** Tables of tenant records that other records reference (docs/api-contract.md §2). */
 export type ReferencedTable = "Account" | "Contact" | "Deal" | "Contract" | "Lead";
 
 /** The noun used in messages about each referenced table. */
@@ -37,7 +38,7 @@ export function resourceReader<Row, Out>(spec: {
     find: (orgId: string, id: string): Promise<Row | null> => spec.findFirst({ orgId, id }),
     /**
      * The organisation's record `id` as its GET returns it.
-     * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+     * @throws ApiError `not_found` (404) when missing or owned by another organisation (docs/api-contract.md §1).
      */
     async get(orgId: string, id: string): Promise<Out> {
       const row = await spec.findFirst({ orgId, id });
@@ -65,7 +66,7 @@ export async function lockForUpdate(table: string, noun: string, orgId: string, 
 /**
  * Locks for the caller's transaction (`FOR UPDATE`, in id order against deadlocks) the rows of an organisation whose
  * `column` holds one of `values`, so that a bulk write can read them as they are before it changes them: the
- * `previous` values its events carry (issue #13) are then exact under concurrent writes.
+ * `previous` values its events carry are then exact under concurrent writes.
  * @param columns the columns to return (quoted names); default only the id. One statement locks and reads.
  * @returns the locked rows.
  */
@@ -99,7 +100,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 /**
- * What an update changes (one update style for every resource, issue #12): the fields of `wanted` that are given (not
+ * What an update changes (one update style for every resource): the fields of `wanted` that are given (not
  * undefined) and differ from `current`, both in the API's representation (timestamps as ISO strings, money as
  * numbers). A request whose result is empty changes nothing: the caller writes nothing, leaves `updatedAt` as it was
  * and records no event (the event's `changedFields` and `previous` come from the records before and after, see

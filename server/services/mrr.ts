@@ -56,8 +56,8 @@ function figuresOf(row: MrrRow): Figures {
 }
 
 /**
- * The organisation's MRR summary by service category (spec §2.10, §4.7), from its deals at request time:
- * `mrr` = Σ estimatedMrr of CLOSED_WON deals on non-CHURNED accounts; `weightedPipeline` = Σ estimatedMrr ×
+ * The organisation's MRR summary by service category (docs/api-contract.md §2.10, §4.7), from its deals at request
+ * time: `mrr` = Σ estimatedMrr of CLOSED_WON deals on non-CHURNED accounts; `weightedPipeline` = Σ estimatedMrr ×
  * probability / 100 over open deals (stage neither CLOSED_WON nor CLOSED_LOST); `churnedMrr` = Σ estimatedMrr of
  * CLOSED_WON deals on CHURNED accounts; with account and deal counts. Deals without a category (null or blank) are
  * grouped under "Uncategorised". Amounts in currency units per month, 2 decimals.

@@ -25,7 +25,7 @@ const noteSelect = {
 
 type NoteRow = Prisma.NoteGetPayload<{ select: typeof noteSelect }>;
 
-/** Serialises a note row exactly as `GET /notes/{id}` returns it (spec §2.8). */
+/** Serialises a note row exactly as `GET /notes/{id}` returns it (docs/api-contract.md §2.8). */
 export function toNote(row: NoteRow): Note {
   return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
@@ -37,8 +37,8 @@ const notes = resourceReader({
 });
 
 /**
- * Lists an organisation's notes, one keyset page at a time (spec §4.6, §4.9); filters `objectType`, `objectId`,
- * `updatedAfter`; sort allow-list `createdAt`, `updatedAt`.
+ * Lists an organisation's notes, one keyset page at a time (docs/api-contract.md §4.6, §4.9); filters `objectType`,
+ * `objectId`, `updatedAfter`; sort allow-list `createdAt`, `updatedAt`.
  * @returns `{ data: Note[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no note of the organisation.
  */
@@ -58,21 +58,21 @@ export function listNotes(orgId: string, query: NoteListQuery) {
 }
 
 /**
- * Returns one note of the organisation (issue #3: added next to the spec's list and create).
- * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ * Returns one note of the organisation (added next to the contract's list and create).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (docs/api-contract.md §1).
  */
 export function getNote(orgId: string, id: string): Promise<Note> {
   return notes.get(orgId, id);
 }
 
 /**
- * Creates a note on an Account, Deal, Contract or Lead of the organisation (spec §4.6). The target is key-share
- * locked while the note is written, so it cannot be deleted in between. Records `note.created` (issue #13).
+ * Creates a note on an Account, Deal, Contract or Lead of the organisation (docs/api-contract.md §4.6). The target is
+ * key-share locked while the note is written, so it cannot be deleted in between. Records `note.created`.
  * @throws ApiError `validation_error` (422) when `objectId` is not a record of `objectType` in the organisation.
  */
 export async function createNote(orgId: string, input: NoteCreate, origin: WriteOrigin): Promise<Note> {
   return transaction(async (tx) => {
-    // objectType is one of the referenced tables by its schema (spec §2.8).
+    // objectType is one of the referenced tables by its schema (docs/api-contract.md §2.8).
     await lockReferences(orgId, [{ table: input.objectType, id: input.objectId, path: ["objectId"] }]);
     const note = toNote(await tx.note.create({ data: { ...input, orgId }, select: noteSelect }));
     await recordEvents(tx, orgId, origin, [{ name: "note.created", data: note }]);

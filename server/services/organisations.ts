@@ -3,7 +3,7 @@ import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
 import { forgetCachedKeys } from "./key-cache";
 
-/** Rate-limit plans and their default windows in requests per minute (spec §8). */
+/** Rate-limit plans and their default windows in requests per minute (docs/api-contract.md §8). */
 export const PLAN_LIMITS: Record<RateLimitPlan, { perKey: number; perOrg: number }> = {
   STARTER: { perKey: 30, perOrg: 60 },
   GROWTH: { perKey: 60, perOrg: 120 },
@@ -12,12 +12,14 @@ export const PLAN_LIMITS: Record<RateLimitPlan, { perKey: number; perOrg: number
 };
 
 /**
- * The range Pro / Enterprise limits are configurable in, requests per minute (spec §8): 120–300 per key, 240–600 per
- * organisation. Other plans' overrides are the operator's explicit choice and are not bounded.
+ * The range Pro / Enterprise limits are configurable in, requests per minute (docs/api-contract.md §8): 120–300 per
+ * key, 240–600 per organisation. Other plans' overrides are the operator's explicit choice and are not bounded.
  */
 export const PRO_LIMIT_RANGE = { perKey: { min: 120, max: 300 }, perOrg: { min: 240, max: 600 } } as const;
 
-/** Problems of `limits` against {@link PRO_LIMIT_RANGE}, as spec §2.1 details (empty when within range). */
+/**
+ * Problems of `limits` against {@link PRO_LIMIT_RANGE}, as docs/api-contract.md §2.1 details (empty when within range).
+ */
 export function proLimitProblems(limits: { perKey: number; perOrg: number }): { path: string[]; message: string }[] {
   return (["perKey", "perOrg"] as const).flatMap((field) => {
     const { min, max } = PRO_LIMIT_RANGE[field];

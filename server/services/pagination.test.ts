@@ -4,7 +4,7 @@ import { keyset, parseSort, toPage } from "./pagination";
 const fields = { name: { nullable: false }, createdAt: { nullable: false }, employeeCount: { nullable: true } };
 const fallback = [{ field: "createdAt", direction: "asc" }] as const;
 
-describe("parseSort (spec §4.9)", () => {
+describe("parseSort (docs/api-contract.md §4.9)", () => {
   it("parses field:direction pairs and defaults the direction to asc", () => {
     expect(parseSort("name:desc,employeeCount", fields, fallback)).toEqual([
       { field: "name", direction: "desc" },

@@ -11,8 +11,8 @@ export interface SortTerm {
 
 /**
  * Parses `sort` (`field:direction` pairs, comma-separated; direction `asc` or `desc`, default `asc`) against an
- * allow-list (spec §4.9). Unknown fields and malformed pairs are silently ignored; when nothing valid remains the
- * resource's default sort applies. Repeated fields keep their first occurrence.
+ * allow-list (docs/api-contract.md §4.9). Unknown fields and malformed pairs are silently ignored; when nothing valid
+ * remains the resource's default sort applies. Repeated fields keep their first occurrence.
  * @returns the sort terms without the `id` tie-breaker.
  */
 export function parseSort(raw: string | undefined, allowed: SortableFields, fallback: readonly SortTerm[]): SortTerm[] {
@@ -32,7 +32,7 @@ type Where = Record<string, unknown>;
 /**
  * Builds a keyset ("seek") page query for Prisma: `orderBy` over the sort terms plus `id`, and, given the cursor
  * record's values, the `where` that selects rows strictly after it. Never uses OFFSET, so any page costs what the first
- * costs (DESIGN.md §3). Null values of nullable fields sort last in both directions.
+ * costs (docs/architecture.md, "Data and migrations"). Null values of nullable fields sort last in both directions.
  */
 export function keyset(
   terms: readonly SortTerm[],
@@ -72,8 +72,9 @@ export function keyset(
 }
 
 /**
- * Cuts a fetched page of `limit + 1` rows into the list envelope fields (spec §2.1): `hasMore` and `nextCursor`, the id
- * of the last record of the page (null on an empty page). Passing it back as `cursor` continues after that record.
+ * Cuts a fetched page of `limit + 1` rows into the list envelope fields (docs/api-contract.md §2.1): `hasMore` and
+ * `nextCursor`, the id of the last record of the page (null on an empty page). Passing it back as `cursor` continues
+ * after that record.
  */
 export function toPage<T extends { id: string | bigint }>(
   rows: T[],
@@ -85,7 +86,10 @@ export function toPage<T extends { id: string | bigint }>(
   return { rows: page, hasMore, nextCursor: last === undefined ? null : String(last.id) };
 }
 
-/** 400 `bad_request` for a cursor that does not name a record of this organisation's list (spec §4.9, §7). */
+/**
+ * 400 `bad_request` for a cursor that does not name a record of this organisation's list (docs/api-contract.md §4.9,
+ * §7).
+ */
 export function unknownCursor(cursor: string): ApiError {
   return new ApiError(
     "bad_request",
@@ -96,7 +100,7 @@ export function unknownCursor(cursor: string): ApiError {
   );
 }
 
-/** The list query fields every list endpoint shares (spec §4.9). */
+/** The list query fields every list endpoint shares (docs/api-contract.md §4.9). */
 export interface ListQuery {
   limit: number;
   cursor?: string;
@@ -105,9 +109,9 @@ export interface ListQuery {
 }
 
 /**
- * Runs one keyset page of a list endpoint (spec §4.9): resolves the cursor record (400 `bad_request` when it is not in
- * the organisation), parses `sort` against the allow-list, applies `updatedAfter` (strictly later) and the endpoint's
- * `filters` (which must include the organisation scope), and fetches `limit + 1` rows.
+ * Runs one keyset page of a list endpoint (docs/api-contract.md §4.9): resolves the cursor record (400 `bad_request`
+ * when it is not in the organisation), parses `sort` against the allow-list, applies `updatedAfter` (strictly later)
+ * and the endpoint's `filters` (which must include the organisation scope), and fetches `limit + 1` rows.
  * @returns `{ data, hasMore, nextCursor }` with rows mapped by `map`.
  * @throws ApiError `bad_request` (400) for an unknown cursor.
  */

@@ -1,6 +1,6 @@
-// Conditional writes (issue #14): a PATCH or DELETE with If-Match runs only if the record still has the version the
-// client read, checked and applied in one transaction under the record's row lock, so two integrations cannot
-// overwrite each other's changes silently.
+// Conditional writes (docs/api-contract.md §4.13): a PATCH or DELETE with If-Match runs only if the record still has
+// the version the client read, checked and applied in one transaction under the record's row lock, so two integrations
+// cannot overwrite each other's changes silently.
 import { transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { lockForUpdate } from "./kit";

@@ -3,7 +3,7 @@ import { type KeyValueStore, kv, type SlidingWindowResult, type WindowSpec } fro
 import { memoryStore } from "../kv/memory";
 import { warnThrottled } from "../kv/warn";
 
-/** Length of every rate-limit window, ms (spec §8: requests per minute). */
+/** Length of every rate-limit window, ms (docs/api-contract.md §8: requests per minute). */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /** How long the limiter counts in memory after the shared store failed before trying it again, ms. */
@@ -18,9 +18,9 @@ export type RateLimitSubject =
   | { kind: "anonymous"; ip: string; window?: "status" };
 
 /**
- * The outcome of counting one request (spec §8): whether it may run, the headers every response carries
+ * The outcome of counting one request (docs/api-contract.md §8): whether it may run, the headers every response carries
  * (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in Unix seconds, `-Policy: sliding-window`; and the IETF draft's
- * `RateLimit-Policy` and `RateLimit`, issue #14) and, when refused, the
+ * `RateLimit-Policy` and `RateLimit`) and, when refused, the
  * seconds to wait (`Retry-After`, ≥ 1).
  */
 export interface RateLimitDecision {
@@ -102,8 +102,8 @@ function decide(result: SlidingWindowResult, names: readonly string[], windowMs:
     "X-RateLimit-Remaining": String(reported.remaining),
     "X-RateLimit-Reset": String(Math.ceil(reported.freeAtMs / 1000)),
     "X-RateLimit-Policy": "sliding-window",
-    // IETF draft-ietf-httpapi-ratelimit-headers (issue #14): every policy with its quota and window in seconds, and
-    // the tighter one's remaining requests and seconds until it frees one.
+    // IETF draft-ietf-httpapi-ratelimit-headers (docs/api-contract.md §8.3): every policy with its quota and window in
+    // seconds, and the tighter one's remaining requests and seconds until it frees one.
     "RateLimit-Policy": views.map((view) => `"${view.name}";q=${view.limit};w=${windowMs / 1000}`).join(", "),
     RateLimit: `"${reported.name}";r=${reported.remaining};t=${Math.max(0, Math.ceil((reported.freeAtMs - result.nowMs) / 1000))}`,
   };
@@ -116,11 +116,11 @@ function decide(result: SlidingWindowResult, names: readonly string[], windowMs:
 }
 
 /**
- * Counts one request against the subject's sliding windows (spec §8): an API key's per-key and per-organisation
- * windows together (admitted only when both have room; a refused request counts in neither), or an anonymous IP's
- * window of `RATE_LIMIT_ANONYMOUS_PER_MIN` (the status endpoint's own window of the same size, so bad keys from an
- * address never lock its health checks out). One round trip to the store. Never throws: when the store is unreachable
- * the windows are counted in this process's memory.
+ * Counts one request against the subject's sliding windows (docs/api-contract.md §8): an API key's per-key and
+ * per-organisation windows together (admitted only when both have room; a refused request counts in neither), or an
+ * anonymous IP's window of `RATE_LIMIT_ANONYMOUS_PER_MIN` (the status endpoint's own window of the same size, so bad
+ * keys from an address never lock its health checks out). One round trip to the store. Never throws: when the store is
+ * unreachable the windows are counted in this process's memory.
  * @param windowMs window length in ms; {@link RATE_LIMIT_WINDOW_MS} (tests pass a short one).
  * @returns the decision; the REST facade answers 429 `rate_limited` with `Retry-After` when `allowed` is false.
  */

@@ -1,6 +1,6 @@
-// Who is signed in to the settings and as which member of which organisation (docs/architecture.md, "Settings:
-// sign-in, team and roles"): resolved from better-auth's session on every request, never from a cookie cache, so a
-// removed member or a changed role takes effect on the member's next request.
+// Who is signed in to the settings and as which member of which organisation (docs/architecture.md,
+// "Settings: sign-in, team and roles"): resolved from better-auth's session on every request, never from a cookie
+// cache, so a removed member or a changed role takes effect on the member's next request.
 import { isRole, type Role } from "../auth/roles";
 import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";

@@ -4,10 +4,10 @@ import { workerStatus } from "../webhooks/worker";
 import type { DemoCredentials } from "./demo";
 
 /**
- * The lines `npm start` prints once it listens (DESIGN.md §8): the database (and, for the embedded one, the URL other
- * processes reach it at), the cache, the base, docs, settings and OpenAPI URLs, whether webhooks are delivered (a
- * worker connected, events waiting, the command that starts one: issue #11 B), and the demo key and login when the
- * demo organisation exists.
+ * The lines `npm start` prints once it listens (docs/architecture.md, "Running in production"): the database (and, for
+ * the embedded one, the URL other processes reach it at), the cache, the base, docs, settings and OpenAPI URLs, whether
+ * webhooks are delivered (a worker connected, events waiting, the command that starts one), and the demo key and login
+ * when the demo organisation exists.
  */
 export async function startupBanner(options: {
   database: Database;

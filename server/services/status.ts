@@ -46,8 +46,8 @@ async function check(driver: ComponentStatus["driver"], probe: () => Promise<unk
 
 /**
  * Probes the database (`SELECT 1`) and the key-value store (`PING` on TCP Redis and Vercel KV; the memory driver is
- * always up) in parallel, each bounded by 2,000 ms (spec §4.8). Reports the shared store itself: while it is down the
- * rate limiter counts in memory, but the cache is reported down (503). Never throws.
+ * always up) in parallel, each bounded by 2,000 ms (docs/api-contract.md §4.8). Reports the shared store itself: while
+ * it is down the rate limiter counts in memory, but the cache is reported down (503). Never throws.
  */
 export async function checkStatus(): Promise<{ database: ComponentStatus; cache: ComponentStatus }> {
   const database = db();

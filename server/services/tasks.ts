@@ -33,7 +33,10 @@ const taskSelect = {
 
 type TaskRow = Prisma.TaskGetPayload<{ select: typeof taskSelect }>;
 
-/** Serialises a task row exactly as `GET /tasks/{id}` returns it (spec §2.7): timestamps as ISO 8601 UTC strings. */
+/**
+ * Serialises a task row exactly as `GET /tasks/{id}` returns it (docs/api-contract.md §2.7): timestamps as ISO 8601 UTC
+ * strings.
+ */
 export function toTask(row: TaskRow): Task {
   return {
     ...row,
@@ -50,9 +53,9 @@ function normaliseTimestamp(value: string | null): string | null {
 }
 
 /**
- * Checks the task's links (spec §2.7) and holds a key-share lock on the linked account and deal until the transaction
- * ends, so neither can be deleted between the check and the write. `links` are the values the task will have;
- * `sent` the fields the request carried, where a mismatch is reported.
+ * Checks the task's links (docs/api-contract.md §2.7) and holds a key-share lock on the linked account and deal until
+ * the transaction ends, so neither can be deleted between the check and the write. `links` are the values the task will
+ * have; `sent` the fields the request carried, where a mismatch is reported.
  * @throws ApiError `validation_error` (422) when `accountId` or `dealId` names no record of the organisation, or when
  *         the deal belongs to another account than `accountId`.
  */
@@ -85,8 +88,8 @@ const tasks = resourceReader({
 });
 
 /**
- * Lists an organisation's tasks, one keyset page at a time (spec §4.5, §4.9); filters `status`, `assigneeId`,
- * `accountId`, `dealId`, `updatedAfter`.
+ * Lists an organisation's tasks, one keyset page at a time (docs/api-contract.md §4.5, §4.9); filters `status`,
+ * `assigneeId`, `accountId`, `dealId`, `updatedAfter`.
  * @returns `{ data: Task[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no task of the organisation.
  */
@@ -108,16 +111,16 @@ export function listTasks(orgId: string, query: TaskListQuery) {
 }
 
 /**
- * Returns one task of the organisation (spec §4.5).
- * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ * Returns one task of the organisation (docs/api-contract.md §4.5).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (docs/api-contract.md §1).
  */
 export function getTask(orgId: string, id: string): Promise<Task> {
   return tasks.get(orgId, id);
 }
 
 /**
- * Creates a task (spec §4.5); status defaults to TODO, priority to MEDIUM; a task created as DONE gets `completedAt`
- * = now. Records `task.created` (issue #13: the events feed carries tasks).
+ * Creates a task (docs/api-contract.md §4.5); status defaults to TODO, priority to MEDIUM; a task created as DONE gets
+ * `completedAt` = now. Records `task.created` (the events feed carries tasks).
  * @throws ApiError `validation_error` (422) when `accountId`/`dealId` names no record of the organisation or the deal
  *         belongs to another account than `accountId`.
  */
@@ -150,10 +153,10 @@ export async function createTask(orgId: string, input: TaskCreate, origin: Write
 }
 
 /**
- * Applies the given fields to a task (spec §4.5, §3): a status change to DONE stamps `completedAt` with the current
- * time, a change away from DONE clears it. When `accountId` or `dealId` changes, the links are checked as on create
- * against the values the task will have. A request that changes nothing leaves `updatedAt` as it was and records nothing; a change records `task.updated`
- * (issue #13).
+ * Applies the given fields to a task (docs/api-contract.md §4.5, §3): a status change to DONE stamps `completedAt` with
+ * the current time, a change away from DONE clears it. When `accountId` or `dealId` changes, the links are checked as
+ * on create against the values the task will have. A request that changes nothing leaves `updatedAt` as it was and
+ * records nothing; a change records `task.updated`.
  * @throws ApiError `not_found` (404); `validation_error` (422) for unusable `accountId`/`dealId`.
  */
 export async function updateTask(orgId: string, input: TaskUpdate, origin: WriteOrigin): Promise<Task> {
@@ -193,7 +196,7 @@ export async function updateTask(orgId: string, input: TaskUpdate, origin: Write
 }
 
 /**
- * Deletes a task for good (spec §4.5: hard delete) and records `task.deleted` with its tombstone (issue #13).
+ * Deletes a task for good (docs/api-contract.md §4.5: hard delete) and records `task.deleted` with its tombstone.
  * @returns `{ id, deleted: true }`
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */

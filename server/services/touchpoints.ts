@@ -29,8 +29,8 @@ const touchpointSelect = {
 type TouchpointRow = Prisma.TouchpointGetPayload<{ select: typeof touchpointSelect }>;
 
 /**
- * Serialises a touchpoint row exactly as `GET /touchpoints/{id}` returns it (spec §2.9); `touchpoint.created` reuses
- * it (spec §6.2).
+ * Serialises a touchpoint row exactly as `GET /touchpoints/{id}` returns it (docs/api-contract.md §2.9);
+ * `touchpoint.created` reuses it (docs/api-contract.md §6.2).
  */
 export function toTouchpoint(row: TouchpointRow): Touchpoint {
   return {
@@ -48,8 +48,8 @@ const touchpoints = resourceReader({
 });
 
 /**
- * Lists an organisation's touchpoints, one keyset page at a time (spec §4.7, §4.9); filters `accountId`, `type`,
- * `updatedAfter`; sort allow-list `occurredAt`, `createdAt`, `updatedAt`.
+ * Lists an organisation's touchpoints, one keyset page at a time (docs/api-contract.md §4.7, §4.9); filters
+ * `accountId`, `type`, `updatedAfter`; sort allow-list `occurredAt`, `createdAt`, `updatedAt`.
  * @returns `{ data: Touchpoint[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no touchpoint of the organisation.
  */
@@ -70,17 +70,17 @@ export function listTouchpoints(orgId: string, query: TouchpointListQuery) {
 }
 
 /**
- * Returns one touchpoint of the organisation (issue #3: added so that webhook data equals a GET response).
- * @throws ApiError `not_found` (404) when missing or owned by another organisation (spec §1).
+ * Returns one touchpoint of the organisation (added so that webhook data equals a GET response).
+ * @throws ApiError `not_found` (404) when missing or owned by another organisation (docs/api-contract.md §1).
  */
 export function getTouchpoint(orgId: string, id: string): Promise<Touchpoint> {
   return touchpoints.get(orgId, id);
 }
 
 /**
- * Logs a touchpoint (spec §4.7) and records `touchpoint.created` (spec §6.1) in the same transaction. The referenced
- * account and contact are key-share locked while the touchpoint is written, so neither can be deleted in between.
- * `occurredAt` defaults to the time of the request.
+ * Logs a touchpoint (docs/api-contract.md §4.7) and records `touchpoint.created` (docs/api-contract.md §6.1) in the
+ * same transaction. The referenced account and contact are key-share locked while the touchpoint is written, so neither
+ * can be deleted in between. `occurredAt` defaults to the time of the request.
  * @throws ApiError `validation_error` (422) when `accountId` is not an account of the organisation or `contactId` not
  *         a contact of it (one detail per field).
  */

@@ -7,7 +7,7 @@ import { PLAN_LIMITS } from "./organisations";
 import { listPage } from "./pagination";
 
 /**
- * One audited API call as the usage page shows it (spec §1 "every call is audit-logged"): the stored
+ * One audited API call as the usage page shows it (docs/api-contract.md §1 "every call is audit-logged"): the stored
  * {@link AuditEntry} without organisation, IP and user agent, plus the row's `id` as a decimal string (BIGSERIAL).
  * `durationMs` is the time to answer in ms.
  */
@@ -87,7 +87,7 @@ export function listAuditLog(
   });
 }
 
-/** The organisation's rate-limit plan and the limits in force (spec §8), requests per minute. */
+/** The organisation's rate-limit plan and the limits in force (docs/api-contract.md §8), requests per minute. */
 export interface RateLimitSummary {
   plan: RateLimitPlan;
   /** Window per key in force: the operator override, else the plan's. */
@@ -101,7 +101,8 @@ export interface RateLimitSummary {
 }
 
 /**
- * The rate-limit plan and limits of an organisation (spec §8: `PLAN_LIMITS` and the organisation's overrides).
+ * The rate-limit plan and limits of an organisation (docs/api-contract.md §8: `PLAN_LIMITS` and the organisation's
+ * overrides).
  * @throws ApiError `not_found` (404) when the organisation does not exist.
  */
 export async function getRateLimitSummary(orgId: string): Promise<RateLimitSummary> {

@@ -1,5 +1,6 @@
-// Webhook deliveries (spec §6, DESIGN.md §6): fan-out of outbox events, signed attempts, their history, redelivery,
-// and what the sweeper picks up. The Inngest functions in inngest/functions/ only call these.
+// Webhook deliveries (docs/api-contract.md §6, docs/architecture.md, "Webhooks and the outbox"): fan-out of outbox
+// events, signed attempts, their history, redelivery, and what the sweeper picks up. The Inngest functions in
+// inngest/functions/ only call these.
 import { randomBytes } from "node:crypto";
 import type { DeliveryStatus, Prisma } from "../db/generated/client";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
@@ -14,17 +15,17 @@ import { serializePayload, signedHeaders } from "./signing";
 import { postWebhook } from "./transport";
 import { UNDISPATCHED_MAX_AGE_MS } from "./worker";
 
-/** Attempts per delivery (spec §6.5, §8): the first one and 4 retries. */
+/** Attempts per delivery (docs/api-contract.md §6.5, §8): the first one and 4 retries. */
 export const WEBHOOK_MAX_ATTEMPTS = 5;
 /**
- * Wait before retry n+1 after failed attempt n (ms), exponential backoff (spec §6.5): 1 min, 5 min, 30 min, 2 h. The
- * last attempt comes about 2 h 36 min after the first.
+ * Wait before retry n+1 after failed attempt n (ms), exponential backoff (docs/api-contract.md §6.5): 1 min, 5 min, 30
+ * min, 2 h. The last attempt comes about 2 h 36 min after the first.
  */
 export const WEBHOOK_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 60 * 60_000] as const;
 /**
- * Deliveries in a row that ended failed (all {@link WEBHOOK_MAX_ATTEMPTS} attempts) after which an endpoint is
- * disabled (spec §6.5 "fails 5 consecutive times"). Counted per delivery, not per attempt, so a receiver that is down
- * for a minute during a burst is not disabled; any successful attempt resets the count.
+ * Deliveries in a row that ended failed (all {@link WEBHOOK_MAX_ATTEMPTS} attempts) after which an endpoint is disabled
+ * (docs/api-contract.md §6.5 "fails 5 consecutive times"). Counted per delivery, not per attempt, so a receiver that is
+ * down for a minute during a burst is not disabled; any successful attempt resets the count.
  */
 export const WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES = 5;
 /** Reason recorded when a receiver answers 410 Gone: the endpoint is disabled at once. */
@@ -45,11 +46,12 @@ export interface DeliveryRef {
 }
 
 /**
- * Fans outbox events out (DESIGN.md §6), set-based whatever their number: on an event's first run, one PENDING
- * `WebhookDelivery` per enabled endpoint of its organisation subscribed to its name or `*` (unique on
- * `(endpointId, eventId)`) and `Event.fannedOutAt` set; later runs create nothing (the endpoints are those of the first
- * run). Test-key events (spec §5.6), the settings area's test events, seed events and unknown ids get no deliveries.
- * Three statements in one transaction, so a batch of 100 events costs about what one does.
+ * Fans outbox events out (docs/architecture.md, "Webhooks and the outbox"), set-based whatever their number: on an
+ * event's first run, one PENDING `WebhookDelivery` per enabled endpoint of its organisation subscribed to its name or
+ * `*` (unique on `(endpointId, eventId)`) and `Event.fannedOutAt` set; later runs create nothing (the endpoints are
+ * those of the first run). Test-key events (docs/api-contract.md §5.6), the settings area's test events, seed events
+ * and unknown ids get no deliveries. Three statements in one transaction, so a batch of 100 events costs about what one
+ * does.
  * @returns the deliveries of these events that still await their first attempt: all new ones, and on a re-run those
  *          not yet started, so requesting them again is safe (Inngest drops repeated delivery events by id).
  */
@@ -87,7 +89,7 @@ export async function fanOutEvents(eventIds: readonly string[]): Promise<Deliver
  * How an attempt is made:
  * - `scheduled`: one of the 5 attempts of the retry schedule (Inngest). Skipped unless the delivery is PENDING and the
  *   endpoint enabled (a disabled endpoint's pending delivery is closed FAILED without a request). `final` marks the
- *   5th: its failure closes the delivery FAILED and counts against the endpoint (spec §6.5).
+ *   5th: its failure closes the delivery FAILED and counts against the endpoint (docs/api-contract.md §6.5).
  * - `manual`: a redelivery asked for by a user: made whatever the state; success marks the delivery SUCCEEDED,
  *   failure changes nothing and does not count against the endpoint.
  * - `single`: the settings area's test event: like `manual`, and the delivery is closed SUCCEEDED or FAILED.
@@ -121,15 +123,15 @@ const skipped = (reason: string): AttemptResult => ({
 });
 
 /**
- * Makes one signed attempt of a delivery and records it (spec §6.2–6.5, DESIGN.md §6): builds the payload
- * `{id, event, timestamp, orgId, data}` from the outbox row (the same event id on every attempt), signs those exact
- * bytes with the current secret and, within 24 h of a rotation, the previous one, POSTs through the SSRF filter
- * (10 s, no redirects; only 2xx is success), stores a `DeliveryAttempt` (status, first 2,048 characters of the
- * body, error, duration), and updates the delivery and the endpoint: success resets `consecutiveFailures`; 410 Gone
- * disables the endpoint at once; a failed final scheduled attempt closes the delivery FAILED, counts one failed
- * delivery and disables the endpoint at {@link WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES}.
- * Runs outside any request transaction (a request could roll back an attempt that was made); never throws for
- * receiver failures, only for database ones.
+ * Makes one signed attempt of a delivery and records it (docs/api-contract.md §6.2–6.5, docs/architecture.md,
+ * "Webhooks and the outbox"): builds the payload `{id, event, timestamp, orgId, data}` from the outbox row (the same
+ * event id on every attempt), signs those exact bytes with the current secret and, within 24 h of a rotation, the
+ * previous one, POSTs through the SSRF filter (10 s, no redirects; only 2xx is success), stores a `DeliveryAttempt`
+ * (status, first 2,048 characters of the body, error, duration), and updates the delivery and the endpoint: success
+ * resets `consecutiveFailures`; 410 Gone disables the endpoint at once; a failed final scheduled attempt closes the
+ * delivery FAILED, counts one failed delivery and disables the endpoint at {@link
+ * WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES}. Runs outside any request transaction (a request could roll back an attempt
+ * that was made); never throws for receiver failures, only for database ones.
  */
 export function attemptDelivery(deliveryId: string, how: AttemptMode): Promise<AttemptResult> {
   return outsideTransaction(() => attempt(deliveryId, how));
@@ -283,7 +285,7 @@ export interface DeliveryAttemptView {
   deliveryId: string;
   /** `evt_…`, the same on every attempt of the delivery. */
   eventId: string;
-  /** Event name (spec §6.1, or `webhook.test`). */
+  /** Event name (docs/api-contract.md §6.1, or `webhook.test`). */
   event: string;
   /** 1-based number within the delivery, manual redeliveries included. */
   attempt: number;
@@ -298,7 +300,7 @@ export interface DeliveryAttemptView {
 /**
  * The attempts made to one endpoint, newest first, keyset-paged like every list: pass the previous page's
  * `nextCursor` as `cursor` while `hasMore`.
- * @param options.limit 1 to 100, default 50 (spec §8 page size).
+ * @param options.limit 1 to 100, default 50 (docs/api-contract.md §8 page size).
  * @throws ApiError `not_found` (404) for an endpoint missing or of another organisation; `bad_request` (400) for a
  *         malformed cursor; `validation_error` (422) for a limit out of range.
  */
@@ -375,9 +377,9 @@ export async function lastAttempt(deliveryId: string): Promise<DeliveryAttemptVi
 }
 
 /**
- * Sends a delivery again now, once, with the same event id and payload, newly signed (redelivery, spec §6.2), and
- * records the attempt; enabled or not (the answer includes the attempt, issue #13). Success marks the delivery SUCCEEDED; a failure does not count against the
- * endpoint (410 Gone still disables it).
+ * Sends a delivery again now, once, with the same event id and payload, newly signed (redelivery, docs/api-contract.md
+ * §6.2), and records the attempt; enabled or not (the answer includes the attempt). Success marks the delivery
+ * SUCCEEDED; a failure does not count against the endpoint (410 Gone still disables it).
  * @throws ApiError `not_found` (404) for a delivery missing or of another organisation.
  */
 export async function redeliver(

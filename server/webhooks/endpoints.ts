@@ -1,4 +1,5 @@
-// Webhook endpoints of an organisation (spec §6): what the settings area manages. Deliveries: webhook-deliveries.ts.
+// Webhook endpoints of an organisation (docs/api-contract.md §6): what the settings area manages. Deliveries:
+// webhook-deliveries.ts.
 import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -16,7 +17,7 @@ import { newEventId, recordTestEvent, type WriteOrigin } from "../services/event
 import { attemptDelivery, type DeliveryAttemptView, lastAttempt, newDeliveryId } from "./deliveries";
 import { blockedReason } from "./ssrf";
 
-/** The subscription that matches every event of spec §6.1. */
+/** The subscription that matches every event of docs/api-contract.md §6.1. */
 export const ALL_EVENTS = "*";
 /** How long the previous secret still signs (a second `v1=`) after {@link rotateWebhookSecret} (ms): 24 hours. */
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -30,14 +31,17 @@ export interface WebhookEndpointView {
   /** Absolute http(s) URL deliveries are POSTed to. */
   url: string;
   description: string | null;
-  /** Event names of spec §6.1, or exactly `["*"]` for all. */
+  /** Event names of docs/api-contract.md §6.1, or exactly `["*"]` for all. */
   events: SubscribableEvent[];
   /** False: nothing is delivered until it is enabled again. */
   enabled: boolean;
   /** Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or the consecutive-failure rule. */
   disabledReason: string | null;
   disabledAt: Date | null;
-  /** Deliveries in a row that ended failed (all 5 attempts); reset by any successful attempt (spec §6.5). */
+  /**
+   * Deliveries in a row that ended failed (all 5 attempts); reset by any successful attempt (docs/api-contract.md
+   * §6.5).
+   */
   consecutiveFailures: number;
   createdAt: Date;
   updatedAt: Date;
@@ -76,8 +80,9 @@ function newEndpointId(): string {
 }
 
 /**
- * A new signing secret: `whsec_` + 32 random bytes in standard base64 (256 bits). The whole string keys the spec §6.4
- * `Service-Signature`; the decoded bytes key the Standard Webhooks `webhook-signature`, as its libraries derive them.
+ * A new signing secret: `whsec_` + 32 random bytes in standard base64 (256 bits). The whole string keys the
+ * `Service-Signature` of docs/api-contract.md §6.4; the decoded bytes key the Standard Webhooks `webhook-signature`, as
+ * its libraries derive them.
  */
 function newSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
@@ -113,9 +118,10 @@ function checkUrl(value: unknown, details: ErrorDetail[]): string | undefined {
 }
 
 /**
- * Refuses a URL whose host is, or resolves to, an address webhooks may not reach (DESIGN.md §6): the literal is judged
- * as it stands, a host name by every address DNS gives for it now (it is checked again at each delivery, against DNS
- * rebinding). A name that does not resolve now is accepted; its deliveries fail until it does.
+ * Refuses a URL whose host is, or resolves to, an address webhooks may not reach (docs/architecture.md,
+ * "Webhooks and the outbox"): the literal is judged as it stands, a host name by every address DNS gives for it now (it
+ * is checked again at each delivery, against DNS rebinding). A name that does not resolve now is accepted; its
+ * deliveries fail until it does.
  */
 async function checkHost(url: string, details: ErrorDetail[]): Promise<void> {
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
@@ -142,7 +148,10 @@ async function checkHost(url: string, details: ErrorDetail[]): Promise<void> {
 
 function checkEvents(value: unknown, details: ErrorDetail[]): string[] | undefined {
   if (!Array.isArray(value) || value.length === 0) {
-    details.push({ path: ["events"], message: `must list event names of spec §6.1, or be exactly ["*"]` });
+    details.push({
+      path: ["events"],
+      message: `must be a non-empty list of event names (${EVENT_NAMES.join(", ")}), or exactly ["*"]`,
+    });
     return undefined;
   }
   const known = new Set<string>(EVENT_NAMES);
@@ -184,12 +193,13 @@ async function findOwned(orgId: string, id: string) {
 }
 
 /**
- * Creates a webhook endpoint (spec §6), enabled. The secret is returned here and by {@link revealWebhookSecret}.
+ * Creates a webhook endpoint (docs/api-contract.md §6), enabled. The secret is returned here and by {@link
+ * revealWebhookSecret}.
  * @param input.url absolute http(s) URL, at most 2,048 characters, without credentials; a host that is or resolves to
  *   a loopback, private, link-local or reserved address is refused (loopback allowed by `WEBHOOKS_ALLOW_LOOPBACK`).
- * @param input.events event names of spec §6.1 (duplicates dropped), or exactly `["*"]`.
+ * @param input.events event names of docs/api-contract.md §6.1 (duplicates dropped), or exactly `["*"]`.
  * @param input.description optional, at most 500 characters.
- * @returns `{endpoint, secret}` with secret `whsec_<43 base64url characters>`.
+ * @returns `{endpoint, secret}` with secret `whsec_<44 standard base64 characters, the last one `=`>`.
  * @throws ApiError `validation_error` (422) when the organisation already has {@link WEBHOOK_ENDPOINTS_MAX} endpoints.
  * @throws ApiError `validation_error` (422) with one detail per problem (`url`, `events`, `events.<i>`, `description`),
  *   each named in the message too (e.g. "url must not point at a private or reserved address: hooks.lan resolves to
@@ -338,7 +348,7 @@ export async function deleteWebhookEndpoint(orgId: string, id: string): Promise<
  * `Event` named `webhook.test` (`recordTestEvent`, data `{message, endpointId}`, marked fanned out so fan-out and
  * the sweeper ignore it), one `WebhookDelivery`, and makes ONE signed attempt (awaited, at most 10 s), recorded like
  * any attempt. A 2xx resets the endpoint's failure count; a 410 disables it; other failures do not count.
- * `origin` names the actor the event carries: the settings user or the API key (issue #13).
+ * `origin` names the actor the event carries: the settings user or the API key.
  * @returns `{eventId, deliveryId, success, responseStatus, attempt}` (responseStatus null when no answer came).
  * @throws ApiError `not_found` (404).
  */

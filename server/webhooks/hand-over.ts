@@ -1,4 +1,5 @@
-// Hand-over of committed outbox events to Inngest (DESIGN.md §6), off the response path.
+// Hand-over of committed outbox events to Inngest (docs/architecture.md, "Webhooks and the outbox"), off the response
+// path.
 import { outsideTransaction, prisma } from "../db/transaction";
 import { warnThrottled } from "../kv/warn";
 import { workerMode } from "./worker";

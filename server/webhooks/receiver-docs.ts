@@ -3,7 +3,7 @@
 import { WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_DELAYS_MS } from "./deliveries";
 import { RESPONSE_BODY_LIMIT, WEBHOOK_TIMEOUT_MS } from "./transport";
 
-/** Signature verification for receivers (spec §6.4) in Node with `node:crypto` only; an ES module. */
+/** Signature verification for receivers (docs/api-contract.md §6.4) in Node with `node:crypto` only; an ES module. */
 export const VERIFY_SNIPPET = `import { createHmac, timingSafeEqual } from "node:crypto";
 
 // rawBody: the request body exactly as received (a string), before any JSON parsing.
@@ -20,7 +20,7 @@ export function verifyWebhook(rawBody, signatureHeader, secret, toleranceSeconds
     });
 }`;
 
-/** An example delivery body (spec §6.2). */
+/** An example delivery body (docs/api-contract.md §6.2). */
 export const EXAMPLE_PAYLOAD = JSON.stringify(
   {
     id: "evt_1795430400_k3XbQ9mZt2Lw",

@@ -1,20 +1,22 @@
 import { createHmac } from "node:crypto";
 import type { EventPayload } from "../schemas/events";
 
-/** `User-Agent` of every delivery (spec §6.3, §9). */
+/** `User-Agent` of every delivery (docs/api-contract.md §6.3, §9). */
 export const WEBHOOK_USER_AGENT = "Service-Webhooks/1.1";
 
 /**
- * Serialises a delivery's body once: the event's payload (spec §6.2 with issue #13's additions, built by
- * `eventPayload` in server/services/event-feed.ts, the same as the events feed serves). The returned text is both what
- * is signed and what is sent (DESIGN.md §6: the bytes signed are the bytes sent).
+ * Serialises a delivery's body once: the event's payload (docs/api-contract.md §6.2 with `actor`, `changedFields` and
+ * `previous`, built by `eventPayload` in server/services/event-feed.ts, the same as the events feed serves). The
+ * returned text is both what is signed and what is sent (docs/architecture.md, "Webhooks and the outbox": the bytes
+ * signed are the bytes sent).
  */
 export function serializePayload(payload: EventPayload): string {
   return JSON.stringify(payload);
 }
 
 /**
- * Lowercase hex HMAC-SHA256 of `<t>.<body>` keyed with the whole secret string `whsec_…` as UTF-8 (spec §6.4 step 2).
+ * Lowercase hex HMAC-SHA256 of `<t>.<body>` keyed with the whole secret string `whsec_…` as UTF-8 (docs/api-contract.md
+ * §6.4 step 2).
  * @param timestamp Unix seconds.
  */
 export function computeSignature(secret: string, timestamp: number, body: string): string {
@@ -22,7 +24,7 @@ export function computeSignature(secret: string, timestamp: number, body: string
 }
 
 /**
- * The Standard Webhooks signing key of a secret (issue #13): the bytes of its base64 part after `whsec_`, as the
+ * The Standard Webhooks signing key of a secret: the bytes of its base64 part after `whsec_`, as the
  * `standardwebhooks` libraries derive them (Node's decoder also reads the base64url secrets made before).
  */
 function standardKey(secret: string): Buffer {
@@ -30,12 +32,12 @@ function standardKey(secret: string): Buffer {
 }
 
 /**
- * The headers of one delivery attempt (spec §6.3):
+ * The headers of one delivery attempt (docs/api-contract.md §6.3):
  * - `Service-Signature: t=<unix>,v1=<hex>` with one `v1=` per valid secret: the current one first, then the previous
  *   one while it is still valid after a rotation (24 h);
  * - `Service-Event`, `Service-Event-Id`, `Content-Type: application/json`, `User-Agent: Service-Webhooks/1.1`;
  * - legacy `X-MSP-Signature` (hex HMAC-SHA256 of the raw body only, current secret) and `X-MSP-Timestamp` (unix seconds);
- * - Standard Webhooks (issue #13): `webhook-id` (the event id), `webhook-timestamp` (unix seconds) and
+ * - Standard Webhooks: `webhook-id` (the event id), `webhook-timestamp` (unix seconds) and
  *   `webhook-signature`, one `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` per valid secret, space-separated,
  *   keyed with the secret's decoded bytes ({@link standardKey}).
  * @param secrets current secret first; later entries are previous secrets still valid.

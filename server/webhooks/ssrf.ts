@@ -1,8 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 
-// Ranges no webhook may reach (DESIGN.md §6): private, shared (CGNAT), link-local (cloud metadata 169.254.169.254),
-// "this network", documentation/benchmark, multicast and reserved. Loopback is handled apart: a test setting allows it.
+// Ranges no webhook may reach (docs/architecture.md, "Webhooks and the outbox"): private, shared (CGNAT), link-local
+// (cloud metadata 169.254.169.254), "this network", documentation/benchmark, multicast and reserved. Loopback is
+// handled apart: a test setting allows it.
 const BLOCKED_V4: ReadonlyArray<[string, number]> = [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
@@ -36,7 +37,10 @@ const loopback = new BlockList();
 loopback.addSubnet("127.0.0.0", 8, "ipv4");
 loopback.addAddress("::1", "ipv6");
 
-/** Why a webhook request was refused before any byte was sent (SSRF filter, DESIGN.md §6). */
+/**
+ * Why a webhook request was refused before any byte was sent (SSRF filter, docs/architecture.md,
+ * "Webhooks and the outbox").
+ */
 export class BlockedAddressError extends Error {
   readonly address: string;
   constructor(address: string, reason: string) {

@@ -5,7 +5,10 @@ import { BlockedAddressError, blockedReason, guardedLookup } from "./ssrf";
 
 /** Time allowed for one delivery attempt, connection to end of the response head (ms). Longer counts as a failure. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
-/** Characters of the receiver's response body kept with an attempt (DESIGN.md §6: bodies truncated). */
+/**
+ * Characters of the receiver's response body kept with an attempt (docs/architecture.md, "Webhooks and the outbox":
+ * bodies truncated).
+ */
 export const RESPONSE_BODY_LIMIT = 2_048;
 // Bytes read before giving up on the rest of the body: enough for 2,048 characters of multi-byte UTF-8.
 const RESPONSE_BYTES_LIMIT = RESPONSE_BODY_LIMIT * 4;
@@ -50,11 +53,11 @@ function explainFailure(error: unknown, timeoutMs: number): string {
 }
 
 /**
- * POSTs `body` to `url` through the SSRF filter (DESIGN.md §6): only absolute http(s) URLs; IP literals checked
- * directly, host names resolved and checked by {@link guardedLookup} with the socket pinned to the checked address;
- * no connection reuse (each attempt resolves and checks afresh); redirects are not followed; at most `timeoutMs` (default
- * {@link WEBHOOK_TIMEOUT_MS}) for the whole attempt; the response body is read up to 2,048 characters.
- * Never throws: every failure is reported in the outcome.
+ * POSTs `body` to `url` through the SSRF filter (docs/architecture.md, "Webhooks and the outbox"): only absolute
+ * http(s) URLs; IP literals checked directly, host names resolved and checked by {@link guardedLookup} with the socket
+ * pinned to the checked address; no connection reuse (each attempt resolves and checks afresh); redirects are not
+ * followed; at most `timeoutMs` (default {@link WEBHOOK_TIMEOUT_MS}) for the whole attempt; the response body is read
+ * up to 2,048 characters. Never throws: every failure is reported in the outcome.
  */
 export function postWebhook(
   url: string,

@@ -1,4 +1,4 @@
-// Whether webhook deliveries are being made (issue #11 B, DESIGN.md §6 "A worker must be visible"): events wait in the
+// Whether webhook deliveries are being made (docs/architecture.md, "Webhooks and the outbox"): events wait in the
 // outbox until an Inngest worker (the dev server locally, Inngest Cloud in production) runs this app's functions. The
 // sweeper stamps a heartbeat every minute it runs; the start-up output, the settings area and the delivery log read it.
 import { prisma } from "../db/transaction";
@@ -125,7 +125,7 @@ export interface WaitingEvent {
 /**
  * The organisation's events that an endpoint subscribed to `events` (names, or `["*"]`) would receive but that no
  * worker has taken yet (live, recorded in the last 72 h, not fanned out), newest first: what its delivery log shows
- * as waiting (issue #11 B).
+ * as waiting.
  * @param limit how many to list, 1–100.
  * @returns `{ count, data }`: the number waiting and the newest `limit` of them.
  */

@@ -51,7 +51,7 @@ export function client(baseUrl: string, key?: string) {
 
 /**
  * Pages through a list endpoint two records at a time under each sort and expects exactly the records of a single
- * 100-record page, in the same order: keyset pagination with neither gaps nor repeats (spec §4.9).
+ * 100-record page, in the same order: keyset pagination with neither gaps nor repeats (docs/api-contract.md §4.9).
  */
 export async function expectKeysetPaging(
   api: ReturnType<typeof client>,

@@ -1,4 +1,4 @@
-// Request generators for the property-based fuzz test (issue #11 C), driven by the served OpenAPI document: values that
+// Request generators for the property-based fuzz test, driven by the served OpenAPI document: values that
 // follow each schema, values that break it, and the characters and numbers that broke the API before (NUL, lone
 // surrogates, numbers past 2^53 and past a double, LIKE wildcards, broken percent-encoding).
 import fc from "fast-check";

@@ -1,5 +1,6 @@
 // Real HTTP servers on 127.0.0.1 for the webhook tests: a webhook receiver that records what it got and answers as
-// told, a stand-in for Inngest's event API, and the receiver side of spec §6.4 written independently of server code.
+// told, a stand-in for Inngest's event API, and the receiver side of docs/api-contract.md §6.4 written independently of
+// server code.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type RequestListener, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -116,9 +117,9 @@ export async function startFakeInngest(): Promise<FakeInngest> {
 }
 
 /**
- * The receiver side of spec §6.4, from the spec's text only: parse `Service-Signature` into `t` and every `v1`, compute
- * lowercase hex HMAC-SHA256(secret, "<t>.<raw body>"), compare in constant time (lengths first), and refuse a `t`
- * more than 300 s from now.
+ * The receiver side of docs/api-contract.md §6.4, from the contract's text only: parse `Service-Signature` into `t` and
+ * every `v1`, compute lowercase hex HMAC-SHA256(secret, "<t>.<raw body>"), compare in constant time (lengths first),
+ * and refuse a `t` more than 300 s from now.
  */
 export function verifyServiceSignature(header: string | undefined, rawBody: string, secret: string, now = Date.now()) {
   if (!header) return false;

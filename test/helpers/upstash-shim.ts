@@ -1,8 +1,9 @@
-// A test-only Upstash REST endpoint over a real Redis (DESIGN.md §4), so the @vercel/kv driver runs against the same
-// Redis as the TCP driver. Implements what @upstash/redis sends: a command as a JSON array on `POST /`, arrays of
-// commands on `POST /pipeline` and `POST /multi-exec`, path-style commands (`/ping`), `Authorization: Bearer <token>`
-// (or `?_token=`), `{result}` / `{error}` bodies (HTTP 400 for a failed single command, 401 for a bad token) and, when
-// `Upstash-Encoding: base64` is sent, every string in a result base64-encoded except "OK".
+// A test-only Upstash REST endpoint over a real Redis (docs/architecture.md, "Key-value store and rate limits"), so the
+// @vercel/kv driver runs against the same Redis as the TCP driver. Implements what @upstash/redis sends: a command as a
+// JSON array on `POST /`, arrays of commands on `POST /pipeline` and `POST /multi-exec`, path-style commands (`/ping`),
+// `Authorization: Bearer <token>` (or `?_token=`), `{result}` / `{error}` bodies (HTTP 400 for a failed single command,
+// 401 for a bad token) and, when `Upstash-Encoding: base64` is sent, every string in a result base64-encoded except
+// "OK".
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";

@@ -1,5 +1,6 @@
-// The transactional outbox for accounts (spec §3, §6.1, DESIGN.md §6): each change records its event with the
-// resource exactly as GET returns it; nothing is recorded when nothing changed.
+// The transactional outbox for accounts (docs/api-contract.md §3, §6.1, docs/architecture.md,
+// "Webhooks and the outbox"): each change records its event with the resource exactly as GET returns it; nothing is
+// recorded when nothing changed.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
@@ -36,11 +37,11 @@ it("records account.created, account.updated and account.deleted with the GET re
   expect(events[1]?.data).toMatchObject({ id: created.id, industry: "Legal" });
   expect(events[2]?.data).toEqual(churned);
   expect(gone.id).toBe(created.id);
-  // A hard deletion carries the account's tombstone (issue #13).
+  // A hard deletion carries the account's tombstone.
   expect(events[3]?.data).toEqual({ id: created.id, resource: "account", deleted: true, externalId: null });
   for (const event of events) {
     expect(event.id).toMatch(/^evt_\d{10}_[A-Za-z0-9_-]+$/);
-    // The id's seconds and the payload's timestamp come from one clock (issue #11 B).
+    // The id's seconds and the payload's timestamp come from one clock.
     expect(Number(event.id.split("_")[1])).toBe(Math.floor(event.createdAt.getTime() / 1000));
     expect(event.isTest).toBe(false);
   }

@@ -9,7 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-it("records every call with organisation, key, outcome and the test-key flag (spec §1, §5.6)", async () => {
+it("records every call with organisation, key, outcome and the test-key flag (docs/api-contract.md §1, §5.6)", async () => {
   const org = await createTestOrg(["accounts:read"]);
   const testKey = await createKey(org.orgId, ["accounts:write"], true);
   const live = client(server.url, org.key);

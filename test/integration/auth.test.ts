@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-describe("API keys (spec §5)", () => {
+describe("API keys (docs/api-contract.md §5)", () => {
   it("stores only the SHA-256 hash and a display prefix", async () => {
     const org = await createTestOrg(["accounts:read"]);
     const row = await prisma().apiKey.findFirstOrThrow({ where: { orgId: org.orgId } });
@@ -62,7 +62,7 @@ describe("API keys (spec §5)", () => {
     expect(refused.body.error.message).toContain("accounts:read");
   });
 
-  it("refuses deprecated scopes at key creation as the spec says", async () => {
+  it("refuses deprecated scopes at key creation as the contract says", async () => {
     const org = await createTestOrg(["accounts:read"]);
     await expect(createKey(org.orgId, ["reconciliation:read"])).rejects.toMatchObject({
       code: "insufficient_scope",
@@ -85,7 +85,7 @@ describe("API keys (spec §5)", () => {
   });
 });
 
-describe("organisation isolation (spec §1)", () => {
+describe("organisation isolation (docs/api-contract.md §1)", () => {
   it("gives another organisation's key 404 on get, patch and delete, and never lists foreign records", async () => {
     const a = await createTestOrg();
     const b = await createTestOrg();

@@ -1,5 +1,5 @@
-// Issue #13 item 6: per-item bulk results. `?mode=partial` commits the valid items of a bulk request together and
-// answers 207 with one result per item; the default stays all-or-none (spec §4).
+// Per-item bulk results (docs/api-contract.md §4.14). `?mode=partial` commits the valid items of a bulk request
+// together and answers 207 with one result per item; the default stays all-or-none (docs/api-contract.md §4).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";

@@ -1,5 +1,5 @@
-// Issue #14 items 4 and 5: conditional requests (ETag, If-None-Match → 304, If-Match → 412 precondition_failed) and
-// the IETF RateLimit-Policy / RateLimit headers beside the spec's X-RateLimit-* ones.
+// Conditional requests (ETag, If-None-Match → 304, If-Match → 412 precondition_failed; docs/api-contract.md §4.13) and
+// the IETF RateLimit-Policy / RateLimit headers beside the contract's X-RateLimit-* ones (docs/api-contract.md §8.3).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 

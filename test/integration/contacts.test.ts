@@ -1,5 +1,5 @@
-// Contacts (spec §2.4, §4.2, §6.1, issue #3): CRUD, account relationships, list filters/sort/pagination, bulk upsert
-// matched on email case-insensitively, events in the outbox, and organisation isolation.
+// Contacts (docs/api-contract.md §2.4, §4.2, §6.1): CRUD, account relationships, list filters/sort/pagination, bulk
+// upsert matched on email case-insensitively, events in the outbox, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
@@ -167,7 +167,7 @@ describe("GET /contacts/{id}", () => {
     expect(malformed.body.error.code).toBe("bad_request");
   });
 
-  it("drops the relationship of a hard-deleted account and records contact.updated (issue #13)", async () => {
+  it("drops the relationship of a hard-deleted account and records contact.updated", async () => {
     const { api, orgId } = await newOrg();
     const gone = await account(api, "Gone");
     const kept = await account(api, "Kept");
@@ -702,7 +702,7 @@ describe("events from a test key", () => {
   });
 });
 
-describe("scopes (spec §5)", () => {
+describe("scopes (docs/api-contract.md §5)", () => {
   it("needs contacts:read to read and contacts:write to write", async () => {
     const org = await newOrg();
     const contact = (await org.api("POST", "/contacts", { email: "s@scope.test" })).body.data;
@@ -726,7 +726,7 @@ describe("scopes (spec §5)", () => {
   });
 });
 
-describe("organisation isolation (spec §1)", () => {
+describe("organisation isolation (docs/api-contract.md §1)", () => {
   it("gives another organisation 404 on get and patch, hides its contacts and keeps emails per organisation", async () => {
     const a = await newOrg();
     const b = await newOrg();

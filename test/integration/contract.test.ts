@@ -1,4 +1,4 @@
-// The contract test driven by the route table (issue #12 item 6): for every route of `ROUTES`, generated cases check
+// The contract test driven by the route table: for every route of `ROUTES`, generated cases check
 // its place in the served OpenAPI document, the scope it needs (401 without a key, 403 with another resource's scope,
 // past authorization with exactly its scope), tenancy (another organisation's id is 404) and the envelope. A new route
 // gets these cases by being in the table; a route whose path parameter names an unknown record type fails until

@@ -1,5 +1,5 @@
-// Deals (spec §2.5, §3, §4.3, §6.1): endpoints, validation, stage transitions with their events, lists, bulk create
-// and organisation isolation, over real HTTP against the real database.
+// Deals (docs/api-contract.md §2.5, §3, §4.3, §6.1): endpoints, validation, stage transitions with their events, lists,
+// bulk create and organisation isolation, over real HTTP against the real database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
@@ -185,7 +185,7 @@ describe("GET /deals/{id}", () => {
   });
 });
 
-describe("PATCH /deals/{id}: stage transitions (spec §3) and their events (spec §6.1)", () => {
+describe("PATCH /deals/{id}: stage transitions (docs/api-contract.md §3) and their events (docs/api-contract.md §6.1)", () => {
   async function newDeal(body: Record<string, unknown> = {}): Promise<DealBody> {
     const res = await api("POST", "/deals", { name: "Pipeline", accountId, ...body });
     expect(res.status).toBe(201);
@@ -550,7 +550,7 @@ describe("test keys", () => {
   });
 });
 
-describe("organisation isolation (spec §1)", () => {
+describe("organisation isolation (docs/api-contract.md §1)", () => {
   it("gives another organisation 404 on get and patch, hides the deals, and refuses its accounts with 422", async () => {
     const a = await createTestOrg();
     const b = await createTestOrg();

@@ -1,5 +1,5 @@
-// Devices (spec §2.6, §3, §4.4, §6.1): CRUD, list filters/sort/pagination, bulk upsert by rmmAgentId, the
-// offline / end-of-life transitions with their events, and organisation isolation.
+// Devices (docs/api-contract.md §2.6, §3, §4.4, §6.1): CRUD, list filters/sort/pagination, bulk upsert by rmmAgentId,
+// the offline / end-of-life transitions with their events, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
@@ -264,7 +264,7 @@ describe("GET/PATCH/DELETE /devices/{id}", () => {
     expect(await eventNames(orgId, device.id)).toEqual(["device.created"]);
   });
 
-  it("hard-deletes with { id, deleted: true } and records device.deleted with a tombstone (issue #13)", async () => {
+  it("hard-deletes with { id, deleted: true } and records device.deleted with a tombstone", async () => {
     const device = (await api("POST", "/devices", { rmmAgentId: agent(), accountId, hostname: "bye" })).body.data;
     const res = await api("DELETE", `/devices/${device.id}`);
     expect(res.status).toBe(200);
@@ -638,7 +638,7 @@ describe("POST /devices/bulk", () => {
   });
 });
 
-describe("organisation isolation (spec §1)", () => {
+describe("organisation isolation (docs/api-contract.md §1)", () => {
   it("gives another organisation's key 404 on get, patch and delete, and never lists foreign devices", async () => {
     const a = await createTestOrg();
     const b = await createTestOrg();

@@ -1,4 +1,4 @@
-// The embedded default (issues #2, #11 A): no DATABASE_URL and no REDIS_URL → PGlite under DATA_DIR, served by its one
+// The embedded default: no DATABASE_URL and no REDIS_URL → PGlite under DATA_DIR, served by its one
 // owner over a loopback socket, and the in-memory store. Runs in its own process (vitest forks + isolate), so the
 // process-wide database is this file's. The cross-process behaviour (second server, admin command, kill -9) is in
 // start.test.ts.

@@ -23,7 +23,7 @@ function expectErrorEnvelope(res: Awaited<ReturnType<typeof api>>, status: numbe
   expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+|prisma|stack/i);
 }
 
-describe("error envelope (spec §2.1, §7)", () => {
+describe("error envelope (docs/api-contract.md §2.1, §7)", () => {
   it("links docsUrl to the origin called, and to localhost when the Host is no host name (longer than a DNS name)", async () => {
     const url = new URL(server.url);
     const docsUrlFor = (host: string) =>
@@ -115,7 +115,7 @@ describe("error envelope (spec §2.1, §7)", () => {
     expect(await head.text()).toBe("");
   });
 
-  it("every spec §7 code, plus our five documented extensions, has a reference entry", () => {
+  it("every code of docs/api-contract.md §7, plus our five documented extensions, has a reference entry", () => {
     expect(Object.keys(ERROR_CODES).sort()).toEqual(
       [
         "idempotency_in_progress",

@@ -1,5 +1,5 @@
-// Issue #14 item 3: sparse fieldsets (`fields=`) on every get and list, and `expand=account` on contacts, deals,
-// devices, tasks and notes, with the referenced account fetched once a page.
+// Sparse fieldsets (`fields=`, docs/api-contract.md §4.9.4) on every get and list, and `expand=account` on contacts,
+// deals, devices, tasks and notes, with the referenced account fetched once a page.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 

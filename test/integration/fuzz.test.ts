@@ -1,8 +1,8 @@
-// Property-based fuzzing of every operation of the served OpenAPI document (issue #11 C): generated valid and invalid
-// bodies, queries and path ids (NUL, lone surrogates, numbers past 2^53 and past a double, broken percent-encoding,
-// odd methods), sent over real HTTP with node:http exactly as generated. Every answer must be 2xx or 4xx, in the spec
-// §2.1 envelope, with a matching X-Request-Id, and never 5xx. Fixed seed and a bounded count per operation in CI;
-// FUZZ_RUNS=<n> runs n cases per operation, FUZZ_SEED=<n> another seed.
+// Property-based fuzzing of every operation of the served OpenAPI document (docs/architecture.md, "The REST facade"):
+// generated valid and invalid bodies, queries and path ids (NUL, lone surrogates, numbers past 2^53 and past a double,
+// broken percent-encoding, odd methods), sent over real HTTP with node:http exactly as generated. Every answer must be
+// 2xx or 4xx, in the envelope of docs/api-contract.md §2.1, with a matching X-Request-Id, and never 5xx. Fixed seed and
+// a bounded count per operation in CI; FUZZ_RUNS=<n> runs n cases per operation, FUZZ_SEED=<n> another seed.
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
 import fc from "fast-check";

@@ -1,5 +1,5 @@
-// Health scores (spec §2.10, §4.7): the score of a fixed data set against values computed by hand, the signal push
-// (validation, effect, no event), the 90-day history, the list with its pagination, and isolation.
+// Health scores (docs/api-contract.md §2.10, §4.7): the score of a fixed data set against values computed by hand, the
+// signal push (validation, effect, no event), the 90-day history, the list with its pagination, and isolation.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../server/db/ids";
@@ -162,7 +162,7 @@ describe("GET /health-scores/{accountId}", () => {
       expect(signal).toMatchObject({ accountId: account.id, source: "psa", type: "escalation", active: true });
       expect(signal.occurredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
-    // Computed for the answer, stored nowhere: a read writes no row (issue #12).
+    // Computed for the answer, stored nowhere: a read writes no row.
     expect(await prisma().healthSnapshot.count({ where: { accountId: account.id } })).toBe(0);
     expect(await prisma().healthScore.count({ where: { accountId: account.id } })).toBe(0);
     expect(data.history.at(-1)).toEqual({ date: dayOf(data.computedAt), score: 46 });

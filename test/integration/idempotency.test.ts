@@ -1,4 +1,5 @@
-// Idempotency-Key on POST, PATCH and DELETE (spec §8, DESIGN.md §5), through real HTTP against the real PostgreSQL.
+// Idempotency-Key on POST, PATCH and DELETE (docs/api-contract.md §8, docs/architecture.md, "Idempotency"), through
+// real HTTP against the real PostgreSQL.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";

@@ -1,5 +1,5 @@
 // API keys served from memory without a database round trip, and revocation on every instance within 1 s through the
-// key-value store (issue #12). "Another instance" here is a write made behind this process's back: the revocation in
+// key-value store. "Another instance" here is a write made behind this process's back: the revocation in
 // the database plus the generation bump in Redis, as another instance's revokeApiKey would do.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";

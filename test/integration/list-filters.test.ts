@@ -1,4 +1,4 @@
-// Issue #14 item 2: filter operators on lists, Stripe's syntax (`employeeCount[gte]=50`, `stage[in]=A,B`,
+// Filter operators on lists (docs/api-contract.md §4.9.3), Stripe's syntax (`employeeCount[gte]=50`, `stage[in]=A,B`,
 // `name[contains]=acme`), documented per list in the OpenAPI document and refused with 422 when unknown or malformed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";

@@ -1,5 +1,5 @@
-// The migration runner and the drift check of DESIGN.md §3 ("Migrations"): the committed migrations must build the
-// same schema as prisma/schema.prisma, and the runner must record them the way Prisma does.
+// The migration runner and the drift check of docs/architecture.md, "Data and migrations": the committed migrations
+// must build the same schema as prisma/schema.prisma, and the runner must record them the way Prisma does.
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -40,8 +40,8 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
 }
 
 /**
- * Opens an embedded database in a new data directory (served over its loopback socket, DESIGN.md §3), hands `work` its
- * URL and a query function, and removes it afterwards.
+ * Opens an embedded database in a new data directory (served over its loopback socket, docs/architecture.md,
+ * "The embedded database"), hands `work` its URL and a query function, and removes it afterwards.
  */
 async function withEmbedded<T>(
   work: (url: string, query: <R>(sql: string, params?: unknown[]) => Promise<R[]>) => Promise<T>,

@@ -1,4 +1,5 @@
-// MRR summary (spec §2.10, §4.7): figures of a fixed set of deals against values computed by hand, isolation, scope.
+// MRR summary (docs/api-contract.md §2.10, §4.7): figures of a fixed set of deals against values computed by hand,
+// isolation, scope.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DealStage } from "../../server/db/generated/client";
 import { prisma } from "../../server/db/transaction";

@@ -1,5 +1,5 @@
-// Notes (spec §2.8, §4.6): notes on Accounts, Deals, Contracts and Leads of the organisation, body rules, get one,
-// list filters/sort/pagination, no events, and organisation isolation.
+// Notes (docs/api-contract.md §2.8, §4.6): notes on Accounts, Deals, Contracts and Leads of the organisation, body
+// rules, get one, list filters/sort/pagination, no events, and organisation isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe("POST /notes", () => {
-  it("creates a note on each object type with 201, the row, the GET shape and note.created (issue #13)", async () => {
+  it("creates a note on each object type with 201, the row, the GET shape and note.created", async () => {
     for (const [objectType, objectId] of Object.entries(targets)) {
       const res = await api("POST", "/notes", { objectType, objectId, body: `About this ${objectType}` });
       expect(res.status).toBe(201);
@@ -228,7 +228,7 @@ describe("GET /notes", () => {
   });
 });
 
-describe("organisation isolation (spec §1)", () => {
+describe("organisation isolation (docs/api-contract.md §1)", () => {
   it("gives another organisation's key 404 on get, and never lists foreign notes", async () => {
     const a = await createTestOrg();
     const b = await createTestOrg();

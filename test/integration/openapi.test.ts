@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-// Every endpoint of spec §4 with its scope and success status.
+// Every endpoint of docs/api-contract.md §4 with its scope and success status.
 const OPERATIONS = [
   ["get", "/status", null, 200],
   ["get", "/accounts", "accounts:read", 200],
@@ -162,7 +162,7 @@ function isField(where: string): boolean {
   return where.split(".").length > 1 && !where.includes("|") && !where.endsWith("[]");
 }
 
-describe("a document tools can use as served (issue #11 D)", () => {
+describe("a document tools can use as served", () => {
   it("gives every request body and every success response an example", () => {
     const missing: string[] = [];
     for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Node>>)) {
@@ -200,6 +200,24 @@ describe("a document tools can use as served (issue #11 D)", () => {
     expect(missing, missing.join("\n")).toEqual([]);
   });
 
+  it("names no repository file, specification section or issue number in what it tells readers", () => {
+    // A reader of the served document has no clone: a citation of a repository file or an issue helps nobody there.
+    const cited: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (typeof node === "string") {
+        if (/§\s*\d|\bissues?\s*#\d|\(#\d+\)|\bdocs\/[\w-]+\.md\b|DESIGN\.md|\bthe spec\b/i.test(node)) {
+          cited.push(`${where}: ${node}`);
+        }
+      } else if (node && typeof node === "object") {
+        for (const [key, value] of Object.entries(node)) walk(value, `${where}/${key}`);
+      }
+    };
+    walk(document, "#");
+    expect(cited, cited.join("\n")).toEqual([]);
+    // Tasks record events like every other resource, and the operations say so.
+    expect(document.paths["/tasks"].post.description).toContain("task.created, task.updated and task.deleted");
+  });
+
   it("keeps every integer within ±(2^53 − 1), so every client can hold it", () => {
     const unbounded: string[] = [];
     const check = (where: string, node: Node) => {
@@ -225,7 +243,7 @@ describe("a document tools can use as served (issue #11 D)", () => {
   });
 });
 
-describe("examples (issue #11 D)", () => {
+describe("examples", () => {
   it("every example of a request body and of a success response is valid for its own schema", () => {
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(ajv);

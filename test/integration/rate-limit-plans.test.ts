@@ -1,5 +1,5 @@
-// Plans and their limits (spec §8): the windows a key gets per plan, and the Pro / Enterprise range (120–300 per key,
-// 240–600 per organisation) enforced wherever limits are set for a PRO organisation.
+// Plans and their limits (docs/api-contract.md §8): the windows a key gets per plan, and the Pro / Enterprise range
+// (120–300 per key, 240–600 per organisation) enforced wherever limits are set for a PRO organisation.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";

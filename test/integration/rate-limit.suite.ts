@@ -1,5 +1,5 @@
-// The rate-limit behaviour over real HTTP (spec §8), shared by the three drivers' test files: the same cases must pass
-// on TCP Redis, on @vercel/kv (through the Upstash-REST shim) and in memory.
+// The rate-limit behaviour over real HTTP (docs/api-contract.md §8), shared by the three drivers' test files: the same
+// cases must pass on TCP Redis, on @vercel/kv (through the Upstash-REST shim) and in memory.
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";

@@ -1,6 +1,6 @@
-// No GET writes a row (issue #12): every GET operation of the route table, lists and single records, health scores
-// included, leaves every table of the organisation as it was: same rows, and no row rewritten (PostgreSQL gives each
-// new row version a new xmin). The audit log (one row per call, spec §1) and the key's lastUsedAt are the call's own
+// No GET writes a row: every GET operation of the route table, lists and single records, health scores included, leaves
+// every table of the organisation as it was: same rows, and no row rewritten (PostgreSQL gives each new row version a
+// new xmin). The audit log (one row per call, docs/api-contract.md §1) and the key's lastUsedAt are the call's own
 // record, not data, and are left out.
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";

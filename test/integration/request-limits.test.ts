@@ -1,4 +1,4 @@
-// Request body limits (issue #4 item 5): 1 MiB and 32 levels of JSON nesting, answered with 413 in the envelope.
+// Request body limits: 1 MiB and 32 levels of JSON nesting, answered with 413 in the envelope.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { MAX_BODY_BYTES } from "../../server/http/input";

@@ -1,4 +1,4 @@
-// Issue #4 item 6: PostgreSQL stopped and restarted under a running API. Uses a dedicated server (never the shared
+// PostgreSQL stopped and restarted under a running API. Uses a dedicated server (never the shared
 // one): while it is down every endpoint answers a clean envelope promptly, and the API recovers by itself.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb } from "../../server/db/client";

@@ -1,4 +1,4 @@
-// Issue #3 "Real input": an RMM sync over HTTP — 5,000 devices in 10 bulk requests, then 500 of them going offline —
+// Real input: an RMM sync over HTTP — 5,000 devices in 10 bulk requests, then 500 of them going offline —
 // checked through device counts, device.offline events and the affected accounts' health scores.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";

@@ -32,7 +32,7 @@ async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
 }
 
 describe("API keys", () => {
-  it("creates keys with spec §5's scope rules and the services' messages", async () => {
+  it("creates keys with the scope rules of docs/api-contract.md §5 and the services' messages", async () => {
     const { caller } = await signedIn();
     const refused = await trpcError(
       caller.apiKeys.create({ name: "r", mode: "live", scopes: ["reconciliation:write"] }),
@@ -102,7 +102,7 @@ describe("API keys", () => {
   });
 });
 
-describe("refusals name their reason (issue #11 B, C)", () => {
+describe("refusals name their reason", () => {
   it("a webhook endpoint's refusal says what is wrong; text PostgreSQL cannot store is refused, not a 500", async () => {
     const { caller } = await signedIn();
     const refused = await trpcError(caller.webhooks.create({ url: "http://10.0.0.5/hook", events: ["*"] }));
@@ -150,7 +150,7 @@ describe("usage", () => {
     do {
       const page = await caller.usage.auditLog({ cursor, limit: 50 });
       seen.push(...page.data.map((row) => row.requestId));
-      // The one list style (issue #12): nextCursor is also on the last page; hasMore says whether to go on.
+      // The one list style: nextCursor is also on the last page; hasMore says whether to go on.
       cursor = page.hasMore ? (page.nextCursor ?? undefined) : undefined;
       pages += 1;
     } while (cursor);

@@ -16,13 +16,13 @@ const STAYING = {
   "owasp:api8:2023-define-cors-origin":
     "No CORS: API keys are server-side secrets, so the API sends no Access-Control-Allow-Origin on any answer.",
   "owasp:api4:2023-rate-limit":
-    "The rule's oneOf accepts exactly one family of rate-limit headers; every 2xx and 4xx answer declares the two it sends, X-RateLimit-* (spec §8) and the IETF RateLimit and RateLimit-Policy.",
+    "The rule's oneOf accepts exactly one family of rate-limit headers; every 2xx and 4xx answer declares the two it sends, X-RateLimit-* (docs/api-contract.md §8) and the IETF RateLimit and RateLimit-Policy.",
   "owasp:api8:2023-no-server-http":
     "servers[0] is the origin the document was downloaded from: http on this test server, https behind TLS.",
   "owasp:api4:2023-string-restricted":
     "A warning: free text (names, notes, descriptions) has no format or pattern to declare; every string has its maxLength.",
   "owasp:api8:2023-define-error-responses-401": "A warning: GET /status needs no key, so it never answers 401.",
-  "owasp:api2:2023-read-restricted": "A warning: GET /status is public by design (spec §4.8).",
+  "owasp:api2:2023-read-restricted": "A warning: GET /status is public by design (docs/api-contract.md §4.8).",
 } as const;
 
 interface Finding {

@@ -1,4 +1,4 @@
-// Issue #13 item 7: the sync guide's complete example (app/docs/sync/example.ts), saved to a file and run as written
+// The sync guide's complete example (app/docs/sync/example.ts), saved to a file and run as written
 // with tsx against a live server, ends with a copy that has exactly the organisation's records, deletions included.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";

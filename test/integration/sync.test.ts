@@ -1,4 +1,4 @@
-// Issue #2 "Real input": a PSA sync over HTTP — 5,000 accounts in 10 bulk requests, re-sent, paged, then an incremental
+// Real input: a PSA sync over HTTP — 5,000 accounts in 10 bulk requests, re-sent, paged, then an incremental
 // fetch of exactly the 3 that changed.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";

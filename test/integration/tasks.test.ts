@@ -1,5 +1,5 @@
-// Tasks (spec §2.7, §3, §4.5): endpoints, validation, links to accounts and deals, the DONE ⇄ completedAt rule,
-// lists, hard delete and organisation isolation, over real HTTP against the real database.
+// Tasks (docs/api-contract.md §2.7, §3, §4.5): endpoints, validation, links to accounts and deals, the DONE ⇄
+// completedAt rule, lists, hard delete and organisation isolation, over real HTTP against the real database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
@@ -178,7 +178,7 @@ describe("GET /tasks/{id}", () => {
 });
 
 describe("PATCH /tasks/{id}", () => {
-  it("stamps completedAt when the status becomes DONE and clears it when it leaves DONE (spec §3)", async () => {
+  it("stamps completedAt when the status becomes DONE and clears it when it leaves DONE (docs/api-contract.md §3)", async () => {
     const task = await newTask({ status: "WAITING" });
     await tick();
     const done = await patch(task.id, { status: "DONE" });
@@ -243,7 +243,7 @@ describe("PATCH /tasks/{id}", () => {
     expect(await patch(task.id, { accountId: null, dealId })).toMatchObject({ accountId: null, dealId });
   });
 
-  it("records task.created, task.updated and task.deleted for the events feed (issue #13)", async () => {
+  it("records task.created, task.updated and task.deleted for the events feed", async () => {
     const org = await createTestOrg();
     const own = client(server.url, org.key);
     const task = (await own("POST", "/tasks", { title: "Quiet" })).body.data;
@@ -350,7 +350,7 @@ describe("GET /tasks", () => {
   });
 });
 
-describe("organisation isolation (spec §1)", () => {
+describe("organisation isolation (docs/api-contract.md §1)", () => {
   it("gives another organisation 404 on get, patch and delete, hides the tasks and refuses its links", async () => {
     const a = await createTestOrg();
     const b = await createTestOrg();

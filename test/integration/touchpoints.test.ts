@@ -1,5 +1,5 @@
-// Touchpoints (spec §2.9, §4.7, §6.1): logging with touchpoint.created, references checked within the organisation,
-// occurredAt rules, get one, list filters/sort/pagination, and organisation isolation.
+// Touchpoints (docs/api-contract.md §2.9, §4.7, §6.1): logging with touchpoint.created, references checked within the
+// organisation, occurredAt rules, get one, list filters/sort/pagination, and organisation isolation.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
@@ -310,7 +310,7 @@ describe("GET /touchpoints", () => {
   });
 });
 
-describe("organisation isolation (spec §1)", () => {
+describe("organisation isolation (docs/api-contract.md §1)", () => {
   it("gives another organisation's key 404 on get and never lists foreign touchpoints", async () => {
     const a = await createTestOrg();
     const b = await createTestOrg();

@@ -1,4 +1,4 @@
-// Issue #13 items 3 and 5: webhook endpoints, their deliveries and redelivery as API resources, and deliveries a
+// Webhook endpoints, their deliveries and redelivery as API resources (docs/api-contract.md §4.11), and deliveries a
 // Standard Webhooks library verifies, against a real receiver on 127.0.0.1.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
@@ -106,6 +106,17 @@ describe("webhook endpoints through the API", () => {
     expect(unknown.body.error.details).toEqual([
       { path: ["events", "0"], message: expect.stringMatching(/^unknown event; expected one of account\.created/) },
     ]);
+    // An empty list names the event names it could have held, not a document the caller cannot open.
+    const empty = await api("POST", "/webhook-endpoints", { url: receiver.url, events: [] });
+    expect(empty.status).toBe(422);
+    expect(empty.body.error.details).toEqual([
+      {
+        path: ["events"],
+        message: expect.stringMatching(
+          /^must be a non-empty list of event names \(account\.created, .*\), or exactly \["\*"\]$/,
+        ),
+      },
+    ]);
 
     const reader = client(server.url, await createKey(org.orgId, ["webhooks:read"]));
     expect((await reader("GET", "/webhook-endpoints")).status).toBe(200);
@@ -119,7 +130,7 @@ describe("webhook endpoints through the API", () => {
     expect((await stranger("POST", `/webhook-endpoints/${mine}/test`)).status).toBe(404);
   });
 
-  it("sends a test event answered with its attempt, verifiable with the spec's and Standard Webhooks' schemes", async () => {
+  it("sends a test event answered with its attempt, verifiable with the contract's and Standard Webhooks' schemes", async () => {
     const org = await createTestOrg();
     const api = client(server.url, org.key);
     const created = (await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data;

@@ -1,7 +1,8 @@
-// Webhook delivery end to end (spec §6, DESIGN.md §6): changes made through the real API are handed to Inngest (a
-// stand-in for its event API on 127.0.0.1), the fan-out and deliver functions run under @inngest/test, and a real
-// receiver on 127.0.0.1 checks headers and signatures with the spec §6.4 algorithm. Retries, the disable rule and
-// timeouts call the deliver handler with the attempt numbers Inngest would pass (the test engine does not model them).
+// Webhook delivery end to end (docs/api-contract.md §6, docs/architecture.md, "Webhooks and the outbox"): changes made
+// through the real API are handed to Inngest (a stand-in for its event API on 127.0.0.1), the fan-out and deliver
+// functions run under @inngest/test, and a real receiver on 127.0.0.1 checks headers and signatures with the algorithm
+// of docs/api-contract.md §6.4. Retries, the disable rule and timeouts call the deliver handler with the attempt
+// numbers Inngest would pass (the test engine does not model them).
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { InngestTestEngine } from "@inngest/test";
@@ -85,7 +86,7 @@ async function causeAllEvents(key: string) {
   await ok("PATCH", `/devices/${device.id}`, { isEndOfLife: true });
   await ok("POST", "/touchpoints", { accountId: account.id, type: "CALL", direction: "OUTBOUND" });
   await ok("DELETE", `/accounts/${account.id}`);
-  // The events issue #13 adds for the events feed; a second account is removed for good with its records.
+  // The extension events of docs/api-contract.md §6.1; a second account is removed for good with its records.
   await ok("PATCH", `/deals/${won.id}`, { name: "Managed backup 2027" });
   const task = await ok("POST", "/tasks", { title: "Renewal call" });
   await ok("PATCH", `/tasks/${task.id}`, { status: "DONE" });
@@ -101,7 +102,7 @@ async function causeAllEvents(key: string) {
   return { account, api };
 }
 
-it("delivers each event (spec §6.1 and issue #13) to a subscribed endpoint, signed, with the documented headers", async () => {
+it("delivers each event of docs/api-contract.md §6.1, extensions included, to a subscribed endpoint, signed, with the documented headers", async () => {
   const org = await createTestOrg();
   const all = await createWebhookEndpoint(org.orgId, { url: `${receiver.url}?all`, events: ["*"] });
   const deals = await createWebhookEndpoint(org.orgId, {
@@ -181,7 +182,7 @@ it("delivers each event (spec §6.1 and issue #13) to a subscribed endpoint, sig
   expect(feed.map((event: { id: string; sequence: number }) => [event.id, event.sequence])).toEqual(
     byTarget("all").map((request) => [JSON.parse(request.body).id, JSON.parse(request.body).sequence]),
   );
-  // The data is the resource as GET returns it (spec §6.2).
+  // The data is the resource as GET returns it (docs/api-contract.md §6.2).
   const touchpointRequest = byTarget("all").find(
     (request) => request.headers["service-event"] === "touchpoint.created",
   );
@@ -194,7 +195,7 @@ it("delivers each event (spec §6.1 and issue #13) to a subscribed endpoint, sig
   expect(await prisma().event.count({ where: { orgId: org.orgId, dispatchedAt: null } })).toBe(0);
 });
 
-it("never delivers events caused by a test key (spec §5.6), though they are stored", async () => {
+it("never delivers events caused by a test key (docs/api-contract.md §5.6), though they are stored", async () => {
   const org = await createTestOrg();
   const testKey = await createKey(org.orgId, ["accounts:write"], true);
   await createWebhookEndpoint(org.orgId, { url: `${receiver.url}?testkey`, events: ["*"] });

@@ -1,5 +1,5 @@
-// The settings area's webhook API (spec §6): endpoints, secrets and rotation, test events, attempt history and
-// redelivery, against a real receiver on 127.0.0.1.
+// The settings area's webhook API (docs/api-contract.md §6): endpoints, secrets and rotation, test events, attempt
+// history and redelivery, against a real receiver on 127.0.0.1.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { afterAll, beforeAll, expect, it } from "vitest";

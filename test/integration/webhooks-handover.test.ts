@@ -1,5 +1,6 @@
-// Hand-over of committed outbox events to Inngest and the sweeper that makes sure nothing is lost (DESIGN.md §6),
-// with a stand-in for Inngest's event API on 127.0.0.1; and the /api/inngest route that serves the functions.
+// Hand-over of committed outbox events to Inngest and the sweeper that makes sure nothing is lost
+// (docs/architecture.md, "Webhooks and the outbox"), with a stand-in for Inngest's event API on 127.0.0.1; and the
+// /api/inngest route that serves the functions.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { InngestTestEngine } from "@inngest/test";

@@ -1,6 +1,7 @@
-// The SSRF filter of webhook deliveries (DESIGN.md §6): refused addresses are judged before any connection, after DNS
-// resolution for host names, and redirects are never followed. Loopback is refused here unless a test turns
-// WEBHOOKS_ALLOW_LOOPBACK on; no packet ever goes to a private address (the filter refuses before connecting).
+// The SSRF filter of webhook deliveries (docs/architecture.md, "Webhooks and the outbox"): refused addresses are judged
+// before any connection, after DNS resolution for host names, and redirects are never followed. Loopback is refused
+// here unless a test turns WEBHOOKS_ALLOW_LOOPBACK on; no packet ever goes to a private address (the filter refuses
+// before connecting).
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "false";
 
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";

@@ -1,8 +1,8 @@
 import type { WorkerStatus } from "../../../server/webhooks/worker";
 
 /**
- * Says whether webhook deliveries are being made (issue #11 B): a warning while no worker runs this app's functions
- * (with the events waiting and the command that starts one), a note once one does.
+ * Says whether webhook deliveries are being made (docs/architecture.md, "Webhooks and the outbox"): a warning while no
+ * worker runs this app's functions (with the events waiting and the command that starts one), a note once one does.
  */
 export function WorkerBanner({ status }: { status: WorkerStatus }) {
   return (

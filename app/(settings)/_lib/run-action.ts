@@ -17,9 +17,10 @@ async function currentPath(): Promise<string> {
 }
 
 /**
- * Runs a server action's work and turns a thrown error into a form message: the ApiError's message (spec §7 text),
- * the zod issues of a refused input, or a refusal in the page's words (403). An action that needs a recent sign-in
- * links to the confirmation page and back. An ended session sends the user to sign in; Next's redirects pass through.
+ * Runs a server action's work and turns a thrown error into a form message: the ApiError's message
+ * (docs/api-contract.md §7 text), the zod issues of a refused input, or a refusal in the page's words (403). An action
+ * that needs a recent sign-in links to the confirmation page and back. An ended session sends the user to sign in;
+ * Next's redirects pass through.
  */
 export async function runAction(
   work: () => Promise<FormState>,

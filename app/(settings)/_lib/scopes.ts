@@ -1,21 +1,23 @@
 import { DEPRECATED_SCOPES, SCOPES } from "../../../server/auth/scopes";
 
-/** One row of the scope picker: the scope, what it grants (spec §5 table) and what it implies. */
+/** One row of the scope picker: the scope, what it grants (docs/api-contract.md §5.7) and what it implies. */
 export interface ScopeOption {
   scope: string;
   grants: string;
-  /** Spec §5.5: `x:write` ⇒ `x:read`; `admin:read` ⇒ every `:read`. Null when it implies nothing more. */
+  /**
+   * docs/api-contract.md §5.5: `x:write` ⇒ `x:read`; `admin:read` ⇒ every `:read`. Null when it implies nothing more.
+   */
   implies: string | null;
 }
 
-/** A deprecated scope with how key creation treats it (spec §5 "Deprecated scopes"). */
+/** A deprecated scope with how key creation treats it (docs/api-contract.md §5.8). */
 export interface DeprecatedScopeOption {
   scope: string;
   accepted: boolean;
   note: string;
 }
 
-/** What a scope implies beyond itself, in words (spec §5.5). */
+/** What a scope implies beyond itself, in words (docs/api-contract.md §5.5). */
 export function scopeImplication(scope: string): string | null {
   if (scope === "admin:read") return "every :read scope";
   const [resource, action] = scope.split(":");
@@ -23,7 +25,7 @@ export function scopeImplication(scope: string): string | null {
   return null;
 }
 
-/** The grantable scopes of spec §5 in table order, for the picker. */
+/** The grantable scopes of docs/api-contract.md §5 in table order, for the picker. */
 export const SCOPE_OPTIONS: ScopeOption[] = Object.entries(SCOPES).map(([scope, grants]) => ({
   scope,
   grants,

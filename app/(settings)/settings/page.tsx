@@ -3,8 +3,9 @@ import { requestOrigin, requireMember, settingsCaller } from "../_lib/session";
 export const metadata = { title: "Settings · MSP CRM API" };
 
 /**
- * The first screen after sign-in (issue #6): the organisation, what it has set up (keys, endpoints, calls in the
- * last 24 hours, rate-limit plan) and, while nothing is set up, the steps to a first API call.
+ * The first screen after sign-in (docs/architecture.md, "Settings: sign-in, team and roles"): the organisation, what it
+ * has set up (keys, endpoints, calls in the last 24 hours, rate-limit plan) and, while nothing is set up, the steps to
+ * a first API call.
  */
 export default async function SettingsOverview() {
   const me = await requireMember("/settings");

@@ -1,6 +1,6 @@
 import { ERROR_CODES } from "../../../server/errors";
 
-/** The error reference every `docsUrl` points at (`/docs/errors#<code>`, spec §2.1, §7). */
+/** The error reference every `docsUrl` points at (`/docs/errors#<code>`, docs/api-contract.md §2.1, §7). */
 export default function ErrorsPage() {
   return (
     <>

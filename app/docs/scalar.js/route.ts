@@ -5,7 +5,7 @@ export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 // The single-file (UMD) browser build of @scalar/api-reference, installed with the app: the reference page loads it
-// from here, never from a CDN (issue #6).
+// from here, never from a CDN.
 const BUNDLE = path.join(process.cwd(), "node_modules", "@scalar", "api-reference", "dist", "browser", "standalone.js");
 
 let cached: Promise<Buffer> | undefined;

@@ -1,5 +1,5 @@
 /**
- * The complete, runnable TypeScript example of the "Keeping a copy in sync" guide (issue #13), shown on /docs/sync and
+ * The complete, runnable TypeScript example of the "Keeping a copy in sync" guide, shown on /docs/sync and
  * in the README, and run as written by test/integration/sync-guide.test.ts against a live server. Plain `fetch`, no
  * dependency; Node 22 or later (`npx tsx sync.ts`).
  */

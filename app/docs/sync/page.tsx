@@ -2,7 +2,7 @@ import { SYNC_EXAMPLE } from "./example";
 
 export const metadata = { title: "Keeping a copy in sync · MSP CRM API" };
 
-/** The sync guide (issue #13): a full list, then the events feed; or webhooks with the feed to fill gaps. */
+/** The sync guide: a full list, then the events feed; or webhooks with the feed to fill gaps. */
 export default function SyncGuidePage() {
   return (
     <>

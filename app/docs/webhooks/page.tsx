@@ -29,7 +29,9 @@ const HEADERS: ReadonlyArray<[string, string]> = [
   ],
 ];
 
-/** The receiver guide (spec §6): payload, headers, signature verification, retries and the disable rule. */
+/**
+ * The receiver guide (docs/api-contract.md §6): payload, headers, signature verification, retries and the disable rule.
+ */
 export default function WebhooksGuidePage() {
   return (
     <>

@@ -14,17 +14,18 @@ const describe = (key: Pick<ApiKeySummary, "isTest" | "name" | "prefix">) =>
   `${mode(key.isTest)} key "${key.name}" (${key.prefix}…)`;
 
 /**
- * API keys of the member's organisation (spec §5; docs/architecture.md, "Settings: sign-in, team and roles"): every
- * role sees them (prefix, scopes, last use; never secrets); test keys are created, rotated and revoked by owners,
- * admins and developers, live keys by owners and admins after a recent sign-in (step-up, 15 minutes) for creating
- * and rotating. Scope rules are the services' (`validateRequestedScopes`). Every change is in the audit trail.
+ * API keys of the member's organisation (docs/api-contract.md §5; docs/architecture.md,
+ * "Settings: sign-in, team and roles"): every role sees them (prefix, scopes, last use; never secrets); test keys are
+ * created, rotated and revoked by owners, admins and developers, live keys by owners and admins after a recent sign-in
+ * (step-up, 15 minutes) for creating and rotating. Scope rules are the services' (`validateRequestedScopes`). Every
+ * change is in the audit trail.
  */
 export const apiKeysRouter = router({
   /** Every key of the organisation, newest first, with its expiry (rotated keys). */
   list: orgProcedure("apiKey:read").query(({ ctx }) => listApiKeys(ctx.member.org.id)),
 
   /**
-   * Creates a key. `mode` `live` makes a `msp_live_` key, `test` a `msp_test_` key (spec §5.2, §5.6).
+   * Creates a key. `mode` `live` makes a `msp_live_` key, `test` a `msp_test_` key (docs/api-contract.md §5.2, §5.6).
    * @returns `{ key, raw }`: `raw` is shown once and never stored.
    * @throws 403 for a role that cannot manage keys of that mode, or a live key without a recent sign-in; 403
    *         `insufficient_scope` for refused deprecated scopes; 422 for unknown or no scopes.

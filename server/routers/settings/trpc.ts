@@ -30,7 +30,8 @@ export interface SettingsContext {
   session?: Promise<SettingsSessionState>;
 }
 
-// ApiError codes (spec §7) as tRPC codes, so the HTTP door answers with the same statuses as the REST API.
+// ApiError codes (docs/api-contract.md §7) as tRPC codes, so the HTTP door answers with the same statuses as the REST
+// API.
 const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   bad_request: "BAD_REQUEST",
   invalid_json: "PARSE_ERROR",
@@ -58,7 +59,7 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
 export function settingsErrorMessage(error: unknown): string {
   const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
   if (cause instanceof ApiError) {
-    // Every refusal names its reason (issue #11 B): the details, unless the message already carries them.
+    // Every refusal names its reason: the details, unless the message already carries them.
     const reasons = (cause.details ?? [])
       .filter((detail) => !cause.message.includes(detail.message))
       .map((detail) => `${detail.path.join(".") || "input"}: ${detail.message}`);

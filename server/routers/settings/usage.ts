@@ -4,7 +4,7 @@ import { orgProcedure, router } from "./trpc";
 
 const read = orgProcedure("usage:read");
 
-/** Usage of the member's organisation (spec §1 audit log, §8 rate limits); every role sees it. */
+/** Usage of the member's organisation (docs/api-contract.md §1 audit log, §8 rate limits); every role sees it. */
 export const usageRouter = router({
   /**
    * The audit log, newest first, filtered by key, status (`404` or `4xx`) and path text, keyset-paginated.

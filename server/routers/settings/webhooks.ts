@@ -27,10 +27,10 @@ const manage = orgProcedure("webhook:manage");
 const secret = orgProcedure("webhook:manage", { stepUp: true });
 
 /**
- * Webhook endpoints of the member's organisation (spec §6; docs/architecture.md, "Settings: sign-in, team and
- * roles"): every role sees endpoints and deliveries; owners, admins and developers create, edit, delete, send test
- * events and redeliver; revealing or rotating a secret also needs a recent sign-in. Thin: every rule lives in
- * `server/webhooks/`. Every change is in the audit trail.
+ * Webhook endpoints of the member's organisation (docs/api-contract.md §6; docs/architecture.md,
+ * "Settings: sign-in, team and roles"): every role sees endpoints and deliveries; owners, admins and developers create,
+ * edit, delete, send test events and redeliver; revealing or rotating a secret also needs a recent sign-in. Thin: every
+ * rule lives in `server/webhooks/`. Every change is in the audit trail.
  */
 export const webhooksRouter = router({
   /** Every endpoint of the organisation with its status. */

@@ -27,7 +27,10 @@ import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Accounts"];
 
-/** Accounts endpoints (spec §4.1, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in OpenAPI. */
+/**
+ * Accounts endpoints (docs/api-contract.md §4.1, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in
+ * OpenAPI.
+ */
 export const accountsRouter = router({
   /** `GET /accounts` (accounts:read): a keyset page, filters `lifecycle`, `industry`, `updatedAfter`, `sort`. */
   list: apiProcedure("accounts:read")
@@ -97,7 +100,7 @@ export const accountsRouter = router({
         tags,
         summary: "Delete an account",
         description:
-          "Without force the account is soft-deleted: lifecycleStatus becomes CHURNED, the churned account is returned and account.deleted carries it. With force=true the record is removed with its deals, devices, touchpoints, contact links and notes, and { id, deleted: true } is returned; the events feed then records a tombstone for every removed record (note, touchpoint, device, deal), task.updated for tasks that lose the link, contact.updated for contacts that lose the relationship, and finally account.deleted with the account's tombstone {id, resource, deleted: true, externalId} (issue #13).",
+          "Without force the account is soft-deleted: lifecycleStatus becomes CHURNED, the churned account is returned and account.deleted carries it. With force=true the record is removed with its deals, devices, touchpoints, contact links and notes, and { id, deleted: true } is returned; the events feed then records a tombstone for every removed record (note, touchpoint, device, deal), task.updated for tasks that lose the link, contact.updated for contacts that lose the relationship, and finally account.deleted with the account's tombstone {id, resource, deleted: true, externalId}.",
       },
     })
     .input(AccountDeleteSchema)

@@ -22,8 +22,8 @@ const SHAPE =
   "A contact is returned with its account relationships (accounts: [{accountId, accountName, role, isPrimary}], the primary one first, then by account name); list items, bulk events and the contact.created / contact.updated webhook data have exactly this shape.";
 
 /**
- * Contacts endpoints (spec §4.2, §2.4, §6.1): list, create, get, update and bulk upsert. Errors: 401, 403, 404, 400,
- * 422 as documented per operation in OpenAPI.
+ * Contacts endpoints (docs/api-contract.md §4.2, §2.4, §6.1): list, create, get, update and bulk upsert. Errors: 401,
+ * 403, 404, 400, 422 as documented per operation in OpenAPI.
  */
 export const contactsRouter = router({
   /** `GET /contacts` (contacts:read): a keyset page, filters `accountId`, `email`, `updatedAfter`, `sort`. */

@@ -21,7 +21,10 @@ const tags = ["Deals"];
 const ACCOUNT_RULE =
   "accountId must name an account of the caller's organisation; otherwise 422 validation_error on accountId and nothing is written.";
 
-/** Deals endpoints (spec §4.3, §3, §6.1). Errors: 401, 403, 404, 400, 422 as documented per operation in OpenAPI. */
+/**
+ * Deals endpoints (docs/api-contract.md §4.3, §3, §6.1). Errors: 401, 403, 404, 400, 422 as documented per operation in
+ * OpenAPI.
+ */
 export const dealsRouter = router({
   /** `GET /deals` (deals:read): a keyset page; filters `stage`, `accountId`, `ownerId`, `type`, `updatedAfter`. */
   list: apiProcedure("deals:read")
@@ -89,7 +92,10 @@ export const dealsRouter = router({
     .output(DealSchema)
     .query(({ ctx, input }) => getDeal(ctx.principal.orgId, input.id)),
 
-  /** `PATCH /deals/{id}` (deals:write): partial update, including stage changes and the Won/Lost outcomes (spec §3). */
+  /**
+   * `PATCH /deals/{id}` (deals:write): partial update, including stage changes and the Won/Lost outcomes
+   * (docs/api-contract.md §3).
+   */
   update: apiProcedure("deals:write")
     .meta({
       openapi: {
@@ -97,7 +103,7 @@ export const dealsRouter = router({
         path: "/deals/{id}",
         tags,
         summary: "Update a deal",
-        description: `Partial update; null clears an optional field. Stage rules (spec §3): any stage may be set from any stage. Moving to CLOSED_WON records deal.closed_won and moving to CLOSED_LOST records deal.closed_lost, both stamping closedAt with the current time (also when switching from one outcome to the other). Moving to an open stage records deal.stage_changed; reopening a closed deal this way is allowed and clears closedAt. Each event carries the deal as GET returns it after the change. Changes to other fields alone record deal.updated (issue #13); every event carries changedFields and previous for the whole change. A PATCH that changes nothing changes nothing: updatedAt stays, no event. ${ACCOUNT_RULE}`,
+        description: `Partial update; null clears an optional field. Stage rules: any stage may be set from any stage. Moving to CLOSED_WON records deal.closed_won and moving to CLOSED_LOST records deal.closed_lost, both stamping closedAt with the current time (also when switching from one outcome to the other). Moving to an open stage records deal.stage_changed; reopening a closed deal this way is allowed and clears closedAt. Each event carries the deal as GET returns it after the change. Changes to other fields alone record deal.updated; every event carries changedFields and previous for the whole change. A PATCH that changes nothing changes nothing: updatedAt stays, no event. ${ACCOUNT_RULE}`,
       },
     })
     .input(DealUpdateSchema)

@@ -30,8 +30,9 @@ const EVENTS_ON_CHANGE =
   "A change of any field records device.updated; in the same transaction, isOnline going from true to false also records device.offline, and isEndOfLife going from false to true also records device.end_of_life (all carrying the device after the change). A request that changes nothing records nothing and leaves updatedAt as it was.";
 
 /**
- * Devices endpoints (spec §4.4, §3, §6.1). Errors: 400 `bad_request`/`invalid_json`, 401 `unauthorized`,
- * 403 `insufficient_scope`, 404 `not_found`, 422 `validation_error`, as documented per operation in OpenAPI.
+ * Devices endpoints (docs/api-contract.md §4.4, §3, §6.1). Errors: 400 `bad_request`/`invalid_json`, 401
+ * `unauthorized`, 403 `insufficient_scope`, 404 `not_found`, 422 `validation_error`, as documented per operation in
+ * OpenAPI.
  */
 export const devicesRouter = router({
   /** `GET /devices` (devices:read): a keyset page; filters `accountId`, `isOnline`, `isEndOfLife`, `updatedAfter`. */
@@ -100,7 +101,7 @@ export const devicesRouter = router({
     .output(DeviceSchema)
     .query(({ ctx, input }) => getDevice(ctx.principal.orgId, input.id)),
 
-  /** `PATCH /devices/{id}` (devices:write): partial update with the transition events of spec §3. */
+  /** `PATCH /devices/{id}` (devices:write): partial update with the transition events of docs/api-contract.md §3. */
   update: apiProcedure("devices:write")
     .meta({
       openapi: {
@@ -124,7 +125,7 @@ export const devicesRouter = router({
         tags,
         summary: "Delete a device",
         description:
-          "Removes the device for good (hard delete) and returns { id, deleted: true }. Records device.deleted with the device's tombstone {id, resource, deleted: true, rmmAgentId} (issue #13).",
+          "Removes the device for good (hard delete) and returns { id, deleted: true }. Records device.deleted with the device's tombstone {id, resource, deleted: true, rmmAgentId}.",
       },
     })
     .input(z.strictObject({ id: IdSchema }))

@@ -6,8 +6,9 @@ import { apiProcedure, router } from "../../trpc";
 const tags = ["Events"];
 
 /**
- * The events feed (issue #13): every change of the organisation, to keep a copy in sync with no gaps. Errors: 400
- * `bad_request` (malformed cursor), 401, 403, 404, 410 `cursor_expired`, 422, as documented per operation in OpenAPI.
+ * The events feed (docs/api-contract.md §4.10, §6.8): every change of the organisation, to keep a copy in sync with no
+ * gaps. Errors: 400 `bad_request` (malformed cursor), 401, 403, 404, 410 `cursor_expired`, 422, as documented per
+ * operation in OpenAPI.
  */
 export const eventsRouter = router({
   /** `GET /events` (events:read): a page of the feed, oldest first, after `cursor`. */

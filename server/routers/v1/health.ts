@@ -13,7 +13,10 @@ const tags = ["Health scores"];
 
 const MODEL = `Churn risk 0 (healthy) to 100 (about to churn) = the rounded sum of five weighted signals, each a risk value 0–100: devices 25 % (100 × (0.4 × offline share + 0.3 × end-of-life share + 0.3 × not-patch-compliant share); 0 without devices), engagement 25 % (0 up to 10 days since the last touchpoint, +1.25 per day after, 100 from 90 days; counted from the account's creation when no touchpoint was logged), pipeline 20 % (min(100, 25 per open RENEWAL deal + 50 per deal CLOSED_LOST in the last 90 days)), service 15 % (min(100, 20 per overdue task: dueAt past, status not DONE/CANCELLED)), external 15 % (100 × (1 − Π(1 − score/100)) over unexpired pushed signals). Risk levels: LOW < 25 ≤ MEDIUM < 50 ≤ HIGH < 75 ≤ CRITICAL. An account with no data scores 0 when created and 25 after 90 days without a touchpoint.`;
 
-/** Health-score endpoints (spec §2.10, §4.7). Errors: 401, 403, 404, 400, 422 as documented per operation. */
+/**
+ * Health-score endpoints (docs/api-contract.md §2.10, §4.7). Errors: 401, 403, 404, 400, 422 as documented per
+ * operation.
+ */
 export const healthRouter = router({
   /**
    * `GET /health-scores` (health:read): the organisation's accounts with their stored score and breakdown, default
@@ -58,7 +61,7 @@ export const healthRouter = router({
         tags,
         summary: "Push an external churn-risk signal",
         description:
-          "Stores a signal from another system (PSA, survey, monitoring) and answers 201 with the stored signal and the account's new score. Body: source, type, severity (LOW, MEDIUM, HIGH, CRITICAL; informative), score 0–100 (the risk it stands for), optional message, occurredAt (default now; at most 5 minutes in the future) and expiresAt (default occurredAt + 30 days; must be after occurredAt). Only unexpired signals count; several combine as 100 × (1 − Π(1 − score/100)) into the external signal (weight 15 %). An already expired signal is stored with active=false. No webhook event exists for health scores (spec §6.1). 404 for an account of another organisation.",
+          "Stores a signal from another system (PSA, survey, monitoring) and answers 201 with the stored signal and the account's new score. Body: source, type, severity (LOW, MEDIUM, HIGH, CRITICAL; informative), score 0–100 (the risk it stands for), optional message, occurredAt (default now; at most 5 minutes in the future) and expiresAt (default occurredAt + 30 days; must be after occurredAt). Only unexpired signals count; several combine as 100 × (1 − Π(1 − score/100)) into the external signal (weight 15 %). An already expired signal is stored with active=false. No webhook event exists for health scores. 404 for an account of another organisation.",
       },
       successStatus: 201,
     })

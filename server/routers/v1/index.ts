@@ -12,7 +12,7 @@ import { tasksRouter } from "./tasks";
 import { touchpointsRouter } from "./touchpoints";
 import { webhookEndpointsRouter } from "./webhook-endpoints";
 
-/** The public API v1: every procedure here is a REST operation under `/api/v1` (spec §4). */
+/** The public API v1: every procedure here is a REST operation under `/api/v1` (docs/api-contract.md §4). */
 export const v1Router = router({
   status: statusRouter,
   accounts: accountsRouter,

@@ -2,7 +2,7 @@ import { MrrQuerySchema, MrrSummarySchema } from "../../schemas/mrr";
 import { getMrrSummary } from "../../services/mrr";
 import { apiProcedure, router } from "../../trpc";
 
-/** MRR endpoint (spec §2.10, §4.7). Errors: 401, 403, 422 (unknown query parameter). */
+/** MRR endpoint (docs/api-contract.md §2.10, §4.7). Errors: 401, 403, 422 (unknown query parameter). */
 export const mrrRouter = router({
   /** `GET /mrr` (mrr:read): the organisation's recurring revenue, pipeline and churned MRR by service category. */
   get: apiProcedure("mrr:read")

@@ -7,7 +7,7 @@ import { apiProcedure, router } from "../../trpc";
 const tags = ["Notes"];
 
 /**
- * Notes endpoints (spec §4.6). Notes are append-only here: the spec defines no update or delete.
+ * Notes endpoints (docs/api-contract.md §4.6). Notes are append-only here: the contract defines no update or delete.
  * Errors: 400 `bad_request`/`invalid_json`, 401 `unauthorized`, 403 `insufficient_scope`, 404 `not_found`,
  * 422 `validation_error`, as documented per operation in OpenAPI.
  */
@@ -38,7 +38,7 @@ export const notesRouter = router({
         tags,
         summary: "Create a note",
         description:
-          "Attaches a note to an Account, Deal, Contract or Lead. objectId must be a record of that objectType in the organisation, otherwise 422 on objectId and nothing is created. body is 1 to 10,000 characters, not only white space, stored as sent. authorId is an optional free identifier of the author in the caller's system. Records note.created in the events feed (issue #13).",
+          "Attaches a note to an Account, Deal, Contract or Lead. objectId must be a record of that objectType in the organisation, otherwise 422 on objectId and nothing is created. body is 1 to 10,000 characters, not only white space, stored as sent. authorId is an optional free identifier of the author in the caller's system. Records note.created in the events feed.",
       },
       successStatus: 201,
     })
@@ -54,7 +54,7 @@ export const notesRouter = router({
         path: "/notes/{id}",
         tags,
         summary: "Get a note",
-        description: "Not in the spec's endpoint table; added so that a created note can be read back by its id.",
+        description: "Not in the contract's endpoint table; added so that a created note can be read back by its id.",
       },
     })
     .input(z.strictObject({ id: IdSchema }))

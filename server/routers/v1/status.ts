@@ -13,17 +13,17 @@ const ComponentSchema = z.object({
   error: z.string().max(200).optional().describe("Why the component is down."),
 });
 
-/** Response data of `GET /status` when everything is up (spec §4.8). */
+/** Response data of `GET /status` when everything is up (docs/api-contract.md §4.8). */
 export const StatusSchema = z
   .object({
     status: z.literal("ok").describe("Always ok on a 200 answer."),
-    version: z.literal("v1").describe("API version of this path (spec §9)."),
+    version: z.literal("v1").describe("API version of this path."),
     database: ComponentSchema.describe("PostgreSQL (or the embedded PGlite): SELECT 1."),
     cache: ComponentSchema.describe("The rate-limit store: PING on Redis and Vercel KV; memory is always up."),
   })
   .meta({ id: "Status", example: STATUS_EXAMPLE });
 
-/** `GET /status` (no auth, spec §4.8). */
+/** `GET /status` (no auth, docs/api-contract.md §4.8). */
 export const statusRouter = router({
   /**
    * Database and cache connectivity: 200 with {@link StatusSchema} when both answer within 2,000 ms; otherwise

@@ -14,9 +14,12 @@ import { apiProcedure, router } from "../../trpc";
 const tags = ["Tasks"];
 
 const LINK_RULE =
-  "accountId and dealId must name records of the caller's organisation, and when a task has both, the deal must belong to that account; otherwise 422 validation_error on the field and nothing is written. Tasks record no webhook event (spec §6.1 defines none).";
+  "accountId and dealId must name records of the caller's organisation, and when a task has both, the deal must belong to that account; otherwise 422 validation_error on the field and nothing is written. Creating, changing and deleting a task record task.created, task.updated and task.deleted in the events feed, and webhook endpoints can subscribe to them.";
 
-/** Tasks endpoints (spec §4.5, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in OpenAPI. */
+/**
+ * Tasks endpoints (docs/api-contract.md §4.5, §3). Errors: 401, 403, 404, 400, 422 as documented per operation in
+ * OpenAPI.
+ */
 export const tasksRouter = router({
   /** `GET /tasks` (tasks:read): a keyset page; filters `status`, `assigneeId`, `accountId`, `dealId`, `updatedAfter`. */
   list: apiProcedure("tasks:read")
@@ -58,7 +61,7 @@ export const tasksRouter = router({
     .output(TaskSchema)
     .query(({ ctx, input }) => getTask(ctx.principal.orgId, input.id)),
 
-  /** `PATCH /tasks/{id}` (tasks:write): partial update; status DONE stamps `completedAt` (spec §3). */
+  /** `PATCH /tasks/{id}` (tasks:write): partial update; status DONE stamps `completedAt` (docs/api-contract.md §3). */
   update: apiProcedure("tasks:write")
     .meta({
       openapi: {
@@ -82,7 +85,7 @@ export const tasksRouter = router({
         tags,
         summary: "Delete a task",
         description:
-          "Removes the task for good (there is no soft delete for tasks) and returns { id, deleted: true }. A second delete answers 404. Records task.deleted with the task's tombstone (issue #13).",
+          "Removes the task for good (there is no soft delete for tasks) and returns { id, deleted: true }. A second delete answers 404. Records task.deleted with the task's tombstone.",
       },
     })
     .input(z.strictObject({ id: IdSchema }))

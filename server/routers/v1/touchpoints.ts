@@ -12,9 +12,9 @@ import { apiProcedure, router } from "../../trpc";
 const tags = ["Touchpoints"];
 
 /**
- * Touchpoints endpoints (spec §4.7, §6.1). Touchpoints are an append-only activity log: there is no update or delete.
- * Errors: 400 `bad_request`/`invalid_json`, 401 `unauthorized`, 403 `insufficient_scope`, 404 `not_found`,
- * 422 `validation_error`, as documented per operation in OpenAPI.
+ * Touchpoints endpoints (docs/api-contract.md §4.7, §6.1). Touchpoints are an append-only activity log: there is no
+ * update or delete. Errors: 400 `bad_request`/`invalid_json`, 401 `unauthorized`, 403 `insufficient_scope`, 404
+ * `not_found`, 422 `validation_error`, as documented per operation in OpenAPI.
  */
 export const touchpointsRouter = router({
   /** `GET /touchpoints` (touchpoints:read): a keyset page; filters `accountId`, `type`, `updatedAfter`. */
@@ -60,7 +60,7 @@ export const touchpointsRouter = router({
         tags,
         summary: "Get a touchpoint",
         description:
-          "Not in the spec's endpoint table; added so that the data of a touchpoint.created event can be fetched again (webhook data equals this response).",
+          "Not in the contract's endpoint table; added so that the data of a touchpoint.created event can be fetched again (webhook data equals this response).",
       },
     })
     .input(z.strictObject({ id: IdSchema }))

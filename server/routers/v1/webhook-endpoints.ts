@@ -39,9 +39,9 @@ function iso<T extends object>(row: T): Serialised<T> {
 }
 
 /**
- * Webhook endpoints, their deliveries and redelivery as API resources (issue #13 item 3), so an automation platform
- * can subscribe itself (REST hooks). Thin: every rule lives in `server/webhooks/`. Errors: 400, 401, 403, 404, 422 as
- * documented per operation in OpenAPI.
+ * Webhook endpoints, their deliveries and redelivery as API resources (docs/api-contract.md §4.11), so an automation
+ * platform can subscribe itself (REST hooks). Thin: every rule lives in `server/webhooks/`. Errors: 400, 401, 403, 404,
+ * 422 as documented per operation in OpenAPI.
  */
 export const webhookEndpointsRouter = router({
   /** `GET /webhook-endpoints` (webhooks:read): every endpoint of the organisation, newest first, in one page. */

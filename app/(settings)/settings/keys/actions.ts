@@ -7,7 +7,7 @@ import { field, fields, runAction } from "../../_lib/run-action";
 import { grantsNothingNote } from "../../_lib/scopes";
 import { settingsCaller } from "../../_lib/session";
 
-const ONCE = "Copy it now: it is shown only this once and cannot be retrieved later (spec §5.3).";
+const ONCE = "Copy it now: it is shown only this once and cannot be retrieved later.";
 
 function keyNotes(scopes: string[]): string {
   const notes = scopes.map(grantsNothingNote).filter(Boolean);

@@ -10,9 +10,9 @@ function list(value: string | string[] | undefined): string[] {
 }
 
 /**
- * The create-key form: name, live or test, and scopes from spec §5's table with what each implies. Deprecated
- * scopes can be picked so their rule is visible: `reconciliation:*` and `onboarding:read` are refused with the
- * service's message, `contracts:read` is accepted with a note that it grants nothing. `live` says whether the
+ * The create-key form: name, live or test, and scopes from docs/api-contract.md §5's table with what each implies.
+ * Deprecated scopes can be picked so their rule is visible: `reconciliation:*` and `onboarding:read` are refused with
+ * the service's message, `contracts:read` is accepted with a note that it grants nothing. `live` says whether the
  * member's role may create live keys (`allowed`), may once they confirm it's them (`confirm`, a link), or not at all.
  */
 export function CreateKeyForm({

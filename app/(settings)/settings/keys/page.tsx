@@ -9,9 +9,9 @@ import { CreateKeyForm } from "./create-key-form";
 export const metadata = { title: "API keys · Settings" };
 
 /**
- * The organisation's API keys (spec §5): create (shown once), list, revoke, rotate. Every role sees them; the
- * controls a role may not use (test keys: owner, admin, developer; live keys: owner, admin) are not shown, and the
- * server refuses them anyway.
+ * The organisation's API keys (docs/api-contract.md §5): create (shown once), list, revoke, rotate. Every role sees
+ * them; the controls a role may not use (test keys: owner, admin, developer; live keys: owner, admin) are not shown,
+ * and the server refuses them anyway.
  */
 export default async function KeysPage() {
   const me = await requireMember("/settings/keys");

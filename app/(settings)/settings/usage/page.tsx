@@ -25,8 +25,9 @@ function query(params: Record<string, string>): string {
 }
 
 /**
- * The organisation's usage (issue #6): its rate-limit plan and limits (spec §8) and its audit log (spec §1) with
- * filters by key, status and path, keyset-paginated. Filters are a plain GET form, so it works without JavaScript.
+ * The organisation's usage: its rate-limit plan and limits (docs/api-contract.md §8) and its audit log
+ * (docs/api-contract.md §1) with filters by key, status and path, keyset-paginated. Filters are a plain GET form, so it
+ * works without JavaScript.
  */
 export default async function UsagePage({
   searchParams,

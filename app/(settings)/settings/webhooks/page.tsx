@@ -7,7 +7,7 @@ import { WebhookForm } from "./webhook-form";
 
 export const metadata = { title: "Webhooks · Settings" };
 
-/** The organisation's webhook endpoints (spec §6, issue #6): register one, see each one's status. */
+/** The organisation's webhook endpoints (docs/api-contract.md §6): register one, see each one's status. */
 export default async function WebhooksPage({
   searchParams,
 }: {

@@ -9,8 +9,8 @@ function list(value: string | string[] | undefined): string[] {
 }
 
 /**
- * Create or edit a webhook endpoint: URL, optional description, and the events it receives (spec §6.1) or `*` for
- * all. Keeps what was typed when the service refuses it (its message is shown).
+ * Create or edit a webhook endpoint: URL, optional description, and the events it receives (docs/api-contract.md §6.1)
+ * or `*` for all. Keeps what was typed when the service refuses it (its message is shown).
  */
 export function WebhookForm({
   action,

@@ -7,10 +7,10 @@ export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /**
- * Every method of `/api/v1` and everything under it goes through the REST facade's pipeline (DESIGN.md §1) when the
- * app runs on a platform's own Next.js server (Vercel); `npm start` serves `/api/v1` before Next.js sees it
- * (scripts/serve.ts). `after()` keeps the request's audit batch and its outbox hand-over to Inngest alive past the
- * response, so serverless hosts do not freeze before they finish.
+ * Every method of `/api/v1` and everything under it goes through the REST facade's pipeline (docs/architecture.md,
+ * "Layers and the request pipeline") when the app runs on a platform's own Next.js server (Vercel); `npm start` serves
+ * `/api/v1` before Next.js sees it (scripts/serve.ts). `after()` keeps the request's audit batch and its outbox
+ * hand-over to Inngest alive past the response, so serverless hosts do not freeze before they finish.
  */
 async function handle(req: Request): Promise<Response> {
   const response = await handleFetchRequest(req);

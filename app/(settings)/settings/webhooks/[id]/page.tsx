@@ -21,7 +21,7 @@ import { WebhookForm } from "../webhook-form";
 export const metadata = { title: "Webhook endpoint · Settings" };
 
 /**
- * One webhook endpoint (spec §6, issue #6): status, test event, enable/disable, signing secret (reveal, rotate),
+ * One webhook endpoint (docs/api-contract.md §6): status, test event, enable/disable, signing secret (reveal, rotate),
  * edit, delivery log with redeliver, delete. Another organisation's endpoint is "not found".
  */
 export default async function EndpointPage({
