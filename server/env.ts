@@ -23,7 +23,7 @@ const optionalUrl = z.preprocess(
  * - `RATE_LIMIT_ANONYMOUS_PER_MIN`: sliding window per client IP for requests without a valid key (401s, documents,
  *   unknown paths), requests per minute; default 120.
  * - `KV_TIMEOUT_MS`: bound on each key-value store command (TCP Redis, default 250) or HTTPS request (Vercel KV,
- *   default 1000), ms. Past it the limiter counts in this process until the store answers again (README: rate limits).
+ *   default 1000), ms. Past it the limiter counts in this process until the store answers again (docs/architecture.md, "Key-value store and rate limits").
  * - `WEBHOOKS_ALLOW_LOOPBACK`: `true` lets webhook deliveries reach loopback addresses (127.0.0.0/8, ::1). A
  *   development and test setting; every other private range stays refused (docs/architecture.md,
  *   "Webhooks and the outbox"). Default false.

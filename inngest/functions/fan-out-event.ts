@@ -1,7 +1,7 @@
 import { fanOutEvents } from "../../server/webhooks/deliveries";
 import { deliveryRequested, eventRecorded, inngest } from "../client";
 
-/** Events one fan-out run takes at once: a backlog of 10,000 events is 100 runs (README: webhooks). */
+/** Events one fan-out run takes at once: a backlog of 10,000 events is 100 runs (docs/architecture.md, "Webhooks and the outbox"). */
 export const FAN_OUT_BATCH = 100;
 
 /**

@@ -4,7 +4,7 @@ import { inngest } from "../client";
 /**
  * Health refresh (scores are stored by writes and this function, never by a read), every minute: scores
  * again the accounts whose inputs changed in the outbox since their score was computed, and those whose score is
- * more than an hour old (README: staleness). Returns how many accounts it scored, by reason.
+ * more than an hour old (docs/architecture.md, "Health scores"). Returns how many accounts it scored, by reason.
  */
 export const refreshHealthScoresFunction = inngest.createFunction(
   {

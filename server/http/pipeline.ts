@@ -73,7 +73,7 @@ const route: Step = async (exchange, next) => {
 };
 
 /**
- * Documents: serves `/openapi.json` and `/postman.json` as plain documents without the envelope (README: decisions),
+ * Documents: serves `/openapi.json` and `/postman.json` as plain documents without the envelope (docs/api-contract.md §4.8),
  * built for the request's public origin and never changed once built.
  */
 const serveDocument: Step = async (exchange, next) => {
@@ -91,7 +91,7 @@ const serveDocument: Step = async (exchange, next) => {
   };
 };
 
-/** The steps every request goes through, in order (README: "the pipeline"). */
+/** The steps every request goes through, in order (docs/architecture.md, "Layers and the request pipeline"). */
 export const PIPELINE: readonly Step[] = [
   route,
   identify,
@@ -117,7 +117,7 @@ function compose(steps: readonly Step[], exchange: Exchange, observation: Reques
   const run = (index: number): Promise<Reply> => {
     const step = steps[index];
     if (!step) throw new Error("the pipeline ended without an answer");
-    // With tracing on each step is a child span of the request, ended when it hands over (README: "the pipeline").
+    // With tracing on each step is a child span of the request, ended when it hands over (docs/architecture.md, "Layers and the request pipeline").
     if (observation.span) {
       return observation.stage(`pipeline.${step.name}`, (handover) =>
         step(exchange, () => handover(() => run(index + 1))),

@@ -29,7 +29,7 @@ export const DEVICE_SORT_FIELDS = {
   lastSeenAt: { nullable: true },
 } as const;
 
-/** Default device order (docs/api-contract.md §4.9, README: `createdAt:asc`, ties by id). */
+/** Default device order (docs/api-contract.md §4.9.2: `createdAt:asc`, ties by id). */
 export const DEVICE_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as const;
 
 const rmmAgentId = z

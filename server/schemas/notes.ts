@@ -9,7 +9,7 @@ export const NOTE_SORT_FIELDS = {
   updatedAt: { nullable: false },
 } as const;
 
-/** Default note order (docs/api-contract.md §4.9, README: `createdAt:asc`, ties by id). */
+/** Default note order (docs/api-contract.md §4.9.2: `createdAt:asc`, ties by id). */
 export const NOTE_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as const;
 
 /** Maximum length of a note body, in characters. */

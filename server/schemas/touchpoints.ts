@@ -10,7 +10,7 @@ export const TOUCHPOINT_SORT_FIELDS = {
   updatedAt: { nullable: false },
 } as const;
 
-/** Default touchpoint order (docs/api-contract.md §4.9, README: `createdAt:asc`, ties by id). */
+/** Default touchpoint order (docs/api-contract.md §4.9.2: `createdAt:asc`, ties by id). */
 export const TOUCHPOINT_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as const;
 
 /** How far in the future `occurredAt` may lie, for clock skew between the caller and the service: 5 minutes. */

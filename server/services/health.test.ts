@@ -1,4 +1,4 @@
-// The churn-risk model as a pure function, checked against values computed by hand (README "Health scores").
+// The churn-risk model as a pure function, checked against values computed by hand (docs/architecture.md, "Health scores").
 import { describe, expect, it } from "vitest";
 import { buildHistory, computeHealthScore, HEALTH_WEIGHTS, type HealthInputs, riskLevelOf } from "./health";
 

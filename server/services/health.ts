@@ -16,7 +16,7 @@ import { EXTERNAL_SIGNALS_LISTED_MAX, HEALTH_DEFAULT_SORT, HEALTH_SORT_FIELDS, H
 import { listPage } from "./pagination";
 
 // ---------------------------------------------------------------------------------------------------------------------
-// The model: a pure function of counted facts (docs/api-contract.md §2.10). Every constant is documented in the README.
+// The model: a pure function of counted facts (docs/api-contract.md §2.10). Every constant is documented in docs/architecture.md, "Health scores".
 // ---------------------------------------------------------------------------------------------------------------------
 
 /** Weight of each signal in percent of the score; they add up to 100. */
@@ -602,7 +602,7 @@ function toSummary(row: ScoreRow & { id: string }): HealthScoreSummary {
  * (`score:desc`, ties by accountId in the same direction), filters `riskLevel` and `lifecycle`, keyset pages like every
  * list (docs/api-contract.md §4.9): `nextCursor` is the accountId of the page's last item. One indexed query a page, so
  * a page costs what a page costs whatever the organisation's size; nothing is computed or written. Each item's
- * `computedAt` says when its score was computed (README: staleness).
+ * `computedAt` says when its score was computed (docs/architecture.md, "Health scores").
  * @throws ApiError `bad_request` (400) when `cursor` names no scored account of the organisation.
  */
 export function listHealthScores(

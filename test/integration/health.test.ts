@@ -32,7 +32,7 @@ async function overdueTasks(orgId: string, accountId: string, count: number) {
 }
 
 /**
- * The hand-computed account (README "Health scores"): devices 32.5 → 8.13, engagement 25 → 6.25, pipeline 75 → 15,
+ * The hand-computed account (docs/architecture.md, "Health scores"): devices 32.5 → 8.13, engagement 25 → 6.25, pipeline 75 → 15,
  * service 40 → 6, external 70 → 10.5; score 45.88 → 46, MEDIUM.
  */
 async function seedScoredAccount(orgId: string) {

@@ -1,4 +1,4 @@
-// The shared store goes away and comes back (README: rate limits, store unreachable), on a dedicated redis-server this
+// The shared store goes away and comes back (docs/architecture.md, "Key-value store and rate limits"), on a dedicated redis-server this
 // file starts, kills and restarts itself — never the shared one. TCP Redis first, then @vercel/kv through the shim.
 
 import { Redis } from "ioredis";

@@ -1,9 +1,11 @@
 // The roles table, cell by cell: every settings action called by a signed-in owner, admin, developer and viewer
 // through the settings router (as the pages and /api/trpc call it), against the real PostgreSQL. An allowed cell
 // runs and leaves its audit entry; a refused one is 403 in the page's words and an `action.refused` entry naming the
-// actor. The table printed at the end is the one the README shows.
+// actor. The table printed at the end is checked against the one docs/api-contract.md §5.10 publishes.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROLE_NAMES, type Role } from "../../server/auth/roles";
@@ -343,18 +345,48 @@ describe("every settings action with every role", () => {
     }
   }
 
-  it("the table as tested matches the roles table of the README", () => {
+  it("the table as tested is the roles table of docs/api-contract.md §5.10, cell by cell", () => {
     const rows = ACTIONS.map((action) => {
       const cells = ROLE_NAMES.map((role) => {
         const found = results.find((result) => result.action === action.name && result.role === role);
         return found?.outcome === "allowed" ? "✓" : found ? "—" : "?";
       });
-      return `| ${action.row} | ${action.name} | ${cells.join(" | ")} |`;
+      return { action, cells };
     });
     console.log(
-      [`| row | action | ${ROLE_NAMES.join(" | ")} |`, "|---|---|---|---|---|---|", ...rows].join("\n"),
+      [
+        `| row | action | ${ROLE_NAMES.join(" | ")} |`,
+        "|---|---|---|---|---|---|",
+        ...rows.map(({ action, cells }) => `| ${action.row} | ${action.name} | ${cells.join(" | ")} |`),
+      ].join("\n"),
       `\n${results.length} cells (${ACTIONS.length} actions × ${ROLE_NAMES.length} roles)`,
     );
     expect(results).toHaveLength(ACTIONS.length * ROLE_NAMES.length);
+
+    // The published table: each of its rows names what the actions of one row here do.
+    const contract = readFileSync(path.resolve(import.meta.dirname, "../../docs/api-contract.md"), "utf8");
+    const section = contract.slice(contract.indexOf("### §5.10"));
+    const published = section
+      .split("\n")
+      .filter((line) => /^\| .*(✓|—) \|$/.test(line))
+      .map((line) => line.split("|").map((cell) => cell.trim()));
+    const ROW_OF: Array<[RegExp, string]> = [
+      [/^see keys/, "see"],
+      [/\*\*test\*\* keys/, "test keys"],
+      [/\*\*live\*\* keys/, "live keys"],
+      [/endpoints, reveal and rotate secrets/, "endpoints"],
+      [/^invite, remove members/, "team"],
+      [/^transfer ownership/, "owner"],
+    ];
+    expect(published.map((cells) => ROW_OF.find(([pattern]) => pattern.test(cells[1] ?? ""))?.[1])).toEqual(
+      ROW_OF.map(([, row]) => row),
+    );
+    for (const cells of published) {
+      const row = ROW_OF.find(([pattern]) => pattern.test(cells[1] ?? ""))?.[1];
+      const marks = cells.slice(2, 2 + ROLE_NAMES.length);
+      const tested = rows.filter(({ action }) => action.row === row);
+      expect(tested.length, `actions tested for "${row}"`).toBeGreaterThan(0);
+      for (const { action, cells: outcome } of tested) expect(outcome, `${row}: ${action.name}`).toEqual(marks);
+    }
   });
 });

@@ -1,6 +1,6 @@
 // The served OpenAPI document as linters read it: Stoplight Spectral's CLI with the repository's .spectral.yaml
 // (spectral:oas and the OWASP API Security ruleset, both from node_modules, offline). spectral:oas reports nothing;
-// of the OWASP rules only those of STAYING report, each only where its reason holds (README: "Linting the document").
+// of the OWASP rules only those of STAYING report, each only where its reason holds (docs/architecture.md, "The REST facade").
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +11,7 @@ import { startApi, type TestServer } from "../helpers/api";
 const root = path.resolve(import.meta.dirname, "../..");
 const cli = path.join(root, "node_modules/@stoplight/spectral-cli/dist/index.js");
 
-/** The OWASP rules that stay reported on the served document, with the reason the README gives for each. */
+/** The OWASP rules that stay reported on the served document, with the reason docs/architecture.md, "The REST facade" gives for each. */
 const STAYING = {
   "owasp:api8:2023-define-cors-origin":
     "No CORS: API keys are server-side secrets, so the API sends no Access-Control-Allow-Origin on any answer.",
