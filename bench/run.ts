@@ -95,6 +95,7 @@ const PAGE_LIMIT = 100;
 const NO_LIMITS = { perKey: 1_000_000_000, perOrg: 1_000_000_000 };
 const TARGETS = { floor: 0.9, bare: 0.4, rssMb: 400, bulk: 3, pagination: 1.5, health: 2, feed: 1.5, platform: 0.15 };
 const DIST_DIR = ".next-bench";
+const BENCH_AUTH_SECRET = randomBytes(32).toString("base64");
 const HEALTH_LARGE = 10_000;
 const HEALTH_SMALL = 100;
 
@@ -295,6 +296,8 @@ async function launch(
     PORT: String(port),
     NEXT_TELEMETRY_DISABLED: "1",
     NEXT_DIST_DIR: DIST_DIR,
+    // Production with DATABASE_URL refuses to start without the settings' shared secret.
+    BETTER_AUTH_SECRET: process.env.BETTER_AUTH_SECRET ?? BENCH_AUTH_SECRET,
   };
   const started = performance.now();
   // V8 writes the profile when the process exits (every server exits through process.exit on SIGTERM).

@@ -61,6 +61,13 @@ async function main(): Promise<void> {
     console.error((error as Error).message);
     process.exit(1);
   }
+  // The embedded database's thread first (PGlite takes about 0.7 s to open): it opens while this thread imports the
+  // telemetry and the server. Neither PGlite nor the lock needs instrumenting.
+  let opening: Promise<import("../server/db/embedded").EmbeddedDatabase> | undefined;
+  if (!config.DATABASE_URL) {
+    opening = (await import("../server/db/embedded")).openEmbeddedDatabase(config.DATA_DIR);
+    opening.catch(() => undefined);
+  }
   // Telemetry first: what it instruments (the database client, ioredis) is imported below (docs/architecture.md,
   // "Observability").
   const { startTelemetry, stopTelemetry } = await import("../server/observability/telemetry");
@@ -72,13 +79,9 @@ async function main(): Promise<void> {
   const { closeDb, db } = await import("../server/db/client");
   const { EmbeddedDatabaseBusyError } = await import("../server/db/embedded");
   const { migrateProcessDatabase } = await import("../server/db/ready");
-  // The database opens (the embedded one in a thread of its own) while this thread loads Next.js and the server.
-  const migrating = migrateProcessDatabase({ own: true });
+  // The database opens (the embedded one in a thread of its own) while this thread loads the server's modules.
+  const migrating = migrateProcessDatabase({ own: true, opening });
   migrating.catch(() => undefined);
-  const next = (await import("next")).default;
-  const app = next({ dev, dir: root, port: config.PORT });
-  const preparing = app.prepare();
-  preparing.catch(() => undefined);
 
   const { createServer } = await import("node:http");
   const { ensureDemo } = await import("../server/services/demo");
@@ -89,7 +92,7 @@ async function main(): Promise<void> {
   const { flushAudit } = await import("../server/services/audit");
   const { dispatchesSettled } = await import("../server/webhooks/hand-over");
   const { closeKv } = await import("../server/kv");
-  const { CLIENT_ADDRESS_HEADER } = await import("../server/services/auth");
+  const { CLIENT_ADDRESS_HEADER } = await import("../server/auth/client-address");
   const { clientAddress } = await import("../server/http/origin");
   const { observedPages, pageRoutes } = await import("../server/http/pages");
   const { log } = await import("../server/observability/logger");
@@ -110,9 +113,28 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const demo = config.SEED_DEMO ? await ensureDemo(config.DATA_DIR) : null;
-  await preparing;
+  // Next.js (about two thirds of a restart's CPU time) is imported and prepared only once the API listens: /livez,
+  // /readyz and /api/v1 never go through it, so they answer as soon as the database is ready; a page request that
+  // arrives earlier waits for the preparation (docs/architecture.md, "Running in production").
+  type NextApp = ReturnType<typeof import("next").default>;
+  let app: NextApp | undefined;
+  let nextHandler: ReturnType<NextApp["getRequestHandler"]> | undefined;
+  let startNext = () => {};
+  const preparing = new Promise<void>((resolve) => {
+    startNext = resolve;
+  }).then(async () => {
+    const next = (await import("next")).default;
+    app = next({ dev, dir: root, port: config.PORT });
+    await app.prepare();
+    nextHandler = app.getRequestHandler();
+    return nextHandler;
+  });
+  preparing.catch((error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    void closeDb().finally(() => process.exit(1));
+  });
   const pages = observedPages(
-    app.getRequestHandler(),
+    (req, res) => (nextHandler ? nextHandler(req, res) : preparing.then((handle) => handle(req, res))),
     pageRoutes(path.join(root, process.env.NEXT_DIST_DIR || ".next")),
   );
   const api = nodeApiListener();
@@ -150,6 +172,8 @@ async function main(): Promise<void> {
   }
 
   console.log(banner);
+  // Only now: importing Next.js keeps this thread busy for about a second, which would delay listening.
+  startNext();
   // Scores missing or more than an hour old (accounts from before the health table, a stopped worker) are computed
   // once now, in the background; while a worker runs, the health refresh keeps them current.
   const { refreshChangedHealthScores } = await import("../server/services/health");
@@ -174,7 +198,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => server.closeAllConnections(), 10_000);
     await closed;
     clearTimeout(force);
-    await app.close().catch(() => undefined);
+    await app?.close().catch(() => undefined);
     await dispatchesSettled();
     await flushAudit();
     await closeKv().catch(() => undefined);

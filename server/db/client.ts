@@ -17,6 +17,32 @@ export interface Database {
   close(): Promise<void>;
 }
 
+// Named statements are parsed once per connection, then only bound and executed: PostgreSQL skips parsing (and, after
+// a few runs, planning) the hot path's queries (docs/architecture.md, "Memory and speed"). Names are handed out to
+// the first 500 distinct texts only, so texts that vary (IN lists of any length) cannot grow every connection's
+// statement cache without bound; later texts run unnamed, as before.
+const STATEMENT_NAMES_MAX = 500;
+const statementNames = new Map<string, string>();
+function statementName(query: { sql: string }): string | undefined {
+  const known = statementNames.get(query.sql);
+  if (known !== undefined || statementNames.size >= STATEMENT_NAMES_MAX) return known;
+  const name = `crm_${statementNames.size}`;
+  statementNames.set(query.sql, name);
+  return name;
+}
+
+// Not on the embedded database, whose socket runs every connection in one PostgreSQL session (one connection's
+// statement names would collide with another's), nor behind a transaction-mode pooler, which marks its URL with
+// Prisma's `pgbouncer=true` and may hand each transaction a different server connection.
+function namedStatements(options: { url: string; kind?: Database["kind"] }): boolean {
+  if ((options.kind ?? "postgres") !== "postgres") return false;
+  try {
+    return new URL(options.url).searchParams.get("pgbouncer") !== "true";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Opens a Prisma client on a PostgreSQL URL through `@prisma/adapter-pg`: the one access path in every mode, since the
  * embedded database is served over the wire protocol too (docs/architecture.md, "The embedded database"). Connection
@@ -24,12 +50,18 @@ export interface Database {
  */
 export function openDatabase(options: { url: string; kind?: Database["kind"] }): Database {
   // query_timeout bounds a query on a server that accepted the connection but stopped answering (no hanging request).
-  const adapter = new PrismaPg({
-    connectionString: options.url,
-    connectionTimeoutMillis: 5_000,
-    query_timeout: 15_000,
-    max: 10,
-  });
+  const adapter = new PrismaPg(
+    {
+      connectionString: options.url,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 15_000,
+      max: 10,
+    },
+    namedStatements(options)
+      ? // An undefined name runs the statement unnamed (pg), which the adapter's type does not spell out.
+        { statementNameGenerator: statementName as (query: { sql: string }) => string }
+      : undefined,
+  );
   const prisma = new PrismaClient({ adapter });
   return { prisma, kind: options.kind ?? "postgres", url: options.url, close: () => prisma.$disconnect() };
 }
@@ -67,14 +99,18 @@ export function db(): Database {
  * @returns the database and whether this process owns the embedded database.
  * @throws EmbeddedDatabaseBusyError (`own: true`) when another live process owns `DATA_DIR`.
  */
-export async function connectDatabase(options: { own: boolean }): Promise<{ database: Database; owner: boolean }> {
+export async function connectDatabase(options: {
+  own: boolean;
+  /** The embedded database being opened already (the server starts it before its other imports). */
+  opening?: Promise<EmbeddedDatabase>;
+}): Promise<{ database: Database; owner: boolean }> {
   const config = env();
   if (config.DATABASE_URL || (!options.own && readLiveEmbeddedLock(config.DATA_DIR)?.url)) {
     return { database: db(), owner: false };
   }
   // Loaded only here: processes that reach the database by URL (Next.js bundles, serverless) never load PGlite.
   const { openEmbeddedDatabase } = await import("./embedded");
-  holder.__crmEmbedded ??= await openEmbeddedDatabase(config.DATA_DIR);
+  holder.__crmEmbedded ??= await (options.opening ?? openEmbeddedDatabase(config.DATA_DIR));
   holder.__crmDatabase ??= openDatabase({ url: holder.__crmEmbedded.url, kind: "pglite" });
   return { database: holder.__crmDatabase, owner: true };
 }

@@ -9,6 +9,7 @@ import { prismaAdapter } from "better-auth/adapters/prisma";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { nextCookies } from "better-auth/next-js";
 import { organization, twoFactor } from "better-auth/plugins";
+import { CLIENT_ADDRESS_HEADER } from "../auth/client-address";
 import {
   hashPassword,
   isLegacyPasswordHash,
@@ -45,7 +46,7 @@ export const SIGN_IN_LIMITS = { perEmail: 10, perAddress: 50 } as const;
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 
 /** Header `npm start` sets on every page request to the client address under `TRUST_PROXY` (scripts/serve.ts). */
-export const CLIENT_ADDRESS_HEADER = "x-crm-client-address";
+export { CLIENT_ADDRESS_HEADER } from "../auth/client-address";
 
 /** Paths whose outcome is a sign-in: a password, a second factor, a backup code or a passkey. */
 const SIGN_IN_PATHS: Record<string, string> = {

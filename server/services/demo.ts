@@ -5,10 +5,8 @@ import { hashApiKey } from "../auth/api-keys";
 import { FULL_ACCESS_SCOPES } from "../auth/scopes";
 import { prisma } from "../db/transaction";
 import { createApiKey } from "./api-keys";
-import { defaultOrigin } from "./auth";
 import { ensureOrganisation } from "./organisations";
 import { seedDemoBook } from "./seed";
-import { createMemberUser, passwordMatches, setPassword } from "./team";
 
 /**
  * Slug of the demo organisation that start-up seeds into an empty database (docs/architecture.md,
@@ -94,7 +92,12 @@ async function ensureDemoUser(
   orgId: string,
   saved: Partial<SavedCredentials>,
 ): Promise<{ password: string; passwordHash: string }> {
-  const origin = defaultOrigin();
+  // better-auth (about 0.6 s of CPU to import) is loaded only to check or set the password: a restart that finds the
+  // saved hash unchanged needs none of it.
+  const settings = async () => {
+    const [{ defaultOrigin }, team] = await Promise.all([import("./auth"), import("./team")]);
+    return { origin: defaultOrigin(), ...team };
+  };
   const user = await prisma().user.findUnique({
     where: { email: DEMO_USER_EMAIL },
     select: { id: true, members: { select: { orgId: true } } },
@@ -102,14 +105,20 @@ async function ensureDemoUser(
   if (user && !user.members.some((member) => member.orgId === orgId)) {
     throw new Error(`${DEMO_USER_EMAIL} belongs to another organisation`);
   }
-  if (user && saved.password) {
+  const savedPassword = saved.password;
+  if (user && savedPassword) {
     const hash = await storedHash(user.id);
-    if (hash && (hash === saved.passwordHash || (await passwordMatches(origin, user.id, saved.password)))) {
-      return { password: saved.password, passwordHash: hash };
+    if (
+      hash &&
+      (hash === saved.passwordHash ||
+        (await settings().then(({ origin, passwordMatches }) => passwordMatches(origin, user.id, savedPassword))))
+    ) {
+      return { password: savedPassword, passwordHash: hash };
     }
   }
   const password = randomBytes(18).toString("base64url");
   let userId = user?.id;
+  const { origin, setPassword, createMemberUser } = await settings();
   if (userId) await setPassword(origin, userId, password);
   else
     userId = (

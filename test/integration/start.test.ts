@@ -105,6 +105,16 @@ describe("npm start (embedded defaults)", () => {
     expect(res.body.hasMore).toBe(true);
   });
 
+  it("serves the API before loading Next.js: the banner comes before Next.js's first line, and pages still answer", async () => {
+    const { base } = server as Started;
+    // A page waits for Next.js to be prepared, so once it answers Next.js has printed its start-up line.
+    expect((await fetch(`${base}/signin`)).status).toBe(200);
+    const output = server?.output() ?? "";
+    const banner = output.indexOf("MSP CRM public API");
+    expect(banner).toBeGreaterThanOrEqual(0);
+    expect(output.indexOf("next.config")).toBeGreaterThan(banner);
+  });
+
   it("prints the demo login and serves the sign-in page, the settings redirect and the API reference", async () => {
     const { base } = server as Started;
     expect(server?.output()).toMatch(/Demo login: demo@example\.com \/ \S{10,}/);
