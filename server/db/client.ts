@@ -55,7 +55,10 @@ export function openDatabase(options: { url: string; kind?: Database["kind"] }):
       connectionString: options.url,
       connectionTimeoutMillis: 5_000,
       query_timeout: 15_000,
-      max: 10,
+      // The embedded database's socket runs every connection in one PostgreSQL session and interleaves their
+      // protocol messages outside a transaction, so two connections' statements could meet (a 500, or the other
+      // query's rows). PGlite runs one query at a time anyway: one connection costs nothing and keeps them apart.
+      max: (options.kind ?? "postgres") === "pglite" ? 1 : 10,
     },
     namedStatements(options)
       ? // An undefined name runs the statement unnamed (pg), which the adapter's type does not spell out.

@@ -289,6 +289,39 @@ describe("the embedded database has one owner", () => {
     expect(res.status).toBe(201);
   }, 60_000);
 
+  it("answers concurrent writers and a feed follower without a 5xx: one session, so requests never share a statement", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [
+        "dist/admin.js",
+        "create-key",
+        "--org",
+        "ops",
+        "--scopes",
+        "accounts:write,events:read",
+        "--limits",
+        "100000,100000",
+        "--json",
+      ],
+      { cwd: root, env: { ...inherited, DATA_DIR: dataDir } },
+    );
+    const api = client(`${server?.base}/api/v1`, JSON.parse(stdout.trim()).key);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await api("POST", "/accounts", { name: `Concurrent ${i}` })).body.data.id);
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, worker) => {
+        for (let n = 0; n < 15; n++) {
+          const patch = await api("PATCH", `/accounts/${ids[(worker + n) % ids.length]}`, { employeeCount: n });
+          const feed = await api("GET", "/events?limit=100");
+          statuses.push(patch.status, feed.status);
+        }
+      }),
+    );
+    expect(statuses).toHaveLength(240);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+  }, 120_000);
+
   it("after kill -9 the directory opens again with every acknowledged write; SIGINT then stops cleanly", async () => {
     const api = client(`${server?.base}/api/v1`, opsKey);
     const names = Array.from({ length: 20 }, (_, i) => `Acknowledged ${i}`);
