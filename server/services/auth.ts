@@ -45,9 +45,6 @@ export const SIGN_IN_LIMITS = { perEmail: 10, perAddress: 50 } as const;
 /** The window of {@link SIGN_IN_LIMITS}: 15 minutes, in ms. */
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 
-/** Header `npm start` sets on every page request to the client address under `TRUST_PROXY` (scripts/serve.ts). */
-export { CLIENT_ADDRESS_HEADER } from "../auth/client-address";
-
 /** Paths whose outcome is a sign-in: a password, a second factor, a backup code or a passkey. */
 const SIGN_IN_PATHS: Record<string, string> = {
   "/sign-in/email": "password",

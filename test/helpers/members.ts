@@ -1,9 +1,10 @@
 // Test helpers for the settings: organisations with a member of each role, signed in through better-auth as a browser
 // would be (its session cookie), and the settings router called as that member.
 import { randomBytes } from "node:crypto";
+import { CLIENT_ADDRESS_HEADER } from "../../server/auth/client-address";
 import type { Role } from "../../server/auth/roles";
 import { createSettingsCaller } from "../../server/routers/settings";
-import { authFor, CLIENT_ADDRESS_HEADER } from "../../server/services/auth";
+import { authFor } from "../../server/services/auth";
 import { ensureOrganisation } from "../../server/services/organisations";
 import type { SettingsRequest } from "../../server/services/settings-session";
 import { createMemberUser } from "../../server/services/team";

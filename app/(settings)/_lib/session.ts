@@ -1,10 +1,10 @@
 import { headers } from "next/headers";
 import { forbidden, redirect } from "next/navigation";
 import { cache } from "react";
+import { CLIENT_ADDRESS_HEADER } from "../../../server/auth/client-address";
 import { env } from "../../../server/env";
 import { clientAddress, publicOrigin } from "../../../server/http/origin";
 import { createSettingsCaller } from "../../../server/routers/settings";
-import { CLIENT_ADDRESS_HEADER } from "../../../server/services/auth";
 import {
   resolveSettingsSession,
   type SettingsRequest,
