@@ -2,9 +2,15 @@
 // key-value store. "Another instance" here is a write made behind this process's back: the revocation in
 // the database plus the generation bump in Redis, as another instance's revokeApiKey would do.
 import { Redis } from "ioredis";
+
+// A key-value namespace of this file's own: other test files revoke keys in parallel, and each revocation bumps the
+// generation every process of one namespace watches, which would clear this cache between two requests here.
+process.env.KV_PREFIX = `${process.env.KV_PREFIX ?? "test:"}key-cache-${process.pid}:`;
+resetEnvCache();
+
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
-import { env } from "../../server/env";
+import { env, resetEnvCache } from "../../server/env";
 import { revokeApiKey } from "../../server/services/api-keys";
 import { KEY_GENERATION_POLL_MS } from "../../server/services/key-cache";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
