@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { tracingOn } from "../observability/telemetry";
 import { parseSlidingWindowReply, SLIDING_WINDOW_LUA, slidingWindowArgs } from "./sliding-window";
 import type { KeyValueStore } from "./store";
 import { warnThrottled } from "./warn";
@@ -23,7 +24,9 @@ export function redisStore(url: string, timeoutMs: number): KeyValueStore {
     maxRetriesPerRequest: 0,
     // Concurrent requests' scripts go out in one write per event-loop turn instead of one socket write each: those
     // write syscalls were the largest cost of the rate limit under load (docs/architecture.md, "Memory and speed").
-    enableAutoPipelining: true,
+    // Not while tracing: a batch is sent in the context of the request that queued first, so the other requests'
+    // Redis spans would land in its trace.
+    enableAutoPipelining: !tracingOn(),
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   }) as WithScript;
   client.defineCommand("crmSlidingWindow", { lua: SLIDING_WINDOW_LUA });
