@@ -29,17 +29,23 @@ interface CacheState {
   generation: number | null;
   /** Whether the last read succeeded: only then are records cached. */
   trusted: boolean;
+  /** How many generations this process has published: a poll that overlaps one is discarded. */
+  localBumps: number;
   poller?: NodeJS.Timeout;
 }
 
 // One cache per process: Next.js may instantiate this module in more than one bundle.
 const holder = globalThis as unknown as { __crmKeyCache?: CacheState };
-holder.__crmKeyCache ??= { entries: new Map(), generation: null, trusted: false };
+holder.__crmKeyCache ??= { entries: new Map(), generation: null, trusted: false, localBumps: 0 };
 const state = holder.__crmKeyCache;
 
 async function poll(): Promise<void> {
+  const bumps = state.localBumps;
   try {
     const generation = await kv().counter(GENERATION_KEY);
+    // This process published a newer generation while the read was under way: the read is stale, not a change made
+    // elsewhere, and taking it would clear the cache again at the next poll.
+    if (state.localBumps !== bumps) return;
     if (state.generation !== null && generation !== state.generation) state.entries.clear();
     state.generation = generation;
     state.trusted = true;
@@ -86,6 +92,7 @@ export function cacheKey<T>(hash: string, value: T, expiresAt: number | null, no
  */
 export async function forgetCachedKeys(): Promise<void> {
   state.entries.clear();
+  state.localBumps += 1;
   try {
     state.generation = await kv().increment(GENERATION_KEY);
   } catch (error) {

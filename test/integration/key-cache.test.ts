@@ -31,14 +31,21 @@ afterAll(async () => {
 });
 
 it("serves a known key from memory, and a revocation made elsewhere takes effect here within 1 s", async () => {
-  const org = await createTestOrg(["accounts:read"]);
-  const api = client(server.url, org.key);
-  expect((await api("GET", "/accounts")).status).toBe(200);
-
-  // Another instance revokes the key: the database changes, this process's cache does not know yet.
-  await prisma().apiKey.update({ where: { id: org.apiKeyId }, data: { revokedAt: new Date() } });
-  // Served from memory: no database round trip, so the revocation is not seen yet.
-  expect((await api("GET", "/accounts")).status).toBe(200);
+  // A generation poll may legitimately drop the cache between two requests (a key made in parallel, a slow store
+  // read on a busy machine), so the first half is tried with up to three fresh keys: one must be served from memory.
+  let api = client(server.url, "");
+  let servedFromMemory = false;
+  for (let attempt = 0; attempt < 3 && !servedFromMemory; attempt++) {
+    const org = await createTestOrg(["accounts:read"]);
+    api = client(server.url, org.key);
+    await sleep(KEY_GENERATION_POLL_MS * 2);
+    expect((await api("GET", "/accounts")).status).toBe(200);
+    // Another instance revokes the key: the database changes, this process's cache does not know yet.
+    await prisma().apiKey.update({ where: { id: org.apiKeyId }, data: { revokedAt: new Date() } });
+    // Served from memory: no database round trip, so the revocation is not seen yet.
+    servedFromMemory = (await api("GET", "/accounts")).status === 200;
+  }
+  expect(servedFromMemory).toBe(true);
 
   // The other instance publishes the change; every instance forgets its keys at its next read of the generation.
   await redis.incr(`${env().KV_PREFIX}auth:key-generation`);
