@@ -6,7 +6,8 @@ import { migrateDatabase } from "../../server/db/migrate";
 /** The server the test databases are created on; `TEST_PG_ADMIN_URL` overrides the local default. */
 export const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
-async function admin(sql: string): Promise<void> {
+/** Runs one statement on the {@link ADMIN_URL} server (CREATE or DROP DATABASE), on a connection of its own. */
+export async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {

@@ -11,10 +11,9 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { ADMIN_URL } from "../helpers/fresh-database";
+import { ADMIN_URL, admin } from "../helpers/fresh-database";
 import { freePort } from "../helpers/ports";
 
 const run = promisify(execFile);
@@ -75,16 +74,6 @@ let server: ChildProcess | undefined;
 let serverOutput = "";
 let origin = "";
 let runtimeEnv: NodeJS.ProcessEnv = { ...process.env };
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The image's exec-form command (`CMD ["node", …]`) as an argument list for this machine: `node` is this Node. */
 function execForm(json: string): string[] {

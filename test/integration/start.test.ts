@@ -268,14 +268,14 @@ describe("the embedded database has one owner", () => {
   it("the compiled admin command goes through the running server's socket: its key works at once", async () => {
     const { stdout } = await run(
       process.execPath,
-      // High operator limits: the next test writes in a burst that the default Starter plan would refuse.
+      // High operator limits: the next tests write in bursts that the default Starter plan would refuse.
       [
         "dist/admin.js",
         "create-key",
         "--org",
         "ops",
         "--scopes",
-        "accounts:write",
+        "accounts:write,events:read",
         "--limits",
         "100000,100000",
         "--json",
@@ -290,22 +290,7 @@ describe("the embedded database has one owner", () => {
   }, 60_000);
 
   it("answers concurrent writers and a feed follower without a 5xx: one session, so requests never share a statement", async () => {
-    const { stdout } = await run(
-      process.execPath,
-      [
-        "dist/admin.js",
-        "create-key",
-        "--org",
-        "ops",
-        "--scopes",
-        "accounts:write,events:read",
-        "--limits",
-        "100000,100000",
-        "--json",
-      ],
-      { cwd: root, env: { ...inherited, DATA_DIR: dataDir } },
-    );
-    const api = client(`${server?.base}/api/v1`, JSON.parse(stdout.trim()).key);
+    const api = client(`${server?.base}/api/v1`, opsKey);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await api("POST", "/accounts", { name: `Concurrent ${i}` })).body.data.id);
     const statuses: number[] = [];
