@@ -3,12 +3,13 @@
 // no TypeScript): dist/serve.js (`npm start`), dist/migrate.js (the migrations) and dist/admin.js (the operator
 // command), ES modules sharing code through dist/chunks/. The Prisma client generated into server/db/generated is
 // bundled in, so a production install needs no `prisma generate`; packages stay imports of node_modules, so a
-// telemetry SDK can still patch them at run time. It also leaves an initialised embedded database in dist/ for first
-// starts to copy.
+// telemetry SDK can still patch them at run time. It also leaves an initialised, migrated embedded database in dist/
+// for first starts to copy.
 import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
-import { embeddedTemplateDir } from "../server/db/embedded";
+import { embeddedTemplateDir, openEmbeddedDatabase } from "../server/db/embedded";
+import { migrateDatabase } from "../server/db/migrate";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -53,10 +54,12 @@ export async function buildServer(outdir = path.join(root, "dist")): Promise<str
 }
 
 /**
- * Leaves a freshly initialised, cleanly closed PGlite data directory of the installed PGlite version in
- * `dist/pglite-<version>/` (`embeddedTemplateDir`), which a first start on the embedded database copies instead of
- * running initdb. Kept across builds while the PGlite version stays; templates of other versions are removed.
+ * Leaves a cleanly closed PGlite data directory of the installed PGlite version with every migration applied in
+ * `dist/pglite-<version>-<migrations digest>/` (`embeddedTemplateDir`), which a first start on the embedded database
+ * copies instead of running initdb and the migrations. Kept across builds while the PGlite version and the migrations
+ * stay; other templates are removed.
  * @returns whether a template was made now.
+ * @throws Error from PGlite or the migration runner (the message names the migration).
  */
 export async function buildEmbeddedTemplate(): Promise<boolean> {
   const template = embeddedTemplateDir();
@@ -68,12 +71,18 @@ export async function buildEmbeddedTemplate(): Promise<boolean> {
     }
   }
   if (existsSync(path.join(template, "PG_VERSION"))) return false;
-  const { PGlite } = await import("@electric-sql/pglite");
-  const staging = `${template}.initdb`;
+  // Made like any new data directory (initdb, then the migrations through the socket), in a staging folder named so
+  // that it is removed above if the build stops half-way.
+  const staging = `${template}.building`;
   rmSync(staging, { recursive: true, force: true });
-  const database = await PGlite.create(staging);
-  await database.close();
-  renameSync(staging, template);
+  const database = await openEmbeddedDatabase(staging, { fromTemplate: false });
+  try {
+    await migrateDatabase({ url: database.url }, { log: () => undefined });
+  } finally {
+    await database.close();
+  }
+  renameSync(path.join(staging, "pglite"), template);
+  rmSync(staging, { recursive: true, force: true });
   return true;
 }
 
@@ -83,5 +92,5 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.met
   const scripts = files.filter((file) => file.endsWith(".js")).length;
   console.log(`Compiled the server into dist/ (${scripts} files) in ${Math.round(performance.now() - started)} ms`);
   if (await buildEmbeddedTemplate())
-    console.log(`Initialised the embedded database's template in ${embeddedTemplateDir()}`);
+    console.log(`Initialised and migrated the embedded database's template in ${embeddedTemplateDir()}`);
 }

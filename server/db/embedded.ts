@@ -5,14 +5,11 @@
 // core while the main thread serves requests (and, at start-up, loads Next.js while PGlite opens).
 import {
   closeSync,
-  cpSync,
   existsSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
-  renameSync,
-  rmSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -20,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { alive, type EmbeddedLock, embeddedLockPath, readLock } from "./embedded-lock";
+import { migrationsDigest } from "./migration-files";
 
 export { type EmbeddedLock, readLiveEmbeddedLock } from "./embedded-lock";
 
@@ -41,6 +39,12 @@ export class EmbeddedDatabaseBusyError extends Error {
     this.owner = owner;
   }
 }
+
+// PostgreSQL settings of the embedded database, as `-c` start parameters after PGlite's own. PostgreSQL's default
+// shared_buffers (128 MB) is set up at every open in WebAssembly, about 0.4 s of CPU; 16 MB holds the demo book's hot
+// pages, and reads beyond them come from the operating system's page cache (docs/architecture.md,
+// "The embedded database").
+const SETTINGS = ["-c", "shared_buffers=16MB"];
 
 /** Most connections the socket serves at once: the server's pool, the admin command, a psql or two. */
 const MAX_CONNECTIONS = 64;
@@ -74,17 +78,26 @@ function acquireLock(dataDir: string): string {
 }
 
 // The worker thread's program: plain JavaScript run with `eval` (so it needs no TypeScript loader nor a file of its
-// own in the build), importing the two packages by the URLs the main thread resolved. It opens PGlite, serves it on an
-// ephemeral loopback port, posts `{ conn }` (or `{ error }`), and on "close" stops both and posts "closed".
+// own in the build), importing the two packages by the URLs the main thread resolved. It copies the template into a
+// new data directory when given one (off the main thread, which imports the server meanwhile), opens PGlite, serves
+// it on an ephemeral loopback port, posts `{ conn }` (or `{ error }`), and on "close" stops both and posts "closed".
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 (async () => {
   let db;
   let server;
   try {
+    if (workerData.template) {
+      const { cpSync, rmSync, renameSync } = require("node:fs");
+      const staging = workerData.dir + ".copying-" + process.pid;
+      rmSync(staging, { recursive: true, force: true });
+      cpSync(workerData.template, staging, { recursive: true });
+      rmSync(workerData.dir, { recursive: true, force: true });
+      renameSync(staging, workerData.dir);
+    }
     const { PGlite } = await import(workerData.pglite);
     const { PGLiteSocketServer } = await import(workerData.socket);
-    db = await PGlite.create(workerData.dir);
+    db = await PGlite.create(workerData.dir, { startParams: [...PGlite.defaultStartParams, ...workerData.settings] });
     server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: workerData.maxConnections });
     await server.start();
     parentPort.postMessage({ conn: server.getServerConn() });
@@ -104,32 +117,35 @@ const { parentPort, workerData } = require("node:worker_threads");
 `;
 
 /**
- * Where `npm run build` leaves a freshly initialised, cleanly closed data directory of the installed PGlite version
- * (`dist/pglite-<version>/`, resolved from the working directory like the migrations folder). A first start copies it
- * instead of running PGlite's initdb, which costs several seconds of CPU (docs/architecture.md,
- * "The embedded database").
+ * Where `npm run build` leaves a cleanly closed data directory of the installed PGlite version with every migration
+ * of `prisma/migrations` applied (`dist/pglite-<version>-<migrations digest>/`, resolved from the working directory
+ * like the migrations folder; {@link migrationsDigest}). A first start copies it instead of running PGlite's initdb
+ * and the migrations, which cost several seconds of CPU (docs/architecture.md, "The embedded database"); a build with
+ * other migrations or another PGlite makes another template.
  */
 export function embeddedTemplateDir(): string {
   const entry = fileURLToPath(import.meta.resolve("@electric-sql/pglite"));
   const manifest = path.join(path.dirname(entry), "..", "package.json");
   const { version } = JSON.parse(readFileSync(manifest, "utf8")) as { version: string };
-  return path.resolve("dist", `pglite-${version}`);
+  return path.resolve("dist", `pglite-${version}-${migrationsDigest()}`);
 }
 
 /**
- * Fills an empty data directory from the build's template when there is one of this PGlite version: copied beside it,
- * then renamed into place, so a crash mid-copy leaves no half directory PGlite would take for a database.
+ * The template a new data directory `dir` starts as ({@link embeddedTemplateDir}), or null when `dir` already holds
+ * files or the build left no template for this PGlite version and these migrations. The worker thread copies it
+ * beside `dir` and renames the copy into place, so a crash mid-copy leaves no half directory PGlite would take for a
+ * database.
  */
-function seedFromTemplate(dir: string): void {
-  if (existsSync(path.join(dir, "PG_VERSION"))) return;
-  const template = embeddedTemplateDir();
-  if (!existsSync(path.join(template, "PG_VERSION"))) return;
-  if (existsSync(dir) && readdirSync(dir).length > 0) return;
-  const staging = `${dir}.copying-${process.pid}`;
-  rmSync(staging, { recursive: true, force: true });
-  cpSync(template, staging, { recursive: true });
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(staging, dir);
+function templateFor(dir: string): string | null {
+  if (existsSync(dir) && readdirSync(dir).length > 0) return null;
+  let template: string;
+  try {
+    template = embeddedTemplateDir();
+  } catch {
+    // No migrations folder here: no template to pick; the migration runner reports the missing folder.
+    return null;
+  }
+  return existsSync(path.join(template, "PG_VERSION")) ? template : null;
 }
 
 /** The worker's first message: where it serves the database, or why it could not open it. */
@@ -148,17 +164,22 @@ function firstMessage(worker: Worker): Promise<WorkerReply> {
  * is gone is taken over), opens PGlite in `DATA_DIR/pglite` (created when missing, from the build's template when
  * there is one: {@link embeddedTemplateDir}) in a worker thread, and serves it
  * with `@electric-sql/pglite-socket` on 127.0.0.1 at an ephemeral port, which the lock then records.
+ * @param options.fromTemplate false: a new directory is made by PGlite's initdb, without migrations (the template's
+ *   own build; tests of the migration runner). Default true.
  * @returns the URL (`postgresql://postgres@127.0.0.1:<port>/postgres`) and `close()`.
  * @throws EmbeddedDatabaseBusyError when a live process already owns the directory; Error with PGlite's message when
  *         the directory cannot be opened.
  */
-export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDatabase> {
+export async function openEmbeddedDatabase(
+  dataDir: string,
+  options: { fromTemplate?: boolean } = {},
+): Promise<EmbeddedDatabase> {
   const file = acquireLock(dataDir);
   let worker: Worker | undefined;
   try {
     const dir = path.resolve(dataDir, "pglite");
-    seedFromTemplate(dir);
-    mkdirSync(dir, { recursive: true });
+    const template = options.fromTemplate === false ? null : templateFor(dir);
+    if (!template) mkdirSync(dir, { recursive: true });
     worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
@@ -166,6 +187,8 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
         pglite: import.meta.resolve("@electric-sql/pglite"),
         socket: import.meta.resolve("@electric-sql/pglite-socket"),
         maxConnections: MAX_CONNECTIONS,
+        settings: SETTINGS,
+        template,
       },
     });
     const reply = await firstMessage(worker);

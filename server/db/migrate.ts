@@ -1,7 +1,7 @@
-import { createHash, randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import path from "node:path";
 import pg from "pg";
+import { type MigrationFile, readMigrations } from "./migration-files";
 
 /**
  * Where {@link migrateDatabase} applies migrations: a PostgreSQL URL (the embedded database too, through the socket its
@@ -21,13 +21,6 @@ export interface MigrateOptions {
 export interface MigrateResult {
   /** Names of the migration folders applied by this call, in the order they ran; empty when already up to date. */
   applied: string[];
-}
-
-/** One migration folder read from disk. */
-interface MigrationFile {
-  name: string;
-  sql: string;
-  checksum: string;
 }
 
 /** One row of `_prisma_migrations`, as far as the runner needs it. */
@@ -194,34 +187,6 @@ async function applyPending(
     log(`applied ${migration.name} (${Date.now() - started} ms)`);
   }
   return { applied: done };
-}
-
-/**
- * The names of the migration folders in `migrationsDir` (default `prisma/migrations` resolved from `process.cwd()`),
- * in the order {@link migrateDatabase} applies them: what a database must have recorded in `_prisma_migrations` to be
- * up to date (the readiness probe compares the two).
- * @throws Error if the folder is missing.
- */
-export function migrationNames(migrationsDir = "prisma/migrations"): string[] {
-  const dir = path.resolve(process.cwd(), migrationsDir);
-  if (!existsSync(dir)) throw new Error(`Migrations folder not found: ${dir}`);
-  return (
-    readdirSync(dir)
-      // Dot-folders are work in progress (scripts/migration-diff.ts stages a new migration in one), never migrations.
-      .filter((name) => !name.startsWith(".") && statSync(path.join(dir, name)).isDirectory())
-      // Plain code-unit order, not localeCompare: timestamps must sort the same on every machine.
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-  );
-}
-
-function readMigrations(dir: string): MigrationFile[] {
-  const names = migrationNames(dir);
-  return names.map((name) => {
-    const file = path.join(dir, name, "migration.sql");
-    if (!existsSync(file)) throw new Error(`Migration ${name} has no migration.sql (${file})`);
-    const bytes = readFileSync(file);
-    return { name, sql: bytes.toString("utf8"), checksum: createHash("sha256").update(bytes).digest("hex") };
-  });
 }
 
 function pgSession(client: pg.Client): Session {

@@ -1,5 +1,5 @@
 import { type Database, db } from "../db/client";
-import { migrationNames } from "../db/migrate";
+import { migrationNames } from "../db/migration-files";
 import { prisma } from "../db/transaction";
 import { kv } from "../kv";
 import type { KvDriver } from "../kv/store";

@@ -14,6 +14,7 @@ import {
   openEmbeddedDatabase,
   readLiveEmbeddedLock,
 } from "../../server/db/embedded";
+import { migrationNames } from "../../server/db/migration-files";
 import { migrateProcessDatabase } from "../../server/db/ready";
 import { flushAudit } from "../../server/services/audit";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
@@ -25,7 +26,8 @@ process.env.DATA_DIR = dataDir;
 
 let server: TestServer;
 beforeAll(async () => {
-  expect(await migrateProcessDatabase({ own: true })).toContain("20261121000000_init");
+  // A new data directory is a copy of the build's migrated template: nothing left to apply.
+  expect(await migrateProcessDatabase({ own: true })).toEqual([]);
   server = await startApi();
 }, 120_000);
 afterAll(async () => {
@@ -78,7 +80,7 @@ it("serves the accounts happy path on PGlite with the in-memory store", async ()
   });
 });
 
-it("a new data directory starts as a copy of the build's initialised template, not a fresh initdb", async () => {
+it("a new data directory starts as a copy of the build's migrated template, not a fresh initdb", async () => {
   expect(existsSync(path.join(embeddedTemplateDir(), "PG_VERSION")), "run `npm run build` first").toBe(true);
   // initdb gives every cluster its own system identifier; copies of one template share it.
   const identifiers: string[] = [];
@@ -90,6 +92,10 @@ it("a new data directory starts as a copy of the build's initialised template, n
       await sql.connect();
       const { rows } = await sql.query<{ id: string }>("SELECT system_identifier::text AS id FROM pg_control_system()");
       identifiers.push(rows[0]?.id ?? "");
+      const recorded = await sql.query<{ name: string }>(
+        `SELECT migration_name AS name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL ORDER BY migration_name`,
+      );
+      expect(recorded.rows.map((row) => row.name)).toEqual(migrationNames());
     } finally {
       await sql.end();
       await embedded.close();

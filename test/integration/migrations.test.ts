@@ -47,7 +47,8 @@ async function withEmbedded<T>(
   work: (url: string, query: <R>(sql: string, params?: unknown[]) => Promise<R[]>) => Promise<T>,
 ): Promise<T> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "migrations-embedded-"));
-  const embedded = await openEmbeddedDatabase(dataDir);
+  // A fresh initdb: the build's template already holds every migration.
+  const embedded = await openEmbeddedDatabase(dataDir, { fromTemplate: false });
   const client = new pg.Client({ connectionString: embedded.url });
   await client.connect();
   try {
