@@ -1,4 +1,5 @@
-import { createHash, randomFillSync } from "node:crypto";
+import { createHash } from "node:crypto";
+import { randomChunk } from "../db/ids";
 import {
   type ApiError,
   boundedDetails,
@@ -10,20 +11,9 @@ import {
 } from "../errors";
 import type { Reply } from "./exchange";
 
-const REQUEST_ID_BYTES = 12;
-// Random bytes for 256 ids drawn at once: one call into the CSPRNG per 256 requests instead of one per request.
-const idPool = Buffer.allocUnsafe(REQUEST_ID_BYTES * 256);
-let idOffset = idPool.length;
-
 /** A new request id, `req_` followed by 24 hex characters (docs/api-contract.md §2.1). */
 export function newRequestId(): string {
-  if (idOffset + REQUEST_ID_BYTES > idPool.length) {
-    randomFillSync(idPool);
-    idOffset = 0;
-  }
-  const id = idPool.toString("hex", idOffset, idOffset + REQUEST_ID_BYTES);
-  idOffset += REQUEST_ID_BYTES;
-  return `req_${id}`;
+  return `req_${randomChunk(12).toString("hex")}`;
 }
 
 /**

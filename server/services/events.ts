@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import type { Prisma } from "../db/generated/client";
+import { randomChunk } from "../db/ids";
 import { afterCommit, transactionLocal } from "../db/transaction";
 import { type Actor, type EventName, TEST_EVENT_NAME } from "../schemas/events";
 import { dispatchEvents } from "../webhooks/hand-over";
@@ -79,7 +79,7 @@ export const SEED_ORIGIN: WriteOrigin = { isTest: false, deliver: false };
  * event's time, so the id's seconds and its `timestamp` come from the same clock.
  */
 export function newEventId(at = new Date()): string {
-  return `evt_${Math.floor(at.getTime() / 1000)}_${randomBytes(9).toString("base64url")}`;
+  return `evt_${Math.floor(at.getTime() / 1000)}_${randomChunk(9).toString("base64url")}`;
 }
 
 // Live events recorded in one transaction are handed to Inngest together, in one send, once it has committed.
