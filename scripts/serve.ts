@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  const { closeDb, db } = await import("../server/db/client");
+  const { closeDb, db, preloadQueryCompiler } = await import("../server/db/client");
   const { EmbeddedDatabaseBusyError } = await import("../server/db/embedded");
   const { migrateProcessDatabase } = await import("../server/db/ready");
   // The database opens (the embedded one in a thread of its own) while this thread loads the server's modules.
@@ -96,6 +96,8 @@ async function main(): Promise<void> {
   const { clientAddress } = await import("../server/http/origin");
   const { observedPages, pageRoutes } = await import("../server/http/pages");
   const { log } = await import("../server/observability/logger");
+  // While the database opens: the query compiler its first query would load.
+  await preloadQueryCompiler();
   let applied: string[];
   try {
     applied = await migrating;

@@ -39,14 +39,20 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   if (!existing && (await prisma().organisation.count()) > 0) return null;
 
   const org = existing ?? (await ensureOrganisation(DEMO_ORG_SLUG, { name: "Demo MSP", plan: "GROWTH" }));
-  if (!existing) await seedDemoBook(org.id);
+  // The book is written by the database's own thread (the embedded one's worker, or PostgreSQL) while this thread
+  // loads the sign-in library and hashes the owner's password: together, not one after the other.
+  const seeding = existing ? undefined : seedDemoBook(org.id);
+  seeding?.catch(() => undefined);
 
   const file = path.resolve(dataDir, "demo-credentials.json");
   const saved: Partial<SavedCredentials> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
   const sameOrg = saved.orgId === org.id;
-  const apiKey =
-    (sameOrg && saved.apiKey && (await demoKeyWorks(saved.apiKey)) && saved.apiKey) || (await newDemoKey(org.id));
-  const user = await ensureDemoUser(org.id, sameOrg ? saved : {});
+  const [apiKey, user] = await Promise.all([
+    (async () =>
+      (sameOrg && saved.apiKey && (await demoKeyWorks(saved.apiKey)) && saved.apiKey) || (await newDemoKey(org.id)))(),
+    ensureDemoUser(org.id, sameOrg ? saved : {}),
+  ]);
+  await seeding;
   const credentials: DemoCredentials = { orgId: org.id, apiKey, email: DEMO_USER_EMAIL, password: user.password };
   const stored: SavedCredentials = { ...credentials, passwordHash: user.passwordHash };
   if (JSON.stringify(saved) !== JSON.stringify(stored)) {
