@@ -1,5 +1,6 @@
 // The migration folders on disk (docs/architecture.md, "Data and migrations"), read without a database driver: the
-// embedded database reads them before anything else is imported at start-up.
+// embedded database reads them before anything else is imported at start-up. The turbopackIgnore comments keep Next.js
+// from tracing the whole project into the /readyz function for these paths (next.config.mjs traces the migrations).
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -18,12 +19,12 @@ export interface MigrationFile {
  * @throws Error if the folder is missing.
  */
 export function migrationNames(migrationsDir = "prisma/migrations"): string[] {
-  const dir = path.resolve(process.cwd(), migrationsDir);
+  const dir = path.resolve(/*turbopackIgnore: true*/ process.cwd(), migrationsDir);
   if (!existsSync(dir)) throw new Error(`Migrations folder not found: ${dir}`);
   return (
-    readdirSync(dir)
+    readdirSync(/*turbopackIgnore: true*/ dir)
       // Dot-folders are work in progress (scripts/migration-diff.ts stages a new migration in one), never migrations.
-      .filter((name) => !name.startsWith(".") && statSync(path.join(dir, name)).isDirectory())
+      .filter((name) => !name.startsWith(".") && statSync(path.join(/*turbopackIgnore: true*/ dir, name)).isDirectory())
       // Plain code-unit order, not localeCompare: timestamps must sort the same on every machine.
       .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
   );
@@ -37,7 +38,7 @@ export function migrationNames(migrationsDir = "prisma/migrations"): string[] {
  */
 export function migrationsDigest(migrationsDir = "prisma/migrations"): string {
   const hash = createHash("sha256");
-  for (const migration of readMigrations(path.resolve(process.cwd(), migrationsDir))) {
+  for (const migration of readMigrations(path.resolve(/*turbopackIgnore: true*/ process.cwd(), migrationsDir))) {
     hash.update(`${migration.name}\0${migration.checksum}\n`);
   }
   return hash.digest("hex").slice(0, 16);
@@ -47,7 +48,7 @@ export function migrationsDigest(migrationsDir = "prisma/migrations"): string {
 export function readMigrations(dir: string): MigrationFile[] {
   const names = migrationNames(dir);
   return names.map((name) => {
-    const file = path.join(dir, name, "migration.sql");
+    const file = path.join(/*turbopackIgnore: true*/ dir, name, "migration.sql");
     if (!existsSync(file)) throw new Error(`Migration ${name} has no migration.sql (${file})`);
     const bytes = readFileSync(file);
     return { name, sql: bytes.toString("utf8"), checksum: createHash("sha256").update(bytes).digest("hex") };
