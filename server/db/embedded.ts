@@ -2,7 +2,7 @@
 // one process, which serves it to every other process (admin command, migrations, psql) and to itself over the
 // PostgreSQL wire protocol on loopback. Two processes opening one data directory lose acknowledged writes, so a lock
 // file says who owns it. PGlite runs in a worker thread of its own: its WebAssembly Postgres then uses the second
-// core while the main thread serves requests (and, at start-up, loads Next.js while PGlite opens).
+// core while the main thread serves requests (and, at start-up, imports the server while PGlite opens).
 import {
   closeSync,
   existsSync,
