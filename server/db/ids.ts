@@ -8,8 +8,9 @@ let offset = 0;
 
 /**
  * `size` bytes from the operating system's cryptographically secure generator (`crypto.randomBytes`), served from a
- * pool refilled 4 KiB at a time; each byte is handed out once. The returned view is only valid until the next call:
- * encode it at once. `size` ≤ 4,096.
+ * pool refilled 4 KiB at a time; each byte is handed out once. The result is a view into the pool (a refill allocates
+ * a new one, so it is never overwritten); `size` ≤ 4,096 bytes. Used for record, event and request ids
+ * (docs/architecture.md, "Memory and speed").
  */
 export function randomChunk(size: number): Buffer {
   if (offset + size > pool.length) {

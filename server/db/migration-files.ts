@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
-/** One migration folder read from disk. */
+/** One migration folder read from disk: its folder name, its SQL and the SHA-256 hex of the file's bytes. */
 export interface MigrationFile {
   name: string;
   sql: string;
@@ -44,7 +44,11 @@ export function migrationsDigest(migrationsDir = "prisma/migrations"): string {
   return hash.digest("hex").slice(0, 16);
 }
 
-/** Reads every migration of `dir` (absolute) in order, with the SHA-256 hex checksum of its file. */
+/**
+ * Reads every migration of `dir` (absolute) in the order of {@link migrationNames}, with the SHA-256 hex checksum of
+ * its file, as `_prisma_migrations` records it (docs/architecture.md, "Data and migrations").
+ * @throws Error if the folder is missing or a migration folder has no `migration.sql`.
+ */
 export function readMigrations(dir: string): MigrationFile[] {
   const names = migrationNames(dir);
   return names.map((name) => {
