@@ -3,11 +3,13 @@
 // It validates the environment, opens the database (as the one owner of the embedded database when DATABASE_URL is
 // unset, serving it to other processes on a loopback socket), applies migrations, seeds the demo organisation into an
 // empty database, then serves on node:http: /livez and /readyz, /api/v1 straight through the REST facade's pipeline,
-// every other path through Next.js (settings, docs, /api/inngest, /api/trpc). SIGINT and SIGTERM turn /readyz to 503,
+// every other path through Next.js, prepared at the first such request (settings, docs, /api/inngest, /api/trpc).
+// SIGINT and SIGTERM turn /readyz to 503,
 // then drain requests, store the pending audit rows and close the database cleanly; a second signal exits at once.
 //
 // Only this file's first step is imported statically: every module the server runs is imported after it, so that
-// what must run first (a telemetry SDK patching node:http, pg, ioredis) can.
+// what must run first (a telemetry SDK patching node:http, pg, ioredis) can; Node's built-in modules excepted.
+import { existsSync } from "node:fs";
 import type { Server, ServerResponse } from "node:http";
 import path from "node:path";
 import { ensureSupportedNode } from "./node-runtime";
@@ -115,29 +117,40 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const demo = config.SEED_DEMO ? await ensureDemo(config.DATA_DIR) : null;
-  // Next.js (about two thirds of a restart's CPU time) is imported and prepared only once the API listens: /livez,
-  // /readyz and /api/v1 never go through it, so they answer as soon as the database is ready; a page request that
-  // arrives earlier waits for the preparation (docs/architecture.md, "Running in production").
+  // Next.js (about two thirds of a restart's CPU time, a few hundred ms of this thread in one piece) is imported and
+  // prepared at the first request for a page: /livez, /readyz and /api/v1 never go through it, so they answer as soon
+  // as the database is ready and never wait for it; that first page request waits for the preparation
+  // (docs/architecture.md, "Running in production"). A production build without Next.js's output fails here, at
+  // start, rather than at that first page.
+  const distDir = path.join(root, process.env.NEXT_DIST_DIR || ".next");
+  if (!dev && !existsSync(path.join(distDir, "BUILD_ID"))) {
+    console.error(`No Next.js build in ${distDir}: run npm run build first.`);
+    await closeDb();
+    process.exit(1);
+  }
   type NextApp = ReturnType<typeof import("next").default>;
   let app: NextApp | undefined;
   let nextHandler: ReturnType<NextApp["getRequestHandler"]> | undefined;
-  let startNext = () => {};
-  const preparing = new Promise<void>((resolve) => {
-    startNext = resolve;
-  }).then(async () => {
-    const next = (await import("next")).default;
-    app = next({ dev, dir: root, port: config.PORT });
-    await app.prepare();
-    nextHandler = app.getRequestHandler();
-    return nextHandler;
-  });
-  preparing.catch((error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
-    void closeDb().finally(() => process.exit(1));
-  });
+  let preparing: Promise<NonNullable<typeof nextHandler>> | undefined;
+  const prepareNext = () => {
+    if (!preparing) {
+      preparing = (async () => {
+        const next = (await import("next")).default;
+        app = next({ dev, dir: root, port: config.PORT });
+        await app.prepare();
+        nextHandler = app.getRequestHandler();
+        return nextHandler;
+      })();
+      preparing.catch((error: unknown) => {
+        console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+        void closeDb().finally(() => process.exit(1));
+      });
+    }
+    return preparing;
+  };
   const pages = observedPages(
-    (req, res) => (nextHandler ? nextHandler(req, res) : preparing.then((handle) => handle(req, res))),
-    pageRoutes(path.join(root, process.env.NEXT_DIST_DIR || ".next")),
+    (req, res) => (nextHandler ? nextHandler(req, res) : prepareNext().then((handle) => handle(req, res))),
+    pageRoutes(distDir),
   );
   const api = nodeApiListener();
   const server = createServer((req, res) => {
@@ -174,8 +187,6 @@ async function main(): Promise<void> {
   }
 
   console.log(banner);
-  // Only now: importing Next.js keeps this thread busy for about a second, which would delay listening.
-  startNext();
   // Scores missing or more than an hour old (accounts from before the health table, a stopped worker) are computed
   // once now, in the background; while a worker runs, the health refresh keeps them current.
   const { refreshChangedHealthScores } = await import("../server/services/health");

@@ -65,7 +65,9 @@ export function openDatabase(options: { url: string; kind?: Database["kind"] }):
         { statementNameGenerator: statementName as (query: { sql: string }) => string }
       : undefined,
   );
-  const prisma = new PrismaClient({ adapter });
+  // "minimal": Prisma otherwise records a stack trace at every query (`new Error()`), only to point at the calling line
+  // in its error messages; our errors reach users as the envelope and the logs as the request id and the cause.
+  const prisma = new PrismaClient({ adapter, errorFormat: "minimal" });
   return { prisma, kind: options.kind ?? "postgres", url: options.url, close: () => prisma.$disconnect() };
 }
 

@@ -17,7 +17,7 @@ import { getContact } from "./contacts";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
 import { recordNewAccountScores } from "./health";
-import { changedFields, isUniqueViolation, lockForUpdate, lockRowsBy, resourceReader } from "./kit";
+import { changedFields, isUniqueViolation, lockForUpdate, lockRowsBy, resourceReader, rowById } from "./kit";
 import { listPage } from "./pagination";
 import { getTask } from "./tasks";
 
@@ -51,7 +51,7 @@ function externalIdTaken(externalId: string): ApiError {
 
 const accounts = resourceReader({
   noun: "Account",
-  findFirst: (where) => prisma().account.findFirst({ where, select: accountSelect }),
+  findFirst: rowById<AccountRow>("Account", accountSelect),
   serialise: toAccount,
 });
 

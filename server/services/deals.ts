@@ -17,7 +17,7 @@ import {
 import type { EventName } from "../schemas/events";
 import { recordEvents, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { changedFields, lockForUpdate, lockReferences, resourceReader } from "./kit";
+import { changedFields, lockForUpdate, lockReferences, resourceReader, rowById } from "./kit";
 import { listPage } from "./pagination";
 
 const dealSelect = {
@@ -78,7 +78,7 @@ function stageEvent(stage: DealStage): EventName {
 
 const deals = resourceReader({
   noun: "Deal",
-  findFirst: (where) => prisma().deal.findFirst({ where, select: dealSelect }),
+  findFirst: rowById<DealRow>("Deal", dealSelect),
   serialise: toDeal,
 });
 

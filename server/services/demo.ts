@@ -35,25 +35,27 @@ export interface DemoCredentials {
  * database holds other organisations but no demo one (a production database).
  */
 export async function ensureDemo(dataDir: string): Promise<DemoCredentials | null> {
-  const existing = await prisma().organisation.findUnique({ where: { slug: DEMO_ORG_SLUG }, select: { id: true } });
-  if (!existing && (await prisma().organisation.count()) > 0) return null;
-
-  const org = existing ?? (await ensureOrganisation(DEMO_ORG_SLUG, { name: "Demo MSP", plan: "GROWTH" }));
-  // The book is written by the database's own thread (the embedded one's worker, or PostgreSQL) while this thread
-  // loads the sign-in library and hashes the owner's password: together, not one after the other.
-  const seeding = existing ? undefined : seedDemoBook(org.id);
-  seeding?.catch(() => undefined);
-
   const file = path.resolve(dataDir, "demo-credentials.json");
   const saved: Partial<SavedCredentials> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
-  const sameOrg = saved.orgId === org.id;
+  const state = await demoState(saved.apiKey);
+  if (!state.orgId && state.otherOrgs) return null;
+
+  const orgId = state.orgId ?? (await ensureOrganisation(DEMO_ORG_SLUG, { name: "Demo MSP", plan: "GROWTH" })).id;
+  // The book is written by the database's own thread (the embedded one's worker, or PostgreSQL) while this thread
+  // loads the sign-in library and hashes the owner's password: together, not one after the other.
+  const seeding = state.orgId ? undefined : seedDemoBook(orgId);
+  seeding?.catch(() => undefined);
+
+  const sameOrg = saved.orgId === orgId;
+  const key = state.savedKey;
+  const keyWorks =
+    sameOrg && key?.orgId === orgId && !key.revokedAt && (!key.expiresAt || key.expiresAt.getTime() > Date.now());
   const [apiKey, user] = await Promise.all([
-    (async () =>
-      (sameOrg && saved.apiKey && (await demoKeyWorks(saved.apiKey)) && saved.apiKey) || (await newDemoKey(org.id)))(),
-    ensureDemoUser(org.id, sameOrg ? saved : {}),
+    keyWorks && saved.apiKey ? saved.apiKey : newDemoKey(orgId),
+    ensureDemoUser(orgId, sameOrg ? saved : {}, state),
   ]);
   await seeding;
-  const credentials: DemoCredentials = { orgId: org.id, apiKey, email: DEMO_USER_EMAIL, password: user.password };
+  const credentials: DemoCredentials = { orgId, apiKey, email: DEMO_USER_EMAIL, password: user.password };
   const stored: SavedCredentials = { ...credentials, passwordHash: user.passwordHash };
   if (JSON.stringify(saved) !== JSON.stringify(stored)) {
     mkdirSync(path.dirname(file), { recursive: true });
@@ -62,12 +64,61 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   return credentials;
 }
 
-async function demoKeyWorks(raw: string): Promise<boolean> {
-  const key = await prisma().apiKey.findUnique({
-    where: { keyHash: hashApiKey(raw) },
-    select: { revokedAt: true, expiresAt: true },
-  });
-  return Boolean(key && !key.revokedAt && (!key.expiresAt || key.expiresAt.getTime() > Date.now()));
+/** What the database holds about the demo organisation, its saved key and its owner. */
+interface DemoState {
+  /** The demo organisation's id, or null before the first start. */
+  orgId: string | null;
+  /** Whether organisations other than the demo one exist (a production database). */
+  otherOrgs: boolean;
+  /** The saved key's row, or null when no key was saved or it no longer exists. */
+  savedKey: { orgId: string; revokedAt: Date | null; expiresAt: Date | null } | null;
+  /** The owner's user id, whether it is a member of the demo organisation, and its stored password hash. */
+  ownerId: string | null;
+  ownerIsMember: boolean;
+  ownerHash: string | null;
+}
+
+// One statement through Prisma's raw query: a restart makes no query of Prisma's query builder here, each of which
+// would first be compiled by its WebAssembly query compiler (docs/architecture.md, "Running in production").
+async function demoState(savedKey: string | undefined): Promise<DemoState> {
+  const [row] = await prisma().$queryRawUnsafe<
+    Array<{
+      orgId: string | null;
+      otherOrgs: boolean;
+      keyOrgId: string | null;
+      keyRevokedAt: Date | null;
+      keyExpiresAt: Date | null;
+      ownerId: string | null;
+      ownerIsMember: boolean;
+      ownerHash: string | null;
+    }>
+  >(
+    `WITH demo AS (SELECT "id" FROM "Organisation" WHERE "slug" = $1),
+          saved AS (SELECT "orgId", "revokedAt", "expiresAt" FROM "ApiKey" WHERE "keyHash" = $2),
+          owner AS (SELECT "id" FROM "User" WHERE "email" = $3)
+     SELECT (SELECT "id" FROM demo) AS "orgId",
+            EXISTS (SELECT 1 FROM "Organisation" WHERE "slug" <> $1) AS "otherOrgs",
+            (SELECT "orgId" FROM saved) AS "keyOrgId",
+            (SELECT "revokedAt" FROM saved) AS "keyRevokedAt",
+            (SELECT "expiresAt" FROM saved) AS "keyExpiresAt",
+            (SELECT "id" FROM owner) AS "ownerId",
+            EXISTS (SELECT 1 FROM "Member" WHERE "userId" = (SELECT "id" FROM owner) AND "orgId" = (SELECT "id" FROM demo))
+              AS "ownerIsMember",
+            (SELECT "password" FROM "AuthAccount"
+              WHERE "userId" = (SELECT "id" FROM owner) AND "providerId" = 'credential' LIMIT 1) AS "ownerHash"`,
+    DEMO_ORG_SLUG,
+    savedKey ? hashApiKey(savedKey) : "",
+    DEMO_USER_EMAIL,
+  );
+  if (!row) throw new Error("the demo state query returned no row");
+  return {
+    orgId: row.orgId,
+    otherOrgs: row.otherOrgs,
+    savedKey: row.keyOrgId ? { orgId: row.keyOrgId, revokedAt: row.keyRevokedAt, expiresAt: row.keyExpiresAt } : null,
+    ownerId: row.ownerId,
+    ownerIsMember: row.ownerIsMember,
+    ownerHash: row.ownerHash,
+  };
 }
 
 async function newDemoKey(orgId: string): Promise<string> {
@@ -97,6 +148,7 @@ async function storedHash(userId: string): Promise<string | null> {
 async function ensureDemoUser(
   orgId: string,
   saved: Partial<SavedCredentials>,
+  state: DemoState,
 ): Promise<{ password: string; passwordHash: string }> {
   // better-auth (about 0.6 s of CPU to import) is loaded only to check or set the password: a restart that finds the
   // saved hash unchanged needs none of it.
@@ -104,31 +156,25 @@ async function ensureDemoUser(
     const [{ defaultOrigin }, team] = await Promise.all([import("./auth"), import("./team")]);
     return { origin: defaultOrigin(), ...team };
   };
-  const user = await prisma().user.findUnique({
-    where: { email: DEMO_USER_EMAIL },
-    select: { id: true, members: { select: { orgId: true } } },
-  });
-  if (user && !user.members.some((member) => member.orgId === orgId)) {
-    throw new Error(`${DEMO_USER_EMAIL} belongs to another organisation`);
-  }
+  const userId = state.ownerId;
+  if (userId && !state.ownerIsMember) throw new Error(`${DEMO_USER_EMAIL} belongs to another organisation`);
   const savedPassword = saved.password;
-  if (user && savedPassword) {
-    const hash = await storedHash(user.id);
+  const hash = state.ownerHash;
+  if (userId && savedPassword && hash) {
     if (
-      hash &&
-      (hash === saved.passwordHash ||
-        (await settings().then(({ origin, passwordMatches }) => passwordMatches(origin, user.id, savedPassword))))
+      hash === saved.passwordHash ||
+      (await settings().then(({ origin, passwordMatches }) => passwordMatches(origin, userId, savedPassword)))
     ) {
       return { password: savedPassword, passwordHash: hash };
     }
   }
   const password = randomBytes(18).toString("base64url");
-  let userId = user?.id;
   const { origin, setPassword, createMemberUser } = await settings();
-  if (userId) await setPassword(origin, userId, password);
+  let ownerId = userId;
+  if (ownerId) await setPassword(origin, ownerId, password);
   else
-    userId = (
+    ownerId = (
       await createMemberUser(origin, orgId, { email: DEMO_USER_EMAIL, password, name: "Demo owner", role: "owner" })
     ).userId;
-  return { password, passwordHash: (await storedHash(userId)) ?? "" };
+  return { password, passwordHash: (await storedHash(ownerId)) ?? "" };
 }

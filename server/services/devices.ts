@@ -14,7 +14,15 @@ import {
 } from "../schemas/devices";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, lockRowsBy, resourceReader } from "./kit";
+import {
+  changedFields,
+  isUniqueViolation,
+  lockForUpdate,
+  lockReferences,
+  lockRowsBy,
+  resourceReader,
+  rowById,
+} from "./kit";
 import { listPage } from "./pagination";
 
 const deviceSelect = {
@@ -79,7 +87,7 @@ function rmmAgentIdTaken(rmmAgentId: string): ApiError {
 
 const devices = resourceReader({
   noun: "Device",
-  findFirst: (where) => prisma().device.findFirst({ where, select: deviceSelect }),
+  findFirst: rowById<DeviceRow>("Device", deviceSelect),
   serialise: toDevice,
 });
 

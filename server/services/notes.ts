@@ -10,7 +10,7 @@ import {
 } from "../schemas/notes";
 import { recordEvents, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { lockReferences, resourceReader } from "./kit";
+import { lockReferences, resourceReader, rowById } from "./kit";
 import { listPage } from "./pagination";
 
 const noteSelect = {
@@ -32,7 +32,7 @@ export function toNote(row: NoteRow): Note {
 
 const notes = resourceReader({
   noun: "Note",
-  findFirst: (where) => prisma().note.findFirst({ where, select: noteSelect }),
+  findFirst: rowById<NoteRow>("Note", noteSelect),
   serialise: toNote,
 });
 

@@ -13,7 +13,7 @@ import {
 } from "../schemas/tasks";
 import { recordEvents, tombstone, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { changedFields, lockForUpdate, lockReferences, type Reference, resourceReader } from "./kit";
+import { changedFields, lockForUpdate, lockReferences, type Reference, resourceReader, rowById } from "./kit";
 import { listPage } from "./pagination";
 
 const taskSelect = {
@@ -83,7 +83,7 @@ async function checkLinks(
 
 const tasks = resourceReader({
   noun: "Task",
-  findFirst: (where) => prisma().task.findFirst({ where, select: taskSelect }),
+  findFirst: rowById<TaskRow>("Task", taskSelect),
   serialise: toTask,
 });
 

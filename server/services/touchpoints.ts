@@ -10,7 +10,7 @@ import {
 } from "../schemas/touchpoints";
 import { recordEvents, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { lockReferences, resourceReader } from "./kit";
+import { lockReferences, resourceReader, rowById } from "./kit";
 import { listPage } from "./pagination";
 
 const touchpointSelect = {
@@ -43,7 +43,7 @@ export function toTouchpoint(row: TouchpointRow): Touchpoint {
 
 const touchpoints = resourceReader({
   noun: "Touchpoint",
-  findFirst: (where) => prisma().touchpoint.findFirst({ where, select: touchpointSelect }),
+  findFirst: rowById<TouchpointRow>("Touchpoint", touchpointSelect),
   serialise: toTouchpoint,
 });
 

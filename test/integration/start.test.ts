@@ -307,15 +307,21 @@ describe("the embedded database has one owner", () => {
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
   }, 120_000);
 
-  it("after kill -9 the directory opens again with every acknowledged write; SIGINT then stops cleanly", async () => {
+  it("after kill -9 the directory opens again with every acknowledged write and the same demo key and login; SIGINT then stops cleanly", async () => {
     const api = client(`${server?.base}/api/v1`, opsKey);
     const names = Array.from({ length: 20 }, (_, i) => `Acknowledged ${i}`);
     for (const name of names)
       expect((await api("POST", "/accounts", { name, industry: "Durability" })).status).toBe(201);
 
+    const login = /Demo login: .+/.exec(server?.output() ?? "")?.[0];
+    expect(login).toMatch(/^Demo login: demo@example\.com \/ \S{10,}/);
     process.kill(owner().pid, "SIGKILL");
     await server?.exited;
     server = await start(await freePort());
+    // The saved key still works and the saved password still signs in, so a restart prints both unchanged.
+    expect(server.output()).toMatch(new RegExp(`Demo key:\\s+${demoKey}\\s`));
+    expect(server.output()).toContain(login);
+    expect((await client(`${server.base}/api/v1`, demoKey)("GET", "/accounts?limit=1")).status).toBe(200);
 
     const restarted = client(`${server.base}/api/v1`, opsKey);
     const found = await restarted("GET", "/accounts?industry=Durability&limit=100");
