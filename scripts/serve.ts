@@ -4,8 +4,8 @@
 // unset, serving it to other processes on a loopback socket), applies migrations, seeds the demo organisation into an
 // empty database, then serves on node:http: /livez and /readyz, /api/v1 straight through the REST facade's pipeline,
 // every other path through Next.js, prepared at the first such request (settings, docs, /api/inngest, /api/trpc).
-// SIGINT and SIGTERM turn /readyz to 503,
-// then drain requests, store the pending audit rows and close the database cleanly; a second signal exits at once.
+// SIGINT and SIGTERM turn /readyz to 503, then drain requests, store the pending audit rows and close the database
+// cleanly; a second signal exits at once.
 //
 // Only this file's first step is imported statically: every module the server runs is imported after it, so that
 // what must run first (a telemetry SDK patching node:http, pg, ioredis) can; Node's built-in modules excepted.
