@@ -255,6 +255,17 @@ async function createWebhook(args: string[]): Promise<void> {
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
+  // Help needs no database: it answers even where none is reachable.
+  if (
+    command === "help" ||
+    command === "--help" ||
+    command === "-h" ||
+    rest.includes("--help") ||
+    rest.includes("-h")
+  ) {
+    console.log(USAGE);
+    return;
+  }
   try {
     await migrateProcessDatabase();
     if (command === "create-key") await createKey(rest);

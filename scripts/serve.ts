@@ -5,7 +5,7 @@
 // empty database, then serves on node:http: /livez and /readyz, /api/v1 straight through the REST facade's pipeline,
 // every other path through Next.js, prepared at the first such request (settings, docs, /api/inngest, /api/trpc).
 // SIGINT and SIGTERM turn /readyz to 503, then drain requests, store the pending audit rows and close the database
-// cleanly; a second signal exits at once.
+// cleanly; a second signal (a second after the first or later) exits at once.
 //
 // Only this file's first step is imported statically: every module the server runs is imported after it, so that
 // what must run first (a telemetry SDK patching node:http, pg, ioredis) can; Node's built-in modules excepted.
@@ -18,6 +18,9 @@ const root = path.resolve(import.meta.dirname, "..");
 const dev = process.argv.includes("--dev");
 // Before anything reads it: Next.js and the environment schema both look at NODE_ENV.
 (process.env as Record<string, string>).NODE_ENV ??= dev ? "development" : "production";
+
+/** A second stop signal within this many ms of the first is the same one delivered twice, not a request to hurry. */
+const REPEATED_SIGNAL_MS = 1_000;
 
 /** Whether a request target is served by the REST facade rather than Next.js. */
 function isApiTarget(target: string): boolean {
@@ -192,13 +195,16 @@ async function main(): Promise<void> {
   const { refreshChangedHealthScores } = await import("../server/services/health");
   refreshChangedHealthScores().catch((error: unknown) => log().error({ err: error }, "health refresh failed"));
 
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // One Ctrl-C can arrive twice: from the terminal to the whole process group, and forwarded by the wrapper that
+      // re-runs an unsupported Node's command on Node 24 (scripts/node-runtime.ts). Only a later one means "now".
+      if (Date.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
       console.error(`${signal} again: exiting without a clean shutdown`);
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     // Not ready first: a load balancer polling /readyz stops sending while everything is still served.
     markShuttingDown();
     const delay = config.SHUTDOWN_DELAY_MS;

@@ -20,6 +20,20 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+it("--help, -h and help print the usage and exit 0, for the tool and for a command, without a database", {
+  timeout: 60_000,
+}, async () => {
+  for (const args of [["--help"], ["-h"], ["help"], ["create-key", "--help"]]) {
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
+      cwd: root,
+      // Nothing answers on port 1: a database connection would fail the command.
+      env: { ...process.env, DATABASE_URL: "postgresql://postgres@127.0.0.1:1/none" },
+    });
+    expect(stdout).toMatch(/^Usage:/);
+    expect(stdout).toContain("npm run admin -- create-key");
+  }
+});
+
 it("create-key creates the organisation with its plan and prints a working key as JSON", {
   timeout: 60_000,
 }, async () => {
