@@ -47,9 +47,11 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   seeding?.catch(() => undefined);
 
   const sameOrg = saved.orgId === orgId;
-  const key = state.savedKey;
   const keyWorks =
-    sameOrg && key?.orgId === orgId && !key.revokedAt && (!key.expiresAt || key.expiresAt.getTime() > Date.now());
+    sameOrg &&
+    state.keyOrgId === orgId &&
+    !state.keyRevokedAt &&
+    (!state.keyExpiresAt || state.keyExpiresAt.getTime() > Date.now());
   const [apiKey, user] = await Promise.all([
     keyWorks && saved.apiKey ? saved.apiKey : newDemoKey(orgId),
     ensureDemoUser(orgId, sameOrg ? saved : {}, state),
@@ -64,14 +66,16 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   return credentials;
 }
 
-/** What the database holds about the demo organisation, its saved key and its owner. */
+/** What the database holds about the demo organisation, its saved key and its owner (null where there is none). */
 interface DemoState {
-  /** The demo organisation's id, or null before the first start. */
+  /** The demo organisation's id; null before the first start. */
   orgId: string | null;
   /** Whether organisations other than the demo one exist (a production database). */
   otherOrgs: boolean;
-  /** The saved key's row, or null when no key was saved or it no longer exists. */
-  savedKey: { orgId: string; revokedAt: Date | null; expiresAt: Date | null } | null;
+  /** The saved key's organisation, revocation and expiry; all null when no key was saved or it no longer exists. */
+  keyOrgId: string | null;
+  keyRevokedAt: Date | null;
+  keyExpiresAt: Date | null;
   /** The owner's user id, whether it is a member of the demo organisation, and its stored password hash. */
   ownerId: string | null;
   ownerIsMember: boolean;
@@ -81,18 +85,7 @@ interface DemoState {
 // One statement through Prisma's raw query: a restart makes no query of Prisma's query builder here, each of which
 // would first be compiled by its WebAssembly query compiler (docs/architecture.md, "Running in production").
 async function demoState(savedKey: string | undefined): Promise<DemoState> {
-  const [row] = await prisma().$queryRawUnsafe<
-    Array<{
-      orgId: string | null;
-      otherOrgs: boolean;
-      keyOrgId: string | null;
-      keyRevokedAt: Date | null;
-      keyExpiresAt: Date | null;
-      ownerId: string | null;
-      ownerIsMember: boolean;
-      ownerHash: string | null;
-    }>
-  >(
+  const [row] = await prisma().$queryRawUnsafe<DemoState[]>(
     `WITH demo AS (SELECT "id" FROM "Organisation" WHERE "slug" = $1),
           saved AS (SELECT "orgId", "revokedAt", "expiresAt" FROM "ApiKey" WHERE "keyHash" = $2),
           owner AS (SELECT "id" FROM "User" WHERE "email" = $3)
@@ -111,14 +104,7 @@ async function demoState(savedKey: string | undefined): Promise<DemoState> {
     DEMO_USER_EMAIL,
   );
   if (!row) throw new Error("the demo state query returned no row");
-  return {
-    orgId: row.orgId,
-    otherOrgs: row.otherOrgs,
-    savedKey: row.keyOrgId ? { orgId: row.keyOrgId, revokedAt: row.keyRevokedAt, expiresAt: row.keyExpiresAt } : null,
-    ownerId: row.ownerId,
-    ownerIsMember: row.ownerIsMember,
-    ownerHash: row.ownerHash,
-  };
+  return row;
 }
 
 async function newDemoKey(orgId: string): Promise<string> {
