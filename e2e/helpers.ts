@@ -55,6 +55,20 @@ export async function createUser(prefix: string): Promise<TestUser> {
   return { orgId: created.orgId, slug, email: created.email, password };
 }
 
+/** Adds a member with `role` to `org`'s organisation with `npm run admin -- create-user --role`. */
+export async function addMember(org: Pick<TestUser, "orgId" | "slug">, role: string): Promise<TestUser> {
+  const email = `${role}-${randomBytes(4).toString("hex")}@example.com`;
+  const password = `pw-${randomBytes(9).toString("base64url")}`;
+  await admin("create-user", "--org", org.slug, "--email", email, "--password", password, "--role", role);
+  return { orgId: org.orgId, slug: org.slug, email, password };
+}
+
+/** An invitation link to `org` for a new email, made with `npm run admin -- invite`. */
+export async function inviteLink(org: Pick<TestUser, "slug">, role = "developer"): Promise<string> {
+  const email = `invitee-${randomBytes(4).toString("hex")}@example.com`;
+  return (await admin<{ link: string }>("invite", "--org", org.slug, "--email", email, "--role", role)).link;
+}
+
 /** Signs in through the form (at `origin`, default the base URL) and waits for the overview. */
 export async function signIn(
   page: Page,

@@ -8,89 +8,89 @@ export const ERROR_CODES = {
     status: 400,
     title: "Bad request",
     description:
-      "A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable.",
+      "The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer.",
   },
   invalid_json: {
     status: 400,
     title: "Invalid JSON",
-    description: "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
+    description: "The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json.",
   },
   unauthorized: {
     status: 401,
     title: "Unauthorized",
     description:
-      "The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_….",
+      "The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings.",
   },
   insufficient_scope: {
     status: 403,
     title: "Insufficient scope",
     description:
-      "The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope.",
+      "The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it.",
   },
   not_found: {
     status: 404,
     title: "Not found",
-    description: "The record does not exist or belongs to another organisation, or no endpoint exists at this path.",
+    description:
+      "The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path.",
   },
   method_not_allowed: {
     status: 405,
     title: "Method not allowed",
-    description:
-      "The endpoint exists but does not support this HTTP method. The Allow header lists the methods it supports.",
+    description: "The path exists but not with this HTTP method. The Allow header lists the methods it takes.",
   },
   validation_error: {
     status: 422,
     title: "Validation error",
     description:
-      "The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message.",
+      "The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message.",
   },
   idempotency_conflict: {
     status: 422,
     title: "Idempotency conflict",
     description:
-      "The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request.",
+      "The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request.",
   },
   idempotency_in_progress: {
     status: 409,
     title: "Idempotency key in progress",
     description:
-      "A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table.",
+      "A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once.",
   },
   payload_too_large: {
     status: 413,
     title: "Payload too large",
     description:
-      "The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table.",
+      "The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each).",
   },
   headers_too_large: {
     status: 431,
     title: "Request Header Fields Too Large",
     description:
-      "The request line and headers together exceed 16 KB (a very long URL, usually a query). Shorten the query or send fewer headers. An extension: not in the contract's error table.",
+      "The request line and headers together exceed 16 KB, usually because of a very long query. Shorten the query or send fewer headers.",
   },
   precondition_failed: {
     status: 412,
     title: "Precondition failed",
     description:
-      "The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table.",
+      "The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag.",
   },
   cursor_expired: {
     status: 410,
     title: "Cursor expired",
     description:
-      "The events feed cursor points before the retention period (30 days by default), so events after it may have been removed. Resynchronise: list the resources again, then follow the feed from its start. An extension: not in the contract's error table.",
+      "The events feed cursor is older than the feed's retention (30 days by default), so events after it may be gone. List the resources again, then follow the feed from its start.",
   },
   rate_limited: {
     status: 429,
     title: "Rate limited",
     description:
-      "A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header.",
+      "The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left.",
   },
   internal_error: {
     status: 500,
     title: "Internal error",
     description:
-      "An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists.",
+      "The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work.",
   },
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 

@@ -3,13 +3,14 @@ import { ApiReference } from "@scalar/nextjs-api-reference";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-// Our links above the reference; Scalar offsets its sticky header and sidebar by --scalar-custom-header-height.
-const HEADER_HEIGHT = "3rem";
+// Our links above the reference; Scalar offsets its sticky header and sidebar by --scalar-custom-header-height. The
+// links wrap onto more rows on a narrow screen (none is cut off), and the script keeps the offset at the header's
+// height as it changes.
 const HEADER = `
     <style>
-      :root { --scalar-custom-header-height: ${HEADER_HEIGHT}; }
-      .docs-header { position: sticky; top: 0; z-index: 100; box-sizing: border-box; height: ${HEADER_HEIGHT};
-        display: flex; align-items: center; gap: 0.25rem 1rem; padding: 0 1rem; overflow-x: auto; white-space: nowrap;
+      :root { --scalar-custom-header-height: 3rem; }
+      .docs-header { position: sticky; top: 0; z-index: 100; box-sizing: border-box; min-height: 3rem;
+        display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 1rem; padding: 0.6rem 1rem;
         font: 0.95rem/1.2 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
         background: #f4f4f5; border-bottom: 1px solid #d4d4d8; }
       .docs-header a { color: #0b57d0; }
@@ -25,7 +26,15 @@ const HEADER = `
       <a href="/api/v1/openapi.json">OpenAPI 3.1 JSON</a>
       <a href="/api/v1/postman.json">Postman collection</a>
       <a href="/settings">Settings</a>
-    </nav>`;
+    </nav>
+    <script>
+      (() => {
+        const header = document.querySelector(".docs-header");
+        const offset = () =>
+          document.documentElement.style.setProperty("--scalar-custom-header-height", header.offsetHeight + "px");
+        new ResizeObserver(offset).observe(header);
+      })();
+    </script>`;
 
 const render = ApiReference({
   url: "/api/v1/openapi.json",

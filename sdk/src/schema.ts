@@ -2613,7 +2613,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2629,7 +2629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2645,7 +2645,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2662,7 +2662,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2841,7 +2841,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2857,7 +2857,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2873,7 +2873,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2889,7 +2889,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2905,7 +2905,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2922,7 +2922,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3030,7 +3030,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3046,7 +3046,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3062,7 +3062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3078,7 +3078,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3095,7 +3095,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3111,7 +3111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3127,7 +3127,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3144,7 +3144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3319,7 +3319,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3335,7 +3335,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3351,7 +3351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3367,7 +3367,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3384,7 +3384,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3400,7 +3400,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3416,7 +3416,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3433,7 +3433,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3530,7 +3530,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3546,7 +3546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3562,7 +3562,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3578,7 +3578,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3594,7 +3594,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3610,7 +3610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3627,7 +3627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3713,7 +3713,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3729,7 +3729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3745,7 +3745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3761,7 +3761,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3777,7 +3777,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3794,7 +3794,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3811,7 +3811,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3827,7 +3827,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3844,7 +3844,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3953,7 +3953,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3969,7 +3969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3985,7 +3985,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4001,7 +4001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4017,7 +4017,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4034,7 +4034,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4051,7 +4051,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4067,7 +4067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4083,7 +4083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4100,7 +4100,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4260,7 +4260,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4276,7 +4276,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4292,7 +4292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4308,7 +4308,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4324,7 +4324,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4341,7 +4341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4464,7 +4464,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4480,7 +4480,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4496,7 +4496,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4512,7 +4512,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4529,7 +4529,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4545,7 +4545,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4561,7 +4561,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4578,7 +4578,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4754,7 +4754,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4770,7 +4770,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4786,7 +4786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4802,7 +4802,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4819,7 +4819,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4835,7 +4835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4851,7 +4851,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4868,7 +4868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4974,7 +4974,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4990,7 +4990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5006,7 +5006,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5022,7 +5022,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5038,7 +5038,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5054,7 +5054,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5071,7 +5071,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5193,7 +5193,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5209,7 +5209,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5225,7 +5225,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5241,7 +5241,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5257,7 +5257,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5274,7 +5274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5291,7 +5291,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5307,7 +5307,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5323,7 +5323,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5340,7 +5340,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5539,7 +5539,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5555,7 +5555,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5571,7 +5571,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5587,7 +5587,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5603,7 +5603,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5620,7 +5620,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5750,7 +5750,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5766,7 +5766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5782,7 +5782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5798,7 +5798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5815,7 +5815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5831,7 +5831,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5847,7 +5847,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5864,7 +5864,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6040,7 +6040,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6056,7 +6056,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6072,7 +6072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6088,7 +6088,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6105,7 +6105,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6121,7 +6121,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6137,7 +6137,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6154,7 +6154,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6257,7 +6257,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6273,7 +6273,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6289,7 +6289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6305,7 +6305,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6321,7 +6321,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6337,7 +6337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6354,7 +6354,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6482,7 +6482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6498,7 +6498,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6514,7 +6514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6530,7 +6530,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6546,7 +6546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6563,7 +6563,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6580,7 +6580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6596,7 +6596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6612,7 +6612,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6629,7 +6629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6805,7 +6805,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6821,7 +6821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6837,7 +6837,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6853,7 +6853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6869,7 +6869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6886,7 +6886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7005,7 +7005,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7021,7 +7021,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7037,7 +7037,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7053,7 +7053,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7070,7 +7070,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7086,7 +7086,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7102,7 +7102,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7119,7 +7119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7221,7 +7221,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7237,7 +7237,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7253,7 +7253,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7269,7 +7269,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7285,7 +7285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7301,7 +7301,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7318,7 +7318,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7394,7 +7394,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7410,7 +7410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7426,7 +7426,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7442,7 +7442,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7458,7 +7458,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7475,7 +7475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7492,7 +7492,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7508,7 +7508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7525,7 +7525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7643,7 +7643,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7659,7 +7659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7675,7 +7675,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7691,7 +7691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7707,7 +7707,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7724,7 +7724,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7741,7 +7741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7757,7 +7757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7773,7 +7773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7790,7 +7790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7954,7 +7954,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7970,7 +7970,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7986,7 +7986,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8002,7 +8002,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8018,7 +8018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8035,7 +8035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8153,7 +8153,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8169,7 +8169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8185,7 +8185,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8201,7 +8201,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8218,7 +8218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8234,7 +8234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8250,7 +8250,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8267,7 +8267,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8445,7 +8445,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8461,7 +8461,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8477,7 +8477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8493,7 +8493,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8510,7 +8510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8526,7 +8526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8542,7 +8542,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8559,7 +8559,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8661,7 +8661,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8677,7 +8677,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8693,7 +8693,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8709,7 +8709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8725,7 +8725,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8741,7 +8741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8758,7 +8758,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8834,7 +8834,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8850,7 +8850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8866,7 +8866,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8882,7 +8882,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8898,7 +8898,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8915,7 +8915,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8932,7 +8932,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8948,7 +8948,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8965,7 +8965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9082,7 +9082,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9098,7 +9098,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9114,7 +9114,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9130,7 +9130,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9146,7 +9146,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9163,7 +9163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9180,7 +9180,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9196,7 +9196,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9212,7 +9212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9229,7 +9229,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9375,7 +9375,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9391,7 +9391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9407,7 +9407,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9423,7 +9423,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9439,7 +9439,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9456,7 +9456,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9577,7 +9577,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9593,7 +9593,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9609,7 +9609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9625,7 +9625,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9642,7 +9642,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9658,7 +9658,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9674,7 +9674,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9691,7 +9691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9789,7 +9789,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9805,7 +9805,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9821,7 +9821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9837,7 +9837,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9853,7 +9853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9869,7 +9869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9886,7 +9886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10011,7 +10011,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10027,7 +10027,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10043,7 +10043,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10059,7 +10059,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10075,7 +10075,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10092,7 +10092,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10195,7 +10195,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10211,7 +10211,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10227,7 +10227,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10243,7 +10243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10260,7 +10260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10276,7 +10276,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10292,7 +10292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10309,7 +10309,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10406,7 +10406,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10422,7 +10422,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10438,7 +10438,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10454,7 +10454,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10470,7 +10470,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10486,7 +10486,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10503,7 +10503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10653,7 +10653,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10669,7 +10669,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10685,7 +10685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10701,7 +10701,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10717,7 +10717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10734,7 +10734,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10916,7 +10916,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10932,7 +10932,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10948,7 +10948,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10964,7 +10964,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10980,7 +10980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10996,7 +10996,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11013,7 +11013,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11143,7 +11143,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11159,7 +11159,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11175,7 +11175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11191,7 +11191,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11207,7 +11207,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11224,7 +11224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11240,7 +11240,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11256,7 +11256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11273,7 +11273,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11381,7 +11381,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11397,7 +11397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11413,7 +11413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11429,7 +11429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11445,7 +11445,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11462,7 +11462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11571,7 +11571,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11587,7 +11587,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11603,7 +11603,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11619,7 +11619,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11635,7 +11635,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11652,7 +11652,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11767,7 +11767,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11783,7 +11783,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11799,7 +11799,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11815,7 +11815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11831,7 +11831,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11847,7 +11847,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11864,7 +11864,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11953,7 +11953,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11969,7 +11969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11985,7 +11985,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12001,7 +12001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12018,7 +12018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12128,7 +12128,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12144,7 +12144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12160,7 +12160,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12176,7 +12176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12193,7 +12193,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12209,7 +12209,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12225,7 +12225,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12242,7 +12242,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12345,7 +12345,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12361,7 +12361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12377,7 +12377,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12393,7 +12393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12409,7 +12409,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12425,7 +12425,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12442,7 +12442,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12532,7 +12532,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12548,7 +12548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12564,7 +12564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12580,7 +12580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12596,7 +12596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12613,7 +12613,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12630,7 +12630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12646,7 +12646,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12663,7 +12663,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12776,7 +12776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12792,7 +12792,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12808,7 +12808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12824,7 +12824,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12840,7 +12840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12857,7 +12857,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: someone changed it since you read it. GET the record again, reapply your change and retry with the new ETag. An extension: not in the contract's error table. */
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
             412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12874,7 +12874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12890,7 +12890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12906,7 +12906,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12923,7 +12923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12997,7 +12997,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13013,7 +13013,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13029,7 +13029,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13045,7 +13045,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13061,7 +13061,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13078,7 +13078,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13094,7 +13094,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13111,7 +13111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13196,7 +13196,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13212,7 +13212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13228,7 +13228,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13244,7 +13244,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13260,7 +13260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13277,7 +13277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13293,7 +13293,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13310,7 +13310,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13399,7 +13399,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13415,7 +13415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13431,7 +13431,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13447,7 +13447,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13463,7 +13463,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13479,7 +13479,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13496,7 +13496,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13578,7 +13578,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13594,7 +13594,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13610,7 +13610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13626,7 +13626,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13642,7 +13642,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13659,7 +13659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13675,7 +13675,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13692,7 +13692,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

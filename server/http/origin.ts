@@ -2,7 +2,7 @@
 // limits and the audit log count, and the public origin that `docsUrl`, the OpenAPI `servers`, the Postman `baseUrl`
 // and the banner show. Forwarding headers are believed only as far as `TRUST_PROXY` says; by default the socket is the
 // truth.
-import { isIP } from "node:net";
+import { canonicalAddress } from "../auth/client-address";
 import { env, type TrustProxy } from "../env";
 
 /** Reads one request header by lower-case name; repeated headers joined with ", ". */
@@ -20,12 +20,6 @@ function listHeader(read: HeaderReader, name: string): string[] {
     .filter(Boolean);
 }
 
-function normaliseAddress(address: string | null | undefined): string | null {
-  if (!address) return null;
-  const bare = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
-  return isIP(bare) ? bare : null;
-}
-
 /**
  * The client's address under the trusted-proxy setting (`TRUST_PROXY`, server/env.ts):
  * - `0` (default): the socket's peer address; `X-Forwarded-For` is ignored, so a client cannot pick its address.
@@ -33,14 +27,14 @@ function normaliseAddress(address: string | null | undefined): string | null {
  *   appended); when the header has fewer entries, its first.
  * - `vercel`: `X-Vercel-Forwarded-For` (set by Vercel's edge, not by the client).
  * @param socketAddress the TCP peer; null where the platform gives none (serverless route handlers).
- * @returns an IP literal, or null when none is known.
+ * @returns the address as {@link canonicalAddress} writes it, or null when none is known.
  */
 export function clientAddress(read: HeaderReader, socketAddress: string | null, trust: TrustProxy = env().TRUST_PROXY) {
   if (trust === "vercel")
-    return normaliseAddress(listHeader(read, "x-vercel-forwarded-for")[0]) ?? normaliseAddress(socketAddress);
+    return canonicalAddress(listHeader(read, "x-vercel-forwarded-for")[0]) ?? canonicalAddress(socketAddress);
   const chain = [
-    normaliseAddress(socketAddress),
-    ...listHeader(read, "x-forwarded-for").reverse().map(normaliseAddress),
+    canonicalAddress(socketAddress),
+    ...listHeader(read, "x-forwarded-for").reverse().map(canonicalAddress),
   ];
   if (trust === 0) return chain[0] ?? null;
   const index = Math.min(trust, chain.length - 1);

@@ -9,7 +9,7 @@ import { prismaAdapter } from "better-auth/adapters/prisma";
 import { APIError, createAuthMiddleware } from "better-auth/api";
 import { nextCookies } from "better-auth/next-js";
 import { organization, twoFactor } from "better-auth/plugins";
-import { CLIENT_ADDRESS_HEADER } from "../auth/client-address";
+import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../auth/client-address";
 import {
   hashPassword,
   isLegacyPasswordHash,
@@ -109,8 +109,7 @@ async function signInAllowed(email: string | null, address: string | null): Prom
 
 function clientAddressOf(headers: Headers | undefined): string | null {
   const header = env().TRUST_PROXY === "vercel" ? "x-vercel-forwarded-for" : CLIENT_ADDRESS_HEADER;
-  const value = headers?.get(header)?.split(",")[0]?.trim();
-  return value || null;
+  return canonicalAddress(headers?.get(header)?.split(",")[0]);
 }
 
 async function userIdForEmail(email: unknown): Promise<{ id: string; email: string } | null> {
@@ -306,15 +305,19 @@ function createAuth(origin: string) {
     databaseHooks: {
       session: {
         create: {
-          // A new session opens on the user's first organisation (the one they joined first).
-          before: async (session) => {
-            if (session.activeOrganizationId) return;
+          // A new session opens on the user's first organisation (the one they joined first), and keeps the address
+          // the audit trail records: better-auth's own is its rate-limit key, IPv6 cut to the /64 (`::1` stored as
+          // `0000:…:0000`).
+          before: async (session, context) => {
+            const ipAddress =
+              clientAddressOf(context?.headers ?? context?.request?.headers) ?? canonicalAddress(session.ipAddress);
+            if (session.activeOrganizationId) return { data: { ...session, ipAddress } };
             const first = await prisma().member.findFirst({
               where: { userId: session.userId },
               orderBy: { createdAt: "asc" },
               select: { orgId: true },
             });
-            return { data: { ...session, activeOrganizationId: first?.orgId ?? null } };
+            return { data: { ...session, ipAddress, activeOrganizationId: first?.orgId ?? null } };
           },
         },
       },

@@ -26,7 +26,7 @@ export function SettingsNav({ canSeeAudit }: { canSeeAudit: boolean }) {
             link.href === "/settings" ? pathname === "/settings" : pathname.startsWith(link.href) || undefined;
           return (
             <li key={link.href}>
-              <a href={link.href} aria-current={current ? "page" : undefined}>
+              <a href={link.href} aria-current={current ? "page" : undefined} data-label={link.label}>
                 {link.label}
               </a>
             </li>

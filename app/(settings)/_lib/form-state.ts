@@ -6,6 +6,8 @@ export interface FormState {
   reveal?: { label: string; value: string; note?: string };
   /** A link to follow from the result (the page of what was just created). */
   link?: { href: string; label: string };
+  /** The field a refusal is about (its form `name`), when the server named one, so a form can show it beside it. */
+  field?: string;
   /** The submitted values, so a refused form keeps what was typed (React resets forms after an action). */
   values?: Record<string, string | string[]>;
 }

@@ -1,6 +1,8 @@
 import { TRPCError } from "@trpc/server";
 import { headers } from "next/headers";
 import { redirect, unstable_rethrow } from "next/navigation";
+import { ZodError } from "zod";
+import { ApiError } from "../../../server/errors";
 import { settingsErrorMessage } from "../../../server/routers/settings/trpc";
 import { StepUpRequiredError } from "../../../server/services/settings-session";
 import type { FormState } from "./form-state";
@@ -18,9 +20,9 @@ async function currentPath(): Promise<string> {
 
 /**
  * Runs a server action's work and turns a thrown error into a form message: the ApiError's message
- * (docs/api-contract.md §7 text), the zod issues of a refused input, or a refusal in the page's words (403). An action
- * that needs a recent sign-in links to the confirmation page and back. An ended session sends the user to sign in;
- * Next's redirects pass through.
+ * (docs/api-contract.md §7 text), the zod issues of a refused input, or a refusal in the page's words (403), with the
+ * field the first issue names (`field`). An action that needs a recent sign-in links to the confirmation page and
+ * back. An ended session sends the user to sign in; Next's redirects pass through.
  */
 export async function runAction(
   work: () => Promise<FormState>,
@@ -40,8 +42,20 @@ export async function runAction(
         values,
       };
     }
-    return { status: "error", message: settingsErrorMessage(error), values };
+    return { status: "error", message: settingsErrorMessage(error), field: refusedField(error), values };
   }
+}
+
+// The top-level field the first detail of a refused input names ("password" for ["password"]).
+function refusedField(error: unknown): string | undefined {
+  const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
+  const path =
+    cause instanceof ApiError
+      ? cause.details?.[0]?.path
+      : cause instanceof ZodError
+        ? cause.issues[0]?.path
+        : undefined;
+  return typeof path?.[0] === "string" ? path[0] : undefined;
 }
 
 /** The text value of a form field ("" when missing). */

@@ -20,6 +20,9 @@ export default async function SettingsOverview() {
   const activeKeys = keys.filter((key) => !key.revokedAt && (!key.expiresAt || key.expiresAt.getTime() > now));
   const disabled = endpoints.filter((endpoint) => !endpoint.enabled);
   const base = await requestOrigin();
+  // Only what the member's role may do is offered (docs/api-contract.md §5.10); the rest is named as someone else's.
+  const canCreateKeys = me.permissions["apiKey:manageTest"];
+  const canManageEndpoints = me.permissions["webhook:manage"];
   return (
     <>
       <h1>{me.org.name}</h1>
@@ -33,7 +36,7 @@ export default async function SettingsOverview() {
           <p>
             <strong>{activeKeys.length}</strong> active ({keys.length} in total)
           </p>
-          <a href="/settings/keys">Manage keys</a>
+          <a href="/settings/keys">{canCreateKeys ? "Manage keys" : "See the keys"}</a>
         </div>
         <div className="card">
           <h2>Webhooks</h2>
@@ -41,7 +44,7 @@ export default async function SettingsOverview() {
             <strong>{endpoints.length}</strong> endpoints
             {disabled.length > 0 ? `, ${disabled.length} disabled` : ""}
           </p>
-          <a href="/settings/webhooks">Manage endpoints</a>
+          <a href="/settings/webhooks">{canManageEndpoints ? "Manage endpoints" : "See the endpoints"}</a>
         </div>
         <div className="card">
           <h2>Usage</h2>
@@ -62,8 +65,17 @@ export default async function SettingsOverview() {
         <h2 id="start-heading">{activeKeys.length === 0 ? "Get started" : "Quick reference"}</h2>
         <ol className="steps">
           <li>
-            <a href="/settings/keys">Create a test key</a> (<code>msp_test_…</code>): same data as live keys, flagged as
-            test traffic, no webhook deliveries. It is shown once; copy it.
+            {canCreateKeys ? (
+              <>
+                <a href="/settings/keys">Create a test key</a> (<code>msp_test_…</code>): same data as live keys,
+                flagged as test traffic, no webhook deliveries. It is shown once; copy it.
+              </>
+            ) : (
+              <>
+                Ask an owner, admin or developer of {me.org.name} for a test key (<code>msp_test_…</code>): your role (
+                {me.role}) sees <a href="/settings/keys">the keys</a> but cannot create them.
+              </>
+            )}
           </li>
           <li>
             Call the API with it:
@@ -76,7 +88,16 @@ export default async function SettingsOverview() {
             <a href="/docs/errors">error codes</a>.
           </li>
           <li>
-            <a href="/settings/webhooks">Register a webhook endpoint</a> and send it a test event; verify signatures
+            {canManageEndpoints ? (
+              <>
+                <a href="/settings/webhooks">Register a webhook endpoint</a> and send it a test event; verify signatures
+              </>
+            ) : (
+              <>
+                See the organisation's <a href="/settings/webhooks">webhook endpoints</a> and their deliveries; verify
+                signatures
+              </>
+            )}{" "}
             with the <a href="/docs/webhooks">webhook guide</a>.
           </li>
         </ol>

@@ -71,7 +71,7 @@ export default function WebhooksGuidePage() {
 
       <section id="headers">
         <h2>Headers</h2>
-        <div className="table-wrap">
+        <div className="table-wrap wraps">
           <table>
             <thead>
               <tr>
@@ -126,7 +126,7 @@ export default function WebhooksGuidePage() {
           with exponential backoff, {DELIVERY_FACTS.attempts} attempts in all, each signed afresh with the same event
           id:
         </p>
-        <div className="table-wrap">
+        <div className="table-wrap wraps">
           <table>
             <thead>
               <tr>

@@ -2,13 +2,28 @@
 
 import { useActionState } from "react";
 import { FormResult } from "../../(settings)/_components/form-result";
-import { IDLE } from "../../(settings)/_lib/form-state";
+import { type FormState, IDLE } from "../../(settings)/_lib/form-state";
 import { acceptWithNewAccountAction } from "./actions";
 
-/** Name and password for someone joining by invitation; the email is the invited one. */
+const FIELDS = ["name", "password"];
+
+/**
+ * Name and password for someone joining by invitation; the email is the invited one. A refusal about a field (a
+ * password too short, whatever the browser checked) shows beside that field, the rest under the button.
+ */
 export function NewAccountForm({ invitationId, email }: { invitationId: string; email: string }) {
   const [state, action, pending] = useActionState(acceptWithNewAccountAction, IDLE);
   const kept = state.status === "error" ? (state.values ?? {}) : {};
+  const refused = state.status === "error" && state.field && FIELDS.includes(state.field) ? state.field : null;
+  const besideField = (name: string) =>
+    refused === name ? (
+      <p id={`invite-${name}-error`} role="alert" className="alert error">
+        {state.message}
+      </p>
+    ) : null;
+  const describedBy = (name: string, hint?: string) =>
+    [refused === name ? `invite-${name}-error` : null, hint].filter(Boolean).join(" ") || undefined;
+  const rest: FormState = refused ? IDLE : state;
   return (
     <form action={action} className="stack">
       <input type="hidden" name="invitationId" value={invitationId} />
@@ -26,7 +41,10 @@ export function NewAccountForm({ invitationId, email }: { invitationId: string; 
           maxLength={100}
           autoComplete="name"
           defaultValue={(kept.name as string | undefined) ?? ""}
+          aria-invalid={refused === "name" ? true : undefined}
+          aria-describedby={describedBy("name")}
         />
+        {besideField("name")}
       </div>
       <div className="field">
         <label htmlFor="invite-password">Choose a password</label>
@@ -38,18 +56,20 @@ export function NewAccountForm({ invitationId, email }: { invitationId: string; 
           minLength={10}
           maxLength={128}
           autoComplete="new-password"
-          aria-describedby="invite-password-hint"
+          aria-invalid={refused === "password" ? true : undefined}
+          aria-describedby={describedBy("password", "invite-password-hint")}
         />
         <p id="invite-password-hint" className="hint">
           At least 10 characters.
         </p>
+        {besideField("password")}
       </div>
       <div>
         <button type="submit" disabled={pending}>
           {pending ? "Joining…" : "Create account and join"}
         </button>
       </div>
-      <FormResult state={state} />
+      <FormResult state={rest} />
     </form>
   );
 }

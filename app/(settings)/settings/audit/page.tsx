@@ -2,6 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { forbidden } from "next/navigation";
 import { settingsErrorMessage } from "../../../../server/routers/settings/trpc";
 import { SETTINGS_AUDIT_ACTIONS } from "../../../../server/services/settings-audit";
+import { Address } from "../../_components/address";
 import { Time } from "../../_components/time";
 import { requireMember, settingsCaller } from "../../_lib/session";
 
@@ -127,7 +128,9 @@ export default async function AuditPage({
                     {details(entry.details) ? <div className="muted">{details(entry.details)}</div> : null}
                   </td>
                   <td>{entry.target ?? <span className="muted">—</span>}</td>
-                  <td>{entry.ip ?? <span className="muted">unknown</span>}</td>
+                  <td>
+                    <Address value={entry.ip} />
+                  </td>
                 </tr>
               ))}
             </tbody>

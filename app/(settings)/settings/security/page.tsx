@@ -1,4 +1,5 @@
 import { ActionForm } from "../../_components/action-form";
+import { Address } from "../../_components/address";
 import { ConfirmAction } from "../../_components/confirm-action";
 import { Time } from "../../_components/time";
 import { requireMember, settingsCaller } from "../../_lib/session";
@@ -126,7 +127,9 @@ export default async function SecurityPage({
                   <td>
                     {session.device} {session.current ? <span className="badge ok">this browser</span> : null}
                   </td>
-                  <td>{session.ipAddress ?? <span className="muted">unknown</span>}</td>
+                  <td>
+                    <Address value={session.ipAddress} />
+                  </td>
                   <td className="nowrap">
                     <Time value={session.createdAt} />
                   </td>
