@@ -25,7 +25,7 @@ export const ERROR_CODES = {
     status: 403,
     title: "Insufficient scope",
     description:
-      "The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it.",
+      "The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks).",
   },
   not_found: {
     status: 404,

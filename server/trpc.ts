@@ -24,6 +24,16 @@ export type Meta = OpenApiMeta<{
    * "Key-value store and rate limits").
    */
   ownWindow?: "status";
+  /**
+   * The answer carries a webhook signing secret: an idempotent replay stores it sealed and reads it back from the
+   * endpoint while it stands (docs/architecture.md, "Idempotency").
+   */
+  secretInAnswer?: true;
+  /**
+   * The operation sends a request and waits for it (a webhook test event, a redelivery): with an `Idempotency-Key` it
+   * runs outside any database transaction (docs/architecture.md, "Idempotency").
+   */
+  outbound?: true;
 }>;
 
 /**

@@ -1,19 +1,40 @@
 import { hasScope } from "../auth/scopes";
 import { ApiError } from "../errors";
 import { authenticateApiKey } from "../services/api-keys";
-import type { Step } from "./exchange";
+import { anonymousWindowFull } from "../services/rate-limits";
+import type { Exchange, Step } from "./exchange";
+
+/**
+ * Resolves the exchange's Bearer key to its principal, or keeps the 401 as its refusal. With `lookUp` false a key this
+ * process has not cached is left unresolved (`keyDeferred`): its client is refused by its anonymous window, and a
+ * refused client causes no database work (docs/architecture.md, "API keys and the key cache").
+ */
+export async function resolveKey(exchange: Exchange, lookUp: boolean): Promise<void> {
+  try {
+    const principal = await authenticateApiKey(exchange.request.header("authorization") ?? null, { lookUp });
+    if (principal) exchange.principal = principal;
+    exchange.keyDeferred = principal === null;
+  } catch (error) {
+    exchange.keyDeferred = false;
+    exchange.refusal = error;
+  }
+}
 
 /**
  * Identify: resolves the Bearer key of a route that needs one (docs/api-contract.md §5) to its principal. A failure
- * (401) is kept on the exchange as its refusal, answered by {@link refuse} once the rate limit has counted the request
- * against the client's address.
+ * (401, or 400 `bad_request` for a repeated `Authorization` header, which node:http would silently cut to its first
+ * value while a proxy may read the last) is kept on the exchange as its refusal, answered by {@link refuse} once the
+ * rate limit has counted the request against the client's address. A key that is not cached is not looked up while
+ * the client's anonymous window is full (the rate limit then refuses it, 429, with no database work).
  */
 export const identify: Step = async (exchange, next) => {
   if (exchange.route?.meta.scope && exchange.refusal === undefined) {
-    try {
-      exchange.principal = await authenticateApiKey(exchange.request.header("authorization") ?? null);
-    } catch (error) {
-      exchange.refusal = error;
+    if (exchange.request.repeated("authorization")) {
+      exchange.refusal = new ApiError("bad_request", "Send one Authorization header: this request has several", {
+        details: [{ path: ["Authorization"], message: "repeated header" }],
+      });
+    } else {
+      await resolveKey(exchange, !anonymousWindowFull(exchange.clientIp ?? "unknown"));
     }
   }
   return next();
@@ -21,8 +42,9 @@ export const identify: Step = async (exchange, next) => {
 
 /**
  * Refuse: answers what the steps before the rate limit found (a malformed target 400, an unknown path 404, a wrong
- * method 405 with `Allow`, an invalid key 401), OPTIONS with 204 and `Allow`, and a key that lacks the route's scope
- * with 403 `insufficient_scope` (docs/api-contract.md §5), before anything about the input is revealed.
+ * method 405 with `Allow`, a repeated `Authorization` header 400, an invalid key 401), OPTIONS with 204 and `Allow`,
+ * and a key that lacks the route's scope with 403 `insufficient_scope` (docs/api-contract.md §5), before anything
+ * about the input is revealed.
  * @throws ApiError the refusal found, or `insufficient_scope` (403).
  */
 export const refuse: Step = async (exchange, next) => {

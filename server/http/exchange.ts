@@ -16,6 +16,11 @@ export interface ApiRequest {
   /** One header by lower-case name; repeated headers joined with ", ". */
   header(name: string): string | undefined;
   /**
+   * Whether the header (lower-case name) came more than once: node:http keeps only the first `Authorization`, so a
+   * repeat is refused rather than read (docs/api-contract.md §5.1).
+   */
+  repeated(name: string): boolean;
+  /**
    * Reads the body, at most `limit` bytes.
    * @returns the bytes, or null when the body is larger than `limit` (the rest is not read).
    */
@@ -56,6 +61,11 @@ export interface Exchange {
   /** Values of the route's path parameters (`{ id: "c1" }`). */
   pathParams: Record<string, string>;
   principal?: ApiKeyPrincipal;
+  /**
+   * A well-formed key left unresolved: not cached, and the client's anonymous window was full, so it was not looked up
+   * (docs/architecture.md, "API keys and the key cache").
+   */
+  keyDeferred?: boolean;
   /**
    * Why the request is refused (malformed target, unknown path, wrong method, invalid key), found by a step before the
    * rate limit and answered after it, so every request is counted and every answer carries the rate-limit headers.

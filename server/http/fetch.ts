@@ -28,6 +28,9 @@ export function fromFetchRequest(req: Request): ApiRequest {
     method: req.method,
     target: `${url.pathname}${url.search}`,
     header: (name) => req.headers.get(name) ?? undefined,
+    // The platform joins repeats with ", ": the pipeline asks only about Authorization, and a comma is never part of
+    // one Bearer credential (RFC 6750 b64token).
+    repeated: (name) => req.headers.get(name)?.includes(",") ?? false,
     readBody: (limit) => readLimited(req, limit),
     socketAddress: null,
     encrypted: url.protocol === "https:",

@@ -64,6 +64,7 @@ export function toApiRequest(req: IncomingMessage): ApiRequest & { bodyCut: bool
     method: req.method ?? "GET",
     target: req.url ?? "/",
     header: (name) => headerOf(req, name),
+    repeated: (name) => (req.headersDistinct[name]?.length ?? 0) > 1,
     readBody: (limit) => readBody(req, limit, request),
     socketAddress: req.socket.remoteAddress ?? null,
     encrypted: Boolean((req.socket as TLSSocket).encrypted),

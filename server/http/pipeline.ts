@@ -2,6 +2,7 @@
 // /api/v1 goes through the steps of PIPELINE in order; a step answers or hands over to the next. Errors thrown anywhere
 // become the error envelope of docs/api-contract.md §2.1; the rate-limit headers go on every answer; the audit row is
 // recorded once the answer exists.
+import { env } from "../env";
 import { ApiError } from "../errors";
 import { log } from "../observability/logger";
 import { observeOutbox } from "../observability/metrics";
@@ -74,7 +75,10 @@ const route: Step = async (exchange, next) => {
 
 /**
  * Documents: serves `/openapi.json` and `/postman.json` as plain documents without the envelope (docs/api-contract.md §4.8),
- * built for the request's public origin and never changed once built.
+ * built for the request's public origin and never changed once built. Shared caches may keep them 300 s only when
+ * `PUBLIC_URL` fixes that origin; otherwise the request's `Host` (or forwarding headers) chose it, and a shared cache
+ * could hand one client a collection whose `baseUrl` sends its key to a host another client named, so they are
+ * `private` (docs/architecture.md, "The REST facade").
  */
 const serveDocument: Step = async (exchange, next) => {
   const document = exchange.route?.document;
@@ -86,7 +90,7 @@ const serveDocument: Step = async (exchange, next) => {
     headers: {
       "Content-Type": "application/json; charset=utf-8",
       "X-Request-Id": exchange.requestId,
-      "Cache-Control": "public, max-age=300",
+      "Cache-Control": env().PUBLIC_URL ? "public, max-age=300" : "private, max-age=300",
     },
   };
 };

@@ -71,9 +71,20 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * refused before any lookup; unknown, revoked and malformed keys get the same answer. A valid key's record is kept in
  * this process for 10 s (key-cache.ts), so the hot path asks the database once per key every 10 s; a revocation empties
  * every instance's cache within 0.5 s. `lastUsedAt` is refreshed at most once a minute per key, off the response path.
+ * @param options.lookUp false: answer from the cache only (the caller's client is refused by its anonymous window and
+ *   must cause no database work, docs/architecture.md, "API keys and the key cache").
+ * @returns the principal; null when `lookUp` is false and the well-formed key is not cached.
  * @throws ApiError `unauthorized` (401) when the header is missing, not `Bearer`, or the key is not valid.
  */
-export async function authenticateApiKey(authorization: string | null): Promise<ApiKeyPrincipal> {
+export async function authenticateApiKey(authorization: string | null): Promise<ApiKeyPrincipal>;
+export async function authenticateApiKey(
+  authorization: string | null,
+  options: { lookUp: boolean },
+): Promise<ApiKeyPrincipal | null>;
+export async function authenticateApiKey(
+  authorization: string | null,
+  options: { lookUp: boolean } = { lookUp: true },
+): Promise<ApiKeyPrincipal | null> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   if (!match?.[1]) {
     throw new ApiError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY>");
@@ -90,6 +101,7 @@ export async function authenticateApiKey(authorization: string | null): Promise<
     touchLastUsed(cached.value.apiKeyId);
     return cached.value;
   }
+  if (!options.lookUp) return null;
   const key = await prisma().apiKey.findUnique({
     where: { keyHash: hash },
     select: {

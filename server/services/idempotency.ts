@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { prisma, transaction } from "../db/transaction";
+import { prisma, type TransactionClient, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { log } from "../observability/logger";
 
@@ -77,69 +77,138 @@ class RolledBack<T> {
   constructor(readonly response: T) {}
 }
 
+/** `status` of a record whose operation is still running outside a transaction (see {@link runIdempotent}). */
+const CLAIMED = 0;
+/** How long a claim holds its key when its process dies before storing the answer (ms); an attempt takes ≤ 10 s. */
+export const IDEMPOTENCY_CLAIM_MS = 60_000;
+
+/**
+ * How an answer that carries a secret is stored (docs/architecture.md, "Idempotency"): never in plaintext outside the
+ * secret's own column.
+ */
+export interface AnswerSeal {
+  /** The body to store: the secret replaced by a reference that cannot be turned back into it. */
+  seal(body: string): string;
+  /**
+   * The stored body with the secret read back from its own column, byte for byte the first answer; null when the
+   * secret it carried is no longer the current one (rotated since, or its record deleted).
+   */
+  unseal(orgId: string, body: string): Promise<string | null>;
+}
+
+/** How {@link runIdempotent} runs an operation. */
+export interface IdempotencyOptions {
+  /** The answer carries a secret: store it sealed, and replay it only while the secret stands. */
+  seal?: AnswerSeal;
+  /**
+   * The operation waits for an outbound request (a webhook test event, a redelivery): run it outside any transaction,
+   * between a claim of the key and the stored answer, so no connection is held while it waits.
+   */
+  outbound?: boolean;
+}
+
+type StoredRow = NonNullable<Awaited<ReturnType<TransactionClient["idempotencyKey"]["findUnique"]>>>;
+
+function inProgress(): ApiError {
+  return new ApiError(
+    "idempotency_in_progress",
+    "A request with this Idempotency-Key is still being processed; retry after it completes to get its response",
+    { headers: { "Retry-After": "1" } },
+  );
+}
+
+/** Takes the key's transaction-scoped advisory lock, or refuses a duplicate that arrives while it is held. */
+async function lockKey(tx: TransactionClient, request: IdempotentRequest): Promise<void> {
+  const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`
+    SELECT pg_try_advisory_xact_lock(hashtextextended(${`${request.orgId}:${request.apiKeyId}:${request.key}`}, 0)) AS locked`;
+  if (!lock?.locked) throw inProgress();
+}
+
+/** The stored answer of a live record of the key, replayed; undefined when the key is free (none, or expired). */
+async function replayOf(
+  stored: StoredRow | null,
+  request: IdempotentRequest,
+  fingerprint: string,
+  options: IdempotencyOptions,
+): Promise<(StoredResponse & { replayOf: string }) | undefined> {
+  if (!stored || stored.expiresAt.getTime() <= Date.now()) return undefined;
+  if (stored.status === CLAIMED) throw inProgress();
+  if (stored.fingerprint !== fingerprint) {
+    throw new ApiError(
+      "idempotency_conflict",
+      `Idempotency-Key was already used for a different request (${stored.method} ${stored.path} with another body) within 24 hours; use a new key`,
+    );
+  }
+  const body = options.seal ? await options.seal.unseal(request.orgId, stored.responseBody) : stored.responseBody;
+  if (body === null) {
+    throw new ApiError(
+      "idempotency_conflict",
+      "The answer stored for this Idempotency-Key carried a webhook signing secret that has been rotated since (or its endpoint deleted), so it is not replayed: list the webhook endpoints and rotate the secret with a new key to get a current one",
+    );
+  }
+  return {
+    status: stored.status,
+    headers: stored.responseHeaders as Record<string, string>,
+    body,
+    replayOf: stored.requestId,
+  };
+}
+
+/** The columns that store an answer: status, replayed headers, body (sealed when it carries a secret), 24 hours. */
+function answerRecord(response: StoredResponse, options: IdempotencyOptions) {
+  const body = response.body ?? "";
+  return {
+    status: response.status,
+    responseBody: options.seal ? options.seal.seal(body) : body,
+    responseHeaders: Object.fromEntries(
+      Object.entries(response.headers)
+        .map(([name, value]) => [name.toLowerCase(), value] as const)
+        .filter(([name]) => REPLAYED_HEADERS.includes(name)),
+    ),
+    expiresAt: new Date(Date.now() + IDEMPOTENCY_RETENTION_MS),
+  };
+}
+
 /**
  * Runs `execute` at most once per `(orgId, apiKeyId, key)` within 24 hours (docs/api-contract.md §8,
  * docs/architecture.md, "Idempotency"). The operation and its idempotency record share one transaction, so either both
- * commit or neither does.
+ * commit or neither does; an `outbound` operation runs outside any transaction instead, between a claim of the key
+ * (status 0, held {@link IDEMPOTENCY_CLAIM_MS}) and its stored answer, so it never holds a connection while it waits
+ * for a receiver (the embedded database's pool has one).
  * - Same key and same request → the stored status, headers and body with `replayOf` = the first request's id, without
- *   running again.
- * - Same key, different method, path or body → 422 `idempotency_conflict`.
+ *   running again (a sealed secret read back from its own column).
+ * - Same key, different method, path or body, or a stored secret rotated since → 422 `idempotency_conflict`.
  * - Same key while the first request is still running → 409 `idempotency_in_progress` with `Retry-After: 1`
- *   (a transaction-scoped advisory lock decides; the second request never waits for or runs the operation).
- * - A response with status ≥ 400 rolls the transaction back and is not stored, so the request can be retried.
+ *   (a transaction-scoped advisory lock, or the claim, decides; the second request never waits for or runs the
+ *   operation).
+ * - A response with status ≥ 400 rolls the transaction back (or releases the claim) and is not stored, so the request
+ *   can be retried.
  * @returns the response of `execute`, or the stored one with `replayOf`.
  * @throws ApiError as listed above; errors from `execute` propagate after rollback.
  */
 export async function runIdempotent<T extends StoredResponse>(
   request: IdempotentRequest,
   execute: () => Promise<T>,
+  options: IdempotencyOptions = {},
 ): Promise<T | (StoredResponse & { replayOf: string })> {
   purgeOccasionally();
+  if (options.outbound) return runOutbound(request, execute, options);
   const fingerprint = requestFingerprint(request.method, request.path, request.body);
   const where = { orgId_apiKeyId_key: { orgId: request.orgId, apiKeyId: request.apiKeyId, key: request.key } };
   try {
     return await transaction(async (tx) => {
-      const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`
-        SELECT pg_try_advisory_xact_lock(hashtextextended(${`${request.orgId}:${request.apiKeyId}:${request.key}`}, 0)) AS locked`;
-      if (!lock?.locked) {
-        throw new ApiError(
-          "idempotency_in_progress",
-          "A request with this Idempotency-Key is still being processed; retry after it completes to get its response",
-          { headers: { "Retry-After": "1" } },
-        );
-      }
-      const stored = await tx.idempotencyKey.findUnique({ where });
-      if (stored && stored.expiresAt.getTime() > Date.now()) {
-        if (stored.fingerprint !== fingerprint) {
-          throw new ApiError(
-            "idempotency_conflict",
-            `Idempotency-Key was already used for a different request (${stored.method} ${stored.path} with another body) within 24 hours; use a new key`,
-          );
-        }
-        return {
-          status: stored.status,
-          headers: stored.responseHeaders as Record<string, string>,
-          body: stored.responseBody,
-          replayOf: stored.requestId,
-        };
-      }
+      await lockKey(tx, request);
+      const replay = await replayOf(await tx.idempotencyKey.findUnique({ where }), request, fingerprint, options);
+      if (replay) return replay;
       const response = await execute();
       if (response.status >= 400) throw new RolledBack(response);
-      const responseHeaders = Object.fromEntries(
-        Object.entries(response.headers)
-          .map(([name, value]) => [name.toLowerCase(), value] as const)
-          .filter(([name]) => REPLAYED_HEADERS.includes(name)),
-      );
       const record = {
         method: request.method,
         path: request.path,
         fingerprint,
-        status: response.status,
-        responseBody: response.body ?? "",
-        responseHeaders,
+        ...answerRecord(response, options),
         requestId: request.requestId,
         createdAt: new Date(),
-        expiresAt: new Date(Date.now() + IDEMPOTENCY_RETENTION_MS),
       };
       // An expired record with the same key is replaced: the key is free again after 24 hours.
       await tx.idempotencyKey.upsert({ where, create: { ...where.orgId_apiKeyId_key, ...record }, update: record });
@@ -149,6 +218,52 @@ export async function runIdempotent<T extends StoredResponse>(
     if (error instanceof RolledBack) return error.response as T;
     throw error;
   }
+}
+
+async function runOutbound<T extends StoredResponse>(
+  request: IdempotentRequest,
+  execute: () => Promise<T>,
+  options: IdempotencyOptions,
+): Promise<T | (StoredResponse & { replayOf: string })> {
+  const fingerprint = requestFingerprint(request.method, request.path, request.body);
+  const scope = { orgId: request.orgId, apiKeyId: request.apiKeyId, key: request.key };
+  const where = { orgId_apiKeyId_key: scope };
+  const replay = await transaction(async (tx) => {
+    await lockKey(tx, request);
+    const found = await replayOf(await tx.idempotencyKey.findUnique({ where }), request, fingerprint, options);
+    if (found) return found;
+    const claim = {
+      method: request.method,
+      path: request.path,
+      fingerprint,
+      status: CLAIMED,
+      responseBody: "",
+      responseHeaders: {},
+      requestId: request.requestId,
+      createdAt: new Date(),
+      expiresAt: new Date(Date.now() + IDEMPOTENCY_CLAIM_MS),
+    };
+    await tx.idempotencyKey.upsert({ where, create: { ...scope, ...claim }, update: claim });
+    return undefined;
+  });
+  if (replay) return replay;
+  // Only this request's claim is settled: one that outlived its time may belong to a later request now.
+  const mine = { ...scope, requestId: request.requestId };
+  // A claim that cannot be released (the database is down) frees its key when it expires.
+  const release = () =>
+    prisma()
+      .idempotencyKey.deleteMany({ where: mine })
+      .catch((error: unknown) => log().warn({ err: error }, "idempotency claim not released; it expires by itself"));
+  let response: T;
+  try {
+    response = await execute();
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  if (response.status >= 400) await release();
+  else await prisma().idempotencyKey.updateMany({ where: mine, data: answerRecord(response, options) });
+  return response;
 }
 
 /**

@@ -10,6 +10,7 @@ import { recordDeliveryAttempt } from "../observability/metrics";
 import { clientSpan } from "../observability/requests";
 import { EVENT_NAMES } from "../schemas/events";
 import { eventPayload, storedEventSelect } from "../services/event-feed";
+import type { WriteOrigin } from "../services/events";
 import { listPage } from "../services/pagination";
 import { serializePayload, signedHeaders } from "./signing";
 import { postWebhook } from "./transport";
@@ -377,15 +378,33 @@ export async function lastAttempt(deliveryId: string): Promise<DeliveryAttemptVi
 }
 
 /**
+ * Refuses an outbound webhook a test key asks for (a test event, a redelivery): test keys cause no outbound webhooks
+ * (docs/api-contract.md §5.6). Checked before the target is looked up, so the refusal tells nothing about it.
+ * @throws ApiError `insufficient_scope` (403) naming the reason, when `origin` is a test key.
+ */
+export function refuseTestKeySends(origin: WriteOrigin): void {
+  if (!origin.isTest) return;
+  throw new ApiError(
+    "insufficient_scope",
+    "Test keys (msp_test_) send no webhooks: use a live key (msp_live_) with webhooks:write to send a test event or redeliver",
+  );
+}
+
+/**
  * Sends a delivery again now, once, with the same event id and payload, newly signed (redelivery, docs/api-contract.md
  * §6.2), and records the attempt; enabled or not (the answer includes the attempt). Success marks the delivery
- * SUCCEEDED; a failure does not count against the endpoint (410 Gone still disables it).
- * @throws ApiError `not_found` (404) for a delivery missing or of another organisation.
+ * SUCCEEDED; a failure does not count against the endpoint (410 Gone still disables it). Runs outside any transaction
+ * (the attempt opens its own once the receiver has answered), so it holds no database connection while it waits.
+ * @param origin who asks: a test key is refused (docs/api-contract.md §5.6).
+ * @throws ApiError `insufficient_scope` (403) for a test key; `not_found` (404) for a delivery missing or of another
+ *   organisation.
  */
 export async function redeliver(
   orgId: string,
   deliveryId: string,
+  origin: WriteOrigin = { isTest: false },
 ): Promise<{ success: boolean; responseStatus: number | null; attempt: DeliveryAttemptView }> {
+  refuseTestKeySends(origin);
   const found = await prisma().webhookDelivery.findFirst({ where: { orgId, id: deliveryId }, select: { id: true } });
   if (!found) throw notFound("Webhook delivery", deliveryId);
   const result = await attemptDelivery(deliveryId, { mode: "manual" });

@@ -14,7 +14,13 @@ import {
   WEBHOOK_URL_MAX_LENGTH,
 } from "../schemas/webhooks";
 import { newEventId, recordTestEvent, type WriteOrigin } from "../services/events";
-import { attemptDelivery, type DeliveryAttemptView, lastAttempt, newDeliveryId } from "./deliveries";
+import {
+  attemptDelivery,
+  type DeliveryAttemptView,
+  lastAttempt,
+  newDeliveryId,
+  refuseTestKeySends,
+} from "./deliveries";
 import { blockedReason } from "./ssrf";
 
 /** The subscription that matches every event of docs/api-contract.md §6.1. */
@@ -348,9 +354,11 @@ export async function deleteWebhookEndpoint(orgId: string, id: string): Promise<
  * `Event` named `webhook.test` (`recordTestEvent`, data `{message, endpointId}`, marked fanned out so fan-out and
  * the sweeper ignore it), one `WebhookDelivery`, and makes ONE signed attempt (awaited, at most 10 s), recorded like
  * any attempt. A 2xx resets the endpoint's failure count; a 410 disables it; other failures do not count.
- * `origin` names the actor the event carries: the settings user or the API key.
+ * `origin` names the actor the event carries: the settings user or the API key; a test key is refused
+ * (docs/api-contract.md §5.6). Runs outside any transaction: the event and its delivery commit first, then the attempt
+ * waits for the receiver holding no database connection.
  * @returns `{eventId, deliveryId, success, responseStatus, attempt}` (responseStatus null when no answer came).
- * @throws ApiError `not_found` (404).
+ * @throws ApiError `insufficient_scope` (403) for a test key; `not_found` (404).
  */
 export async function sendTestEvent(
   orgId: string,
@@ -363,6 +371,7 @@ export async function sendTestEvent(
   responseStatus: number | null;
   attempt: DeliveryAttemptView;
 }> {
+  refuseTestKeySends(origin);
   await findOwned(orgId, endpointId);
   const now = new Date();
   const eventId = newEventId(now);

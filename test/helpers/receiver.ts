@@ -14,8 +14,11 @@ export interface ReceivedRequest {
   body: string;
 }
 
-/** How a receiver answers one request: a status (and body, headers), or `hang` to never answer. */
-export type Reply = { status: number; body?: string; headers?: Record<string, string> } | "hang";
+/**
+ * How a receiver answers one request: a status (and body, headers), sent once `after` settles when given, or `hang` to
+ * never answer.
+ */
+export type Reply = { status: number; body?: string; headers?: Record<string, string>; after?: Promise<void> } | "hang";
 
 /** A running receiver: its URL, what it got so far, and a way to change its answers. */
 export interface Receiver {
@@ -61,8 +64,12 @@ export async function startReceiver(): Promise<Receiver> {
       requests.push(request);
       const reply = answer(request, requests.length - 1);
       if (reply === "hang") return;
-      res.writeHead(reply.status, reply.headers);
-      res.end(reply.body ?? "");
+      const send = () => {
+        res.writeHead(reply.status, reply.headers);
+        res.end(reply.body ?? "");
+      };
+      if (reply.after) void reply.after.then(send);
+      else send();
     });
   });
   return {

@@ -2,6 +2,7 @@
 // Standard Webhooks library verifies, against a real receiver on 127.0.0.1.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
+import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
@@ -205,6 +206,112 @@ describe("webhook endpoints through the API", () => {
       const stranger = client(server.url, (await createTestOrg()).key);
       expect((await stranger("POST", `/deliveries/${deliveryId}/redeliver`)).status).toBe(404);
     } finally {
+      receiver.reply(() => ({ status: 200, body: "ok" }));
+    }
+  });
+
+  it("keeps no signing secret in the idempotency table: a replay reads it back while it stands, and is refused once it is rotated", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const key = (name: string) => ({ "Idempotency-Key": `${name}-${randomBytes(6).toString("hex")}` });
+    const stored = async () =>
+      (await prisma().idempotencyKey.findMany({ where: { orgId: org.orgId }, select: { responseBody: true } })).map(
+        (row) => row.responseBody,
+      );
+    const createKey1 = key("create");
+    const body = { url: receiver.url, events: ["*"] };
+    const created = await api("POST", "/webhook-endpoints", body, createKey1);
+    expect(created.status).toBe(201);
+    const secret: string = created.body.data.secret;
+    expect((await stored()).join("\n")).not.toContain("whsec_");
+
+    const replayed = await api("POST", "/webhook-endpoints", body, createKey1);
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get("x-idempotent-replay")).toBe("true");
+    expect(replayed.body.data).toEqual(created.body.data);
+
+    const rotateKey = key("rotate");
+    const rotated = await api("POST", `/webhook-endpoints/${created.body.data.id}/rotate-secret`, undefined, rotateKey);
+    expect(rotated.status).toBe(200);
+    const rows = (await stored()).join("\n");
+    for (const value of [secret, rotated.body.data.secret]) expect(rows).not.toContain(value);
+    expect(rows).not.toContain("whsec_");
+
+    // The create's secret was rotated away (it still signs for 24 hours as the previous one): its answer is not replayed.
+    const stale = await api("POST", "/webhook-endpoints", body, createKey1);
+    expect(stale.status).toBe(422);
+    expect(stale.body.error.code).toBe("idempotency_conflict");
+    expect(JSON.stringify(stale.body)).not.toContain(secret);
+    const current = await api("POST", `/webhook-endpoints/${created.body.data.id}/rotate-secret`, undefined, rotateKey);
+    expect(current.status).toBe(200);
+    expect(current.body.data).toEqual(rotated.body.data);
+
+    expect((await api("DELETE", `/webhook-endpoints/${created.body.data.id}`)).status).toBe(200);
+    const gone = await api("POST", `/webhook-endpoints/${created.body.data.id}/rotate-secret`, undefined, rotateKey);
+    expect(gone.status).toBe(422);
+    expect(JSON.stringify(gone.body)).not.toContain(rotated.body.data.secret);
+  });
+
+  it("refuses a test key's test event and redelivery with 403, sending nothing, whether the target exists or not", async () => {
+    const org = await createTestOrg();
+    const live = client(server.url, org.key);
+    const created = (await live("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data;
+    const deliveryId = (await live("POST", `/webhook-endpoints/${created.id}/test`)).body.data.attempt.deliveryId;
+    const testKey = client(server.url, await createKey(org.orgId, ["webhooks:write"], true));
+    const before = receiver.requests.length;
+    for (const path of [
+      `/webhook-endpoints/${created.id}/test`,
+      `/deliveries/${deliveryId}/redeliver`,
+      "/webhook-endpoints/wh_000000000000000000000000/test",
+      "/deliveries/whd_000000000000000000000000/redeliver",
+    ]) {
+      const refused = await testKey("POST", path, undefined, { "Idempotency-Key": randomBytes(6).toString("hex") });
+      expect(refused.status, path).toBe(403);
+      expect(refused.body.error).toMatchObject({
+        code: "insufficient_scope",
+        message: expect.stringContaining("Test keys (msp_test_) send no webhooks"),
+      });
+    }
+    expect(receiver.requests.length).toBe(before);
+    // A test key still manages endpoints: only outbound requests are refused.
+    expect((await testKey("PATCH", `/webhook-endpoints/${created.id}`, { description: "by a test key" })).status).toBe(
+      200,
+    );
+  });
+
+  it("runs a test event and a redelivery with an Idempotency-Key outside the request's transaction: once, a duplicate in flight is 409, a retry replays", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const created = (await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data;
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const before = receiver.requests.length;
+    receiver.reply(() => ({ status: 200, body: "ok", after: held }));
+    const headers = { "Idempotency-Key": `test-${randomBytes(6).toString("hex")}` };
+    try {
+      const first = api("POST", `/webhook-endpoints/${created.id}/test`, undefined, headers);
+      while (receiver.requests.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+      // The first request waits for the receiver: its duplicate is refused, and the database still answers others.
+      const duplicate = await api("POST", `/webhook-endpoints/${created.id}/test`, undefined, headers);
+      expect(duplicate.status).toBe(409);
+      expect(duplicate.headers.get("retry-after")).toBe("1");
+      expect((await api("GET", `/webhook-endpoints/${created.id}`)).status).toBe(200);
+      release();
+      const sent = await first;
+      expect(sent.status).toBe(200);
+      const replay = await api("POST", `/webhook-endpoints/${created.id}/test`, undefined, headers);
+      expect(replay.headers.get("x-idempotent-replay")).toBe("true");
+      expect(replay.body.data).toEqual(sent.body.data);
+      const redeliverKey = { "Idempotency-Key": `again-${randomBytes(6).toString("hex")}` };
+      const path = `/deliveries/${sent.body.data.attempt.deliveryId}/redeliver`;
+      const again = await api("POST", path, undefined, redeliverKey);
+      expect(again.body.data).toMatchObject({ eventId: sent.body.data.eventId, attempt: 2 });
+      expect((await api("POST", path, undefined, redeliverKey)).body.data).toEqual(again.body.data);
+      expect(receiver.requests.filter((r) => r.headers["webhook-id"] === sent.body.data.eventId)).toHaveLength(2);
+    } finally {
+      release();
       receiver.reply(() => ({ status: 200, body: "ok" }));
     }
   });

@@ -81,6 +81,7 @@ export const webhookEndpointsRouter = router({
         description: `Registers an endpoint for the given events and answers 201 with it and its signing secret, shown only in this answer. ${RULES}`,
       },
       successStatus: 201,
+      secretInAnswer: true,
     })
     .input(WebhookEndpointCreateSchema)
     .output(WebhookEndpointCreatedSchema)
@@ -155,6 +156,7 @@ export const webhookEndpointsRouter = router({
         description:
           "Replaces the signing secret and shows the new one once. For 24 hours every delivery is signed with both (two v1= values in Service-Signature, two signatures in webhook-signature), so receivers can switch without losing deliveries; a second rotation within those 24 hours drops the oldest secret at once.",
       },
+      secretInAnswer: true,
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(WebhookSecretSchema)
@@ -169,8 +171,9 @@ export const webhookEndpointsRouter = router({
         tags,
         summary: "Send a test event",
         description:
-          "Sends one webhook.test event to the endpoint now, whatever its subscriptions and enabled state, signed like every delivery, waits for the attempt (at most 10 seconds) and answers with it: HTTP status, duration, error. The event carries this key as its actor; it is not part of the events feed.",
+          "Sends one webhook.test event to the endpoint now, whatever its subscriptions and enabled state, signed like every delivery, waits for the attempt (at most 10 seconds) and answers with it: HTTP status, duration, error. The event carries this key as its actor; it is not part of the events feed. Test keys send no webhooks: a msp_test_ key is refused with 403 insufficient_scope.",
       },
+      outbound: true,
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(WebhookTestResultSchema)
@@ -211,10 +214,11 @@ export const webhookEndpointsRouter = router({
         tags: ["Webhooks"],
         summary: "Redeliver a delivery",
         description:
-          "Sends the delivery again now, once, with the same event id and payload (receivers deduplicate on it), newly signed, whether the endpoint is enabled or not; waits for the attempt (at most 10 seconds) and answers with it. A failed redelivery does not count against the endpoint.",
+          "Sends the delivery again now, once, with the same event id and payload (receivers deduplicate on it), newly signed, whether the endpoint is enabled or not; waits for the attempt (at most 10 seconds) and answers with it. A failed redelivery does not count against the endpoint. Test keys send no webhooks: a msp_test_ key is refused with 403 insufficient_scope.",
       },
+      outbound: true,
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(DeliveryAttemptSchema)
-    .mutation(async ({ ctx, input }) => iso((await redeliver(ctx.principal.orgId, input.id)).attempt)),
+    .mutation(async ({ ctx, input }) => iso((await redeliver(ctx.principal.orgId, input.id, ctx.principal)).attempt)),
 });
