@@ -283,7 +283,7 @@ describe("webhook endpoints through the API", () => {
     const org = await createTestOrg();
     const api = client(server.url, org.key);
     const created = (await api("POST", "/webhook-endpoints", { url: receiver.url, events: ["*"] })).body.data;
-    let release = () => undefined as void;
+    let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
