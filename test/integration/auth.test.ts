@@ -1,6 +1,8 @@
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../server/auth/api-keys";
 import { prisma } from "../../server/db/transaction";
+import { handleFetchRequest } from "../../server/http/fetch";
 import { revokeApiKey } from "../../server/services/api-keys";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
@@ -38,6 +40,49 @@ describe("API keys (docs/api-contract.md §5)", () => {
     const revoked = await valid("GET", "/accounts");
     expect(revoked.status).toBe(401);
     expect(revoked.body.error.message).toBe((await client(server.url, unknown)("GET", "/accounts")).body.error.message);
+  });
+
+  it("refuses two Authorization headers with 400 in the envelope, on node:http and behind a fetch handler", async () => {
+    const org = await createTestOrg(["accounts:read"]);
+    const other = await createKey(org.orgId, ["accounts:read"]);
+    const url = new URL(`${server.url}/accounts`);
+    // fetch joins repeated headers into one; node:http sends them as given, and would itself keep only the first.
+    const twice = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
+      (resolve, reject) => {
+        request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            // As an array the headers go out exactly as listed, so Host is given too.
+            headers: ["Host", url.host, "Authorization", `Bearer ${org.key}`, "Authorization", `Bearer ${other}`],
+          },
+          (res) => {
+            let body = "";
+            res.on("data", (chunk) => {
+              body += chunk;
+            });
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          },
+        )
+          .on("error", reject)
+          .end();
+      },
+    );
+    expect(twice.status).toBe(400);
+    const body = JSON.parse(twice.body);
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: "bad_request", details: [{ path: ["Authorization"], message: "repeated header" }] },
+    });
+    expect(twice.headers["x-request-id"]).toBe(body.requestId);
+    expect(twice.headers["x-ratelimit-limit"]).toBeDefined();
+    const joined = await handleFetchRequest(
+      new Request(url, { headers: { Authorization: `Bearer ${org.key}, Bearer ${other}` } }),
+    );
+    expect(joined.status).toBe(400);
+    expect((await joined.json()).error.code).toBe("bad_request");
+    expect((await client(server.url, org.key)("GET", "/accounts")).status).toBe(200);
   });
 
   it("checks the key before validating input", async () => {

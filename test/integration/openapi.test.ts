@@ -1,8 +1,10 @@
+import { request } from "node:http";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../server/auth/scopes";
+import { resetEnvCache } from "../../server/env";
 import { startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;
@@ -65,6 +67,47 @@ describe("GET /openapi.json", () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(document.servers[0].url).toBe(`${server.url}`);
+  });
+
+  it("is cached privately while the Host header names its server, publicly once PUBLIC_URL does", async () => {
+    // fetch cannot set Host; node:http sends it as given.
+    const asHost = (path: string, host: string) =>
+      new Promise<{ cacheControl: string | undefined; servers: string | undefined }>((resolve, reject) => {
+        const url = new URL(`${server.url}${path}`);
+        request({ host: url.hostname, port: url.port, path: url.pathname, headers: { Host: host } }, (res) => {
+          let body = "";
+          res.on("data", (chunk) => {
+            body += chunk;
+          });
+          res.on("end", () =>
+            resolve({
+              cacheControl: res.headers["cache-control"],
+              servers: /"(?:url|value)":"(http[^"]*\/api\/v1)"/.exec(body)?.[1],
+            }),
+          );
+        })
+          .on("error", reject)
+          .end();
+      });
+    // Without PUBLIC_URL a shared cache keyed on the path alone could hand one client the servers entry (and the
+    // collection's baseUrl) another client's Host named.
+    for (const path of ["/openapi.json", "/postman.json"]) {
+      expect(await asHost(path, "attacker.example"), path).toEqual({
+        cacheControl: "private, max-age=300",
+        servers: "http://attacker.example/api/v1",
+      });
+    }
+    process.env.PUBLIC_URL = "https://crm.example.com";
+    resetEnvCache();
+    try {
+      expect(await asHost("/openapi.json", "attacker.example")).toEqual({
+        cacheControl: "public, max-age=300",
+        servers: "https://crm.example.com/api/v1",
+      });
+    } finally {
+      delete process.env.PUBLIC_URL;
+      resetEnvCache();
+    }
   });
 
   it("documents the Bearer scheme and each operation's scope, success status and errors", () => {

@@ -1,6 +1,8 @@
 // PostgreSQL stopped and restarted under a running API. Uses a dedicated server (never the shared
 // one): while it is down every endpoint answers a clean envelope promptly, and the API recovers by itself.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateApiKey } from "../../server/auth/api-keys";
 import { closeDb } from "../../server/db/client";
 import { migrateDatabase } from "../../server/db/migrate";
 import { prisma } from "../../server/db/transaction";
@@ -11,6 +13,8 @@ import { type DedicatedPostgres, startDedicatedPostgres } from "../helpers/dedic
 
 /** No request may take longer than this while the database is down (ms). */
 const BOUND_MS = 6_000;
+/** Requests a minute a client address may send without a valid key, in this file. */
+const ANONYMOUS_LIMIT = 10;
 
 let postgres: DedicatedPostgres;
 let server: TestServer;
@@ -22,6 +26,9 @@ beforeAll(async () => {
   postgres = await startDedicatedPostgres();
   await migrateDatabase({ url: postgres.url }, { log: () => undefined });
   process.env.DATABASE_URL = postgres.url;
+  // The test client stands for a proxy (one hop), so each case picks its client address; a small anonymous window.
+  process.env.TRUST_PROXY = "1";
+  process.env.RATE_LIMIT_ANONYMOUS_PER_MIN = String(ANONYMOUS_LIMIT);
   resetEnvCache();
   await closeDb();
   server = await startApi();
@@ -75,6 +82,25 @@ describe("PostgreSQL stopped and restarted", () => {
     expect(JSON.stringify(status.result.body)).toContain("database");
   });
 
+  it("looks no key up for a client its anonymous window refuses: 429 while the database is down, where a lookup would be 500", async () => {
+    const address = () => `2001:db8::${randomBytes(2).toString("hex")}`;
+    const from = (ip: string, key?: string) =>
+      client(server.url, key)("GET", "/accounts", undefined, { "X-Forwarded-For": ip });
+    const refused = address();
+    for (let i = 0; i < ANONYMOUS_LIMIT; i++) expect((await from(refused)).status).toBe(401);
+    // Well-formed keys the process has never seen: each would be a database lookup.
+    for (let i = 0; i < 3; i++) {
+      const res = await from(refused, generateApiKey(false).raw);
+      expect(res.status).toBe(429);
+      expect(res.body.error.code).toBe("rate_limited");
+      outageRequestIds.push(res.body.requestId);
+    }
+    // The same kind of key from an address with room in its window is looked up, and the database is down.
+    const looked = await from(address(), generateApiKey(false).raw);
+    expect(looked.status).toBe(500);
+    outageRequestIds.push(looked.body.requestId);
+  });
+
   it("recovers by itself once the server is back, and keeps the outage's audit rows", async () => {
     const restartedAt = Date.now();
     postgres.start();
@@ -106,7 +132,10 @@ describe("PostgreSQL stopped and restarted", () => {
     expect(stored).toBe(outageRequestIds.length);
     const rows = await prisma().auditLog.findMany({ where: { requestId: { in: outageRequestIds } } });
     for (const row of rows) {
-      expect(row).toMatchObject({ status: 500, errorCode: "internal_error" });
+      expect([
+        { status: 500, errorCode: "internal_error" },
+        { status: 429, errorCode: "rate_limited" },
+      ]).toContainEqual({ status: row.status, errorCode: row.errorCode });
       // Stamped when the call was answered, not when the retried batch finally got in.
       expect(row.createdAt.getTime()).toBeLessThan(restartedAt);
     }
