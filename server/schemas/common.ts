@@ -43,6 +43,30 @@ export const BooleanQuerySchema = z
   .describe("`true` or `false`.");
 
 /**
+ * Longest cursor the service makes, in characters (docs/api-contract.md §4.9.1): a list's names a record id of at most
+ * 64 characters (103 with its signature), the events feed's a position (34).
+ */
+export const CURSOR_MAX_LENGTH = 128;
+
+/**
+ * The `cursor` query parameter of a list or of the events feed (docs/api-contract.md §4.9.1): opaque. Its bound is
+ * documented but not checked here: the list refuses every string it did not make, whatever its length or characters,
+ * with the same 400 `bad_request`, so a cursor is never 422.
+ */
+export function cursorParam(description: string) {
+  return z.string().describe(description).meta({ maxLength: CURSOR_MAX_LENGTH }).optional();
+}
+
+/** The `nextCursor` of a list page (docs/api-contract.md §2.1, §4.9.1). */
+export const NextCursorSchema = z
+  .string()
+  .max(CURSOR_MAX_LENGTH)
+  .nullable()
+  .describe(
+    "Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since.",
+  );
+
+/**
  * Query parameters shared by every list endpoint (docs/api-contract.md §4.9): `limit` (1–100, default 50), `cursor`
  * (the `nextCursor` of the previous page), `updatedAfter` (ISO 8601; only records whose `updatedAt` is strictly later),
  * `sort`.
@@ -54,9 +78,9 @@ export const ListQueryBase = {
     .max(PAGE_SIZE.max)
     .default(PAGE_SIZE.default)
     .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${PAGE_SIZE.default}. Larger values are refused (422).`),
-  cursor: IdSchema.describe(
-    "The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request.",
-  ).optional(),
+  cursor: cursorParam(
+    "The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page.",
+  ),
   updatedAfter: z.iso
     .datetime({ offset: true })
     .max(DATE_TIME_MAX_LENGTH)
@@ -65,13 +89,48 @@ export const ListQueryBase = {
     .optional(),
 };
 
-/** A `sort` query parameter documenting its allow-list (docs/api-contract.md §4.9). */
+/** One term of an ORDER BY: field and direction. */
+export interface SortTerm {
+  field: string;
+  direction: "asc" | "desc";
+}
+
+/**
+ * Parses `sort` (`field:direction` pairs, comma-separated; direction `asc` or `desc` in any case, default `asc`)
+ * against an allow-list (docs/api-contract.md §4.9).
+ * @returns the terms in order, or why the value is refused (an unknown field, a malformed pair, a repeated field),
+ *   naming the allowed fields.
+ */
+export function parseSortParam(raw: string, allowed: readonly string[]): SortTerm[] | string {
+  const terms: SortTerm[] = [];
+  const expected = `allowed fields: ${allowed.join(", ")}, each as field, field:asc or field:desc`;
+  for (const pair of raw.split(",")) {
+    const parts = pair.trim().split(":");
+    const [field = "", direction = "asc"] = parts;
+    if (!allowed.includes(field)) return `${JSON.stringify(field)} is not a sort field of this list; ${expected}`;
+    const dir = direction.toLowerCase();
+    if (parts.length > 2 || (dir !== "asc" && dir !== "desc"))
+      return `${JSON.stringify(pair.trim())} is not field:asc or field:desc; ${expected}`;
+    if (terms.some((term) => term.field === field)) return `${field} appears twice; ${expected}`;
+    terms.push({ field, direction: dir });
+  }
+  return terms;
+}
+
+/**
+ * A `sort` query parameter documenting its allow-list (docs/api-contract.md §4.9): an unknown field, a malformed pair
+ * or a repeated field is 422 `validation_error` naming the allowed fields.
+ */
 export function sortParam(fields: readonly string[], fallback: string) {
   return z
     .string()
     .max(200)
+    .superRefine((value, context) => {
+      const parsed = parseSortParam(value, fields);
+      if (typeof parsed === "string") context.addIssue({ code: "custom", message: parsed });
+    })
     .describe(
-      `Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: ${fields.join(", ")}. Unknown fields are ignored; with none left the default sort applies: ${fallback}. Ties are broken by id.`,
+      `Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: ${fields.join(", ")}; anything else is refused (422). Default: ${fallback}. Ties are broken by id.`,
     )
     .meta({ example: `${fields[0]}:desc` })
     .optional();
@@ -85,11 +144,7 @@ export function listOf<T extends z.ZodType>(item: T) {
   return z.object({
     data: z.array(item).max(PAGE_SIZE.max),
     hasMore: z.boolean().describe("false when this page is the end of the list."),
-    nextCursor: z
-      .string()
-      .max(64)
-      .nullable()
-      .describe("Id of the last record of this page, to pass as cursor for the next page; null on an empty page."),
+    nextCursor: NextCursorSchema,
   });
 }
 

@@ -1,6 +1,6 @@
 // The events feed and the payload shared with webhooks (docs/api-contract.md §6.2).
 import { z } from "zod";
-import { DATE_TIME_MAX_LENGTH, PAGE_SIZE } from "./common";
+import { CURSOR_MAX_LENGTH, cursorParam, DATE_TIME_MAX_LENGTH, PAGE_SIZE } from "./common";
 import { EVENT_EXAMPLE, EVENT_PAGE_EXAMPLE } from "./examples";
 
 /**
@@ -144,14 +144,9 @@ export const EventListQuerySchema = z.strictObject({
     .max(PAGE_SIZE.max)
     .default(PAGE_SIZE.default)
     .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${PAGE_SIZE.default}.`),
-  cursor: z
-    .string()
-    .max(200)
-    .regex(/^[A-Za-z0-9_-]+$/, "must be a nextCursor of this feed")
-    .describe(
-      "The nextCursor of an earlier page (opaque). Continues right after the last event that page returned, in commit order (sequence). Cursors made before events had a sequence still work and continue where they stopped; the page answers with a cursor of the current format, so keep the new nextCursor. A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make gives 400 bad_request (start without a cursor).",
-    )
-    .optional(),
+  cursor: cursorParam(
+    "The nextCursor of an earlier page (opaque, signed). Continues right after the last event that page returned, in commit order (sequence). A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make for this organisation gives 400 bad_request (start without a cursor). Unsigned cursors made before cursors were signed still work while the event they name is kept; the page answers with a signed one, so keep the new nextCursor.",
+  ),
   types: z
     .string()
     .max(2_000)
@@ -176,7 +171,7 @@ export const EventListSchema = z
     hasMore: z.boolean().describe("true when more events are exist now; false on the last page."),
     nextCursor: z
       .string()
-      .max(200)
+      .max(CURSOR_MAX_LENGTH)
       .nullable()
       .describe(
         "Pass as cursor to continue after this page. Present on the last page too (poll it later for newer events); null only when the feed is empty and no cursor was given.",

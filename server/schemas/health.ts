@@ -181,9 +181,7 @@ export const HEALTH_DEFAULT_SORT = [{ field: "score", direction: "desc" }] as co
  */
 export const HealthListQuerySchema = z.strictObject({
   limit: ListQueryBase.limit,
-  cursor: IdSchema.describe(
-    "The nextCursor of the previous page (the accountId of its last item). An id that names no account of the organisation gives 400 bad_request.",
-  ).optional(),
+  cursor: ListQueryBase.cursor,
   sort: sortParam(Object.keys(HEALTH_SORT_FIELDS), "score:desc"),
   riskLevel: RiskLevelSchema.describe("Only accounts currently in this risk band.").optional(),
   lifecycle: LifecycleStatusSchema.describe("Only accounts with this lifecycle status.").optional(),

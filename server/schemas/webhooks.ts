@@ -1,6 +1,6 @@
 // Webhook endpoints, their delivery attempts and redelivery as API resources (docs/api-contract.md §2.11, §4.11).
 import { z } from "zod";
-import { IdSchema, PAGE_SIZE, TimestampSchema } from "./common";
+import { cursorParam, IdSchema, PAGE_SIZE, TimestampSchema } from "./common";
 import { EVENT_NAMES, EventNameTextSchema } from "./events";
 import {
   DELIVERY_ATTEMPT_EXAMPLE,
@@ -144,7 +144,7 @@ export const WebhookSecretSchema = z
 /** One delivery attempt. */
 export const DeliveryAttemptSchema = z
   .object({
-    attemptId: z.string().max(20).describe("Opaque, increasing with time; also the cursor of the deliveries list."),
+    attemptId: z.string().max(20).describe("Opaque, increasing with time."),
     deliveryId: z
       .string()
       .max(64)
@@ -174,12 +174,9 @@ export const DeliveryListQuerySchema = z.strictObject({
     .max(PAGE_SIZE.max)
     .default(PAGE_SIZE.default)
     .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${PAGE_SIZE.default}.`),
-  cursor: z
-    .string()
-    .max(20)
-    .regex(/^\d+$/, "must be a nextCursor of this list")
-    .describe("The nextCursor of the previous page.")
-    .optional(),
+  cursor: cursorParam(
+    "The nextCursor of the previous page (opaque). A cursor the service did not make gives 400 bad_request.",
+  ),
 });
 
 /** The answer of `POST /webhook-endpoints/{id}/test`: the test event's id and its one attempt. */

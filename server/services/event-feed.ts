@@ -16,6 +16,7 @@ import { prisma } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, notFound } from "../errors";
 import { type Actor, type EventListQuery, type EventPayload, TEST_EVENT_NAME } from "../schemas/events";
+import { CURSOR_KINDS, notACursor, openCursor, sealCursor } from "./pagination";
 
 /** An event row as the feed and the webhook deliveries read it. */
 export interface StoredEvent {
@@ -83,61 +84,80 @@ interface FeedPosition {
   at: number;
 }
 
-/** A cursor: base64url of `v2.<sequence>.<unix seconds of that event>`. */
-function encodeCursor(position: FeedPosition): string {
-  return Buffer.from(`v2.${position.sequence}.${position.at}`).toString("base64url");
-}
-
-function notACursor(): ApiError {
-  return new ApiError("bad_request", "cursor is not a nextCursor of the events feed; start without a cursor", {
-    details: [{ path: ["cursor"], message: "not a cursor of this feed" }],
-  });
+/**
+ * A cursor: signed (pagination.ts, {@link sealCursor}) for the organisation, holding the position as 8 bytes of
+ * `sequence` and 4 of Unix seconds: 34 characters.
+ */
+function encodeCursor(orgId: string, position: FeedPosition): string {
+  const payload = Buffer.alloc(12);
+  payload.writeBigUInt64BE(position.sequence);
+  payload.writeUInt32BE(position.at, 8);
+  return sealCursor(CURSOR_KINDS.feed, payload, orgId);
 }
 
 const BIGINT_MAX = 2n ** 63n - 1n;
 
-/** A cursor as written: the current format names a `sequence`, the first one (`v1.…`) an insertion number. */
-type ParsedCursor = { sequence: bigint; at: number } | { legacySeq: bigint; at: number };
+/**
+ * A cursor as written: the current, signed format names a position; the unsigned formats made before cursors were
+ * signed (`v2.<sequence>.<at>`, and the first `v1.<txid>.<seq>.<at>`, before events had a `sequence`) name an event,
+ * which must be found to be trusted.
+ */
+type ParsedCursor =
+  | ({ signed: true } & FeedPosition)
+  | { signed: false; sequence: bigint; at: number }
+  | { signed: false; legacySeq: bigint; at: number };
 
 /**
- * Reads a cursor of either format: `v2.<sequence>.<at>`, or the first format `v1.<txid>.<seq>.<at>`, made before
- * events had a `sequence`.
- * @throws ApiError `bad_request` (400) for a cursor this feed did not make.
+ * Reads a cursor of the organisation's feed: a signed one, or one of the unsigned formats.
+ * @throws ApiError `bad_request` (400) for anything else (docs/api-contract.md §4.9.1).
  */
-function parseCursor(cursor: string): ParsedCursor {
+function parseCursor(orgId: string, cursor: string): ParsedCursor {
+  const opened = openCursor(cursor, orgId);
+  if (opened) {
+    if (opened.kind !== CURSOR_KINDS.feed || opened.payload.length !== 12) throw notACursor();
+    return { signed: true, sequence: opened.payload.readBigUInt64BE(), at: opened.payload.readUInt32BE(8) };
+  }
   const text = Buffer.from(cursor, "base64url").toString("utf8");
-  const current = /^v2\.(\d{1,19})\.(\d{1,12})$/.exec(text);
+  const second = /^v2\.(\d{1,19})\.(\d{1,12})$/.exec(text);
   const first = /^v1\.\d{1,19}\.(\d{1,19})\.(\d{1,12})$/.exec(text);
-  const position = BigInt((current ?? first)?.[1] ?? -1);
+  const position = BigInt((second ?? first)?.[1] ?? -1);
   // Past PostgreSQL's bigint the comparison would fail in the database: no cursor of ours gets there.
   if (position < 0n || position > BIGINT_MAX) throw notACursor();
-  const at = Number((current ?? first)?.[2]);
-  return current ? { sequence: position, at } : { legacySeq: position, at };
+  const at = Number((second ?? first)?.[2]);
+  return second ? { signed: false, sequence: position, at } : { signed: false, legacySeq: position, at };
 }
 
 /**
- * The position a cursor names. A first-format cursor names the event of that insertion number, whose `sequence` is
- * looked up among the organisation's events of that second (one index range of `(orgId, createdAt)`); the feed then
- * continues right after that event, as the first format did, since the migration numbered the events in that
- * format's order.
- * @throws ApiError `bad_request` (400) for a first-format cursor whose event is not the organisation's.
+ * The position a cursor names. A signed cursor is the position itself. An unsigned one is trusted only as far as the
+ * database confirms it: a `v2` cursor when the organisation's event of that `sequence` was recorded in that second, a
+ * `v1` cursor when the organisation has the event of that insertion number in that second (one index range of
+ * `(orgId, createdAt)`), whose `sequence` it continues after (the migration numbered the events in that format's
+ * order). So a cursor forged from an event's visible parts names no more than a cursor the feed made.
+ * @throws ApiError `bad_request` (400) for an unsigned cursor the organisation's events do not confirm.
  */
 async function cursorPosition(orgId: string, cursor: ParsedCursor): Promise<FeedPosition> {
-  if ("sequence" in cursor) return cursor;
-  const [event] = await prisma().$queryRaw<Array<{ sequence: bigint }>>`
-    SELECT "sequence" FROM "Event"
-    WHERE "orgId" = ${orgId} AND "legacySeq" = ${cursor.legacySeq}
-      AND "createdAt" >= to_timestamp(${cursor.at}) AT TIME ZONE 'UTC'
-      AND "createdAt" < to_timestamp(${cursor.at + 1}) AT TIME ZONE 'UTC'`;
+  if (cursor.signed) return cursor;
+  const [event] =
+    "sequence" in cursor
+      ? await prisma().$queryRaw<Array<{ sequence: bigint }>>`
+          SELECT "sequence" FROM "Event"
+          WHERE "orgId" = ${orgId} AND "sequence" = ${cursor.sequence}
+            AND "createdAt" >= to_timestamp(${cursor.at}) AT TIME ZONE 'UTC'
+            AND "createdAt" < to_timestamp(${cursor.at + 1}) AT TIME ZONE 'UTC'`
+      : await prisma().$queryRaw<Array<{ sequence: bigint }>>`
+          SELECT "sequence" FROM "Event"
+          WHERE "orgId" = ${orgId} AND "legacySeq" = ${cursor.legacySeq}
+            AND "createdAt" >= to_timestamp(${cursor.at}) AT TIME ZONE 'UTC'
+            AND "createdAt" < to_timestamp(${cursor.at + 1}) AT TIME ZONE 'UTC'`;
   if (!event) throw notACursor();
   return { sequence: event.sequence, at: cursor.at };
 }
 
 /**
  * One page of the organisation's events feed, oldest first in commit order (`sequence`, see the top of this file),
- * optionally only some event names (`types`) or one `resource`. Webhook test events are not part of it. Cursors of
- * the first format (`v1.…`, before `sequence`) are still accepted and continue where they stopped; every page answers
- * with a cursor of the current format.
+ * optionally only some event names (`types`) or one `resource`. Webhook test events are not part of it. Cursors are
+ * signed for the organisation; the unsigned formats made before (`v2.…`, `v1.…`) are still accepted when the database
+ * confirms the event they name, and continue where they stopped; every page answers with a signed cursor.
  * @returns `{ data, hasMore, nextCursor }`: `nextCursor` continues after the last event of the page and is present on
  *          the last page too (the position given is returned when no newer event exists yet); null only for an empty
  *          feed read without a cursor.
@@ -149,8 +169,8 @@ export async function listEvents(
   query: EventListQuery,
   now = new Date(),
 ): Promise<{ data: EventPayload[]; hasMore: boolean; nextCursor: string | null }> {
-  const parsed = query.cursor ? parseCursor(query.cursor) : null;
-  // Checked before a first-format cursor is looked up: its event may be purged by now.
+  const parsed = query.cursor === undefined ? null : parseCursor(orgId, query.cursor);
+  // Checked before an unsigned cursor is looked up: its event may be purged by now.
   if (parsed && parsed.at * 1000 < now.getTime() - eventRetentionMs()) {
     throw new ApiError(
       "cursor_expired",
@@ -175,7 +195,7 @@ export async function listEvents(
   const page = hasMore ? rows.slice(0, query.limit) : rows;
   const last = page.at(-1);
   const position = last ? { sequence: last.sequence, at: Math.floor(last.createdAt.getTime() / 1000) } : after;
-  return { data: page.map(eventPayload), hasMore, nextCursor: position ? encodeCursor(position) : null };
+  return { data: page.map(eventPayload), hasMore, nextCursor: position ? encodeCursor(orgId, position) : null };
 }
 
 /**

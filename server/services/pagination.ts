@@ -1,30 +1,100 @@
+// Keyset pages and the cursors that continue them (docs/architecture.md, "Data and migrations" and "Cursors"). A
+// cursor is opaque and signed: base64url of a kind byte, its payload and the first 12 bytes of an HMAC-SHA256 under a
+// key derived from the server's secret, so a cursor the service did not make is refused before anything is looked up.
+import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import { authSecret } from "../auth/secret";
 import { ApiError } from "../errors";
+import { parseSortParam, type SortTerm } from "../schemas/common";
+
+export type { SortTerm } from "../schemas/common";
 
 /** A sortable field of a resource: whether it can be null (null values sort last in both directions). */
 export type SortableFields = Record<string, { nullable: boolean }>;
 
-/** One term of an ORDER BY: field and direction. */
-export interface SortTerm {
-  field: string;
-  direction: "asc" | "desc";
+/** Bytes of the HMAC-SHA256 a cursor carries: 96 bits, beyond guessing by requests. */
+const CURSOR_MAC_BYTES = 12;
+let cursorKey: Buffer | undefined;
+
+/** The cursors' key: HKDF-SHA256 of the server's secret (`BETTER_AUTH_SECRET`, or the embedded `auth-secret`). */
+function key(): Buffer {
+  cursorKey ??= Buffer.from(hkdfSync("sha256", authSecret(), "", "crm cursor v1", 32));
+  return cursorKey;
+}
+
+function mac(body: Buffer, context: string): Buffer {
+  return createHmac("sha256", key()).update(`${context}\0`).update(body).digest().subarray(0, CURSOR_MAC_BYTES);
+}
+
+/** What a cursor holds: a record id as text, a record id as a number, or a position in the events feed. */
+export const CURSOR_KINDS = { text: 1, number: 2, feed: 3 } as const;
+
+/**
+ * Signs a cursor: base64url of `kind`, `payload` and its MAC over both and `context` (a feed cursor's organisation, so
+ * it opens in that organisation's feed only).
+ */
+export function sealCursor(kind: number, payload: Uint8Array, context = ""): string {
+  const body = Buffer.concat([Buffer.of(kind), payload]);
+  return Buffer.concat([body, mac(body, context)]).toString("base64url");
 }
 
 /**
- * Parses `sort` (`field:direction` pairs, comma-separated; direction `asc` or `desc`, default `asc`) against an
- * allow-list (docs/api-contract.md §4.9). Unknown fields and malformed pairs are silently ignored; when nothing valid
- * remains the resource's default sort applies. Repeated fields keep their first occurrence.
+ * Opens a cursor {@link sealCursor} made with the same `context`.
+ * @returns its kind and payload; null for anything else (another encoding, a changed byte, another context).
+ */
+export function openCursor(cursor: string, context = ""): { kind: number; payload: Buffer } | null {
+  const bytes = Buffer.from(cursor, "base64url");
+  // Node's decoder skips characters outside the alphabet: only the canonical text of the bytes is a cursor.
+  if (bytes.length <= CURSOR_MAC_BYTES + 1 || bytes.toString("base64url") !== cursor) return null;
+  const body = bytes.subarray(0, -CURSOR_MAC_BYTES);
+  if (!timingSafeEqual(bytes.subarray(-CURSOR_MAC_BYTES), mac(body, context))) return null;
+  return { kind: body[0] as number, payload: body.subarray(1) };
+}
+
+/** The cursor that continues after the record `id` (a number for the logs' numeric ids: 28 characters). */
+export function listCursor(id: string | bigint): string {
+  const text = String(id);
+  if (/^\d{1,19}$/.test(text) && BigInt(text) < 2n ** 63n) {
+    const payload = Buffer.alloc(8);
+    payload.writeBigUInt64BE(BigInt(text));
+    return sealCursor(CURSOR_KINDS.number, payload);
+  }
+  return sealCursor(CURSOR_KINDS.text, Buffer.from(text, "utf8"));
+}
+
+/**
+ * The record id a list cursor names.
+ * @throws ApiError `bad_request` (400) for a cursor the service did not make (docs/api-contract.md §4.9.1).
+ */
+export function readListCursor(cursor: string): string {
+  const opened = openCursor(cursor);
+  if (opened?.kind === CURSOR_KINDS.number && opened.payload.length === 8)
+    return opened.payload.readBigUInt64BE().toString();
+  if (opened?.kind === CURSOR_KINDS.text) return opened.payload.toString("utf8");
+  throw notACursor();
+}
+
+/**
+ * 400 `bad_request` for a cursor the service did not make, on every list and the events feed alike
+ * (docs/api-contract.md §4.9.1, §7).
+ */
+export function notACursor(): ApiError {
+  return new ApiError("bad_request", "cursor is not a nextCursor this service made; start without a cursor", {
+    details: [{ path: ["cursor"], message: "not a cursor of this service" }],
+  });
+}
+
+/**
+ * Parses `sort` against the allow-list (docs/api-contract.md §4.9); the resource's default sort when there is none.
  * @returns the sort terms without the `id` tie-breaker.
+ * @throws ApiError `validation_error` (422) naming the allowed fields for an unknown field, a malformed pair or a
+ *   repeated field (the query schemas refuse these first; this guards callers without one).
  */
 export function parseSort(raw: string | undefined, allowed: SortableFields, fallback: readonly SortTerm[]): SortTerm[] {
-  const terms: SortTerm[] = [];
-  for (const pair of (raw ?? "").split(",")) {
-    const [field = "", direction = "asc", extra] = pair.trim().split(":");
-    if (extra !== undefined || !Object.hasOwn(allowed, field) || terms.some((term) => term.field === field)) continue;
-    const dir = direction.toLowerCase();
-    if (dir !== "asc" && dir !== "desc") continue;
-    terms.push({ field, direction: dir });
-  }
-  return terms.length > 0 ? terms : [...fallback];
+  if (raw === undefined) return [...fallback];
+  const terms = parseSortParam(raw, Object.keys(allowed));
+  if (typeof terms === "string")
+    throw new ApiError("validation_error", `sort: ${terms}`, { details: [{ path: ["sort"], message: terms }] });
+  return terms;
 }
 
 type Where = Record<string, unknown>;
@@ -73,8 +143,8 @@ export function keyset(
 
 /**
  * Cuts a fetched page of `limit + 1` rows into the list envelope fields (docs/api-contract.md §2.1): `hasMore` and
- * `nextCursor`, the id of the last record of the page (null on an empty page). Passing it back as `cursor` continues
- * after that record.
+ * `nextCursor`, the signed cursor of the last record of the page (null on an empty page). Passing it back as `cursor`
+ * continues after that record.
  */
 export function toPage<T extends { id: string | bigint }>(
   rows: T[],
@@ -83,21 +153,17 @@ export function toPage<T extends { id: string | bigint }>(
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page.at(-1);
-  return { rows: page, hasMore, nextCursor: last === undefined ? null : String(last.id) };
+  return { rows: page, hasMore, nextCursor: last === undefined ? null : listCursor(last.id) };
 }
 
 /**
- * 400 `bad_request` for a cursor that does not name a record of this organisation's list (docs/api-contract.md §4.9,
- * §7).
+ * 400 `bad_request` for a cursor of ours that names no record of this organisation's list (deleted since, or made by
+ * another list) (docs/api-contract.md §4.9.1, §7).
  */
-export function unknownCursor(cursor: string): ApiError {
-  return new ApiError(
-    "bad_request",
-    `cursor ${cursor} does not identify a record of this list; restart from the first page`,
-    {
-      details: [{ path: ["cursor"], message: "unknown cursor" }],
-    },
-  );
+export function unknownCursor(): ApiError {
+  return new ApiError("bad_request", "cursor names no record of this list; restart from the first page", {
+    details: [{ path: ["cursor"], message: "unknown cursor" }],
+  });
 }
 
 /** The list query fields every list endpoint shares (docs/api-contract.md §4.9). */
@@ -109,11 +175,13 @@ export interface ListQuery {
 }
 
 /**
- * Runs one keyset page of a list endpoint (docs/api-contract.md §4.9): resolves the cursor record (400 `bad_request`
- * when it is not in the organisation), parses `sort` against the allow-list, applies `updatedAfter` (strictly later)
- * and the endpoint's `filters` (which must include the organisation scope), and fetches `limit + 1` rows.
+ * Runs one keyset page of a list endpoint (docs/api-contract.md §4.9): opens the signed cursor and resolves its record
+ * (400 `bad_request` for a cursor the service did not make or one not in the organisation's list), parses `sort`
+ * against the allow-list, applies `updatedAfter` (strictly later) and the endpoint's `filters` (which must include the
+ * organisation scope), and fetches `limit + 1` rows.
  * @returns `{ data, hasMore, nextCursor }` with rows mapped by `map`.
- * @throws ApiError `bad_request` (400) for an unknown cursor.
+ * @throws ApiError `bad_request` (400) for a cursor that is not one of ours or names no record of the list;
+ *   `validation_error` (422) for a malformed `sort`.
  */
 export async function listPage<Row extends { id: string | bigint }, Out>(options: {
   query: ListQuery;
@@ -127,9 +195,9 @@ export async function listPage<Row extends { id: string | bigint }, Out>(options
   const { query } = options;
   const terms = parseSort(query.sort, options.fields, options.defaultSort);
   let cursorRow: Record<string, unknown> | undefined;
-  if (query.cursor) {
-    cursorRow = (await options.findCursor(query.cursor)) ?? undefined;
-    if (!cursorRow) throw unknownCursor(query.cursor);
+  if (query.cursor !== undefined) {
+    cursorRow = (await options.findCursor(readListCursor(query.cursor))) ?? undefined;
+    if (!cursorRow) throw unknownCursor();
   }
   const page = keyset(terms, options.fields, cursorRow);
   const where: Where[] = [...options.filters];

@@ -281,7 +281,7 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
 
 /** One recorded attempt as the settings area lists it. */
 export interface DeliveryAttemptView {
-  /** Opaque, increasing with time; also the paging cursor. */
+  /** Opaque, increasing with time. */
   attemptId: string;
   deliveryId: string;
   /** `evt_…`, the same on every attempt of the delivery. */

@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
+import { readListCursor } from "../../server/services/pagination";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;
@@ -238,7 +239,7 @@ describe("GET /touchpoints", () => {
     expect(res.status).toBe(200);
     expect(subjects(res)).toEqual(["one", "two", "three", "four", "five"]);
     expect(res.body.hasMore).toBe(false);
-    expect(res.body.nextCursor).toBe(ids.five);
+    expect(readListCursor(res.body.nextCursor)).toBe(ids.five);
   });
 
   it("filters by accountId and type, alone and combined", async () => {
@@ -252,7 +253,7 @@ describe("GET /touchpoints", () => {
     expect((await list("GET", "/touchpoints?contactId=x")).status).toBe(422);
   });
 
-  it("sorts by occurredAt, createdAt and updatedAt, ignoring unknown fields", async () => {
+  it("sorts by occurredAt, createdAt and updatedAt, refusing other fields", async () => {
     expect(subjects(await list("GET", "/touchpoints?sort=occurredAt:asc"))).toEqual([
       "two",
       "four",
@@ -281,13 +282,7 @@ describe("GET /touchpoints", () => {
       "two",
       "one",
     ]);
-    expect(subjects(await list("GET", "/touchpoints?sort=subject:asc"))).toEqual([
-      "one",
-      "two",
-      "three",
-      "four",
-      "five",
-    ]);
+    expect((await list("GET", "/touchpoints?sort=subject:asc")).status).toBe(422);
   });
 
   it("pages with limit and cursor under every sort, without gaps or repeats", async () => {

@@ -5,6 +5,7 @@ process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { ApiError } from "../../server/errors";
+import { listCursor } from "../../server/services/pagination";
 import { listDeliveryAttempts, redeliver } from "../../server/webhooks/deliveries";
 import {
   createWebhookEndpoint,
@@ -282,9 +283,13 @@ it("lists attempts newest first with keyset paging, and redelivers with the same
 
     const page1 = await listDeliveryAttempts(orgId, endpoint.id, { limit: 2 });
     expect(page1.data.map((row) => row.attemptId)).toEqual(all.data.slice(0, 2).map((row) => row.attemptId));
-    expect(page1).toMatchObject({ hasMore: true, nextCursor: page1.data[1]?.attemptId });
+    expect(page1).toMatchObject({ hasMore: true, nextCursor: listCursor(BigInt(page1.data[1]?.attemptId ?? 0)) });
     const page2 = await listDeliveryAttempts(orgId, endpoint.id, { limit: 2, cursor: page1.nextCursor });
-    expect(page2).toEqual({ data: [all.data[2]], hasMore: false, nextCursor: all.data[2]?.attemptId });
+    expect(page2).toEqual({
+      data: [all.data[2]],
+      hasMore: false,
+      nextCursor: listCursor(BigInt(all.data[2]?.attemptId ?? 0)),
+    });
 
     expect((await apiError(listDeliveryAttempts(orgId, endpoint.id, { cursor: "abc" }))).code).toBe("bad_request");
     expect((await apiError(listDeliveryAttempts(orgId, endpoint.id, { limit: 101 }))).code).toBe("validation_error");
