@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BulkModeSchema, bulkItem } from "./bulk";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema, toNfc } from "./common";
 import {
   ACCOUNT_BULK_EXAMPLE,
   ACCOUNT_BULK_RESULT_EXAMPLE,
@@ -47,10 +47,13 @@ const domain = z
   .describe("Primary web domain, e.g. example.com.");
 const externalId = z
   .string()
+  .overwrite(toNfc)
   .min(1)
   .max(255)
   .nullable()
-  .describe("Identifier in the caller's system (PSA, RMM); unique per organisation; the match key of bulk upsert.");
+  .describe(
+    "Identifier in the caller's system (PSA, RMM), stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert.",
+  );
 
 /** An account as every account endpoint returns it (docs/api-contract.md §2.3). */
 export const AccountSchema = z
@@ -106,7 +109,7 @@ export const ACCOUNT_FILTERS: FilterTable = {
   name: "text",
   industry: "text",
   domain: "text",
-  externalId: "text",
+  externalId: "key",
   lifecycleStatus: { enum: LifecycleStatusSchema.options },
   employeeCount: "number",
   createdAt: "date",

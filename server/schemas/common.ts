@@ -1,6 +1,17 @@
 import { type ZodError, z } from "zod";
 import type { ErrorDetail } from "../errors";
 
+/**
+ * An external key in Unicode Normalization Form C (docs/architecture.md, "Data and migrations"): `café` typed as one
+ * code point or as `e` plus a combining accent is one key. Applied to the external keys `externalId` and `rmmAgentId`
+ * wherever they enter, in writes, bulk items and filters, with zod's `overwrite`, so the stored and compared value is
+ * the normalised one and the OpenAPI document still shows a plain string. (Emails are checked to be ASCII, which NFC
+ * leaves as it is.)
+ */
+export function toNfc(value: string): string {
+  return value.normalize("NFC");
+}
+
 /** Default and maximum page sizes (docs/api-contract.md §4.9, §8). */
 export const PAGE_SIZE = { default: 50, max: 100 } as const;
 

@@ -9,6 +9,7 @@ import {
   listOf,
   sortParam,
   TimestampSchema,
+  toNfc,
 } from "./common";
 import {
   DEVICE_BULK_EXAMPLE,
@@ -34,10 +35,11 @@ export const DEVICE_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as
 
 const rmmAgentId = z
   .string()
+  .overwrite(toNfc)
   .min(1)
   .max(255)
   .describe(
-    "Agent identifier in the remote-monitoring tool, 1 to 255 characters, compared exactly; unique per organisation; the match key of bulk upsert.",
+    "Agent identifier in the remote-monitoring tool, 1 to 255 characters, stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert.",
   );
 const accountId = IdSchema.describe("Id of the account the device belongs to; must be an account of the organisation.");
 const hostname = z.string().trim().min(1).max(255).describe("Host name, 1 to 255 characters (trimmed).");
@@ -138,7 +140,7 @@ export type DeviceUpdate = z.infer<typeof DeviceUpdateSchema>;
 /** Filterable fields of `GET /devices` and their kinds (`field[op]=value`, docs/api-contract.md §4.9.3). */
 export const DEVICE_FILTERS: FilterTable = {
   hostname: "text",
-  rmmAgentId: "text",
+  rmmAgentId: "key",
   deviceType: "text",
   os: "text",
   accountId: "id",

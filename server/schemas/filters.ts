@@ -3,14 +3,19 @@
 // of its query schema, so the OpenAPI document lists it and generated clients type it, and anything else is refused
 // (422) by the strict schema.
 import { z } from "zod";
-import { DATE_TIME_MAX_LENGTH, IdSchema } from "./common";
+import { DATE_TIME_MAX_LENGTH, IdSchema, toNfc } from "./common";
 
-/** What a filterable field holds: its operators and how a value is read. */
-export type FilterKind = "text" | "id" | "number" | "date" | { enum: readonly string[] };
+/**
+ * What a filterable field holds: its operators and how a value is read. An external key (`key`: `externalId`,
+ * `rmmAgentId`) is text whose values are normalised to Unicode NFC as the stored keys are, and whose `eq`, `ne` and
+ * `in` compare exactly (case-sensitive), as its uniqueness does (docs/architecture.md, "Data and migrations").
+ */
+export type FilterKind = "text" | "key" | "id" | "number" | "date" | { enum: readonly string[] };
 
 /** The operators of each kind of field. `contains` is literal (`%` and `_` match themselves) and case-insensitive. */
 export const FILTER_OPERATORS = {
   text: ["eq", "ne", "in", "contains"],
+  key: ["eq", "ne", "in", "contains"],
   id: ["eq", "ne", "in"],
   number: ["eq", "ne", "gt", "gte", "lt", "lte", "in"],
   date: ["gt", "gte", "lt", "lte"],
@@ -47,11 +52,16 @@ const EXAMPLES = {
   in: { text: "Northwind,Harbor", id: "cm7k2x0a80001northwind0,cm7k2x0a80009harborlog0", number: "10,50" },
 } as const;
 
+/** How an external key's `eq`, `ne` and `in` compare, for their descriptions. */
+const KEY_COMPARISON = " (exactly, case-sensitive, after Unicode NFC)";
+
 function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.ZodType {
   const what = `Only records whose ${field} is ${OP_TEXT[op]}`;
   if (op === "in") {
     const example =
-      typeof kind === "object" ? kind.enum.slice(0, 2).join(",") : EXAMPLES.in[kind as keyof typeof EXAMPLES.in];
+      typeof kind === "object"
+        ? kind.enum.slice(0, 2).join(",")
+        : EXAMPLES.in[kind === "key" ? "text" : (kind as keyof typeof EXAMPLES.in)];
     const item =
       kind === "number"
         ? "-?\\d+(\\.\\d+)?"
@@ -60,11 +70,11 @@ function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.Zod
           : typeof kind === "object"
             ? `(${kind.enum.join("|")})`
             : "[^,]{1,255}";
-    return z
-      .string()
+    const values = kind === "key" ? z.string().overwrite(toNfc) : z.string();
+    return values
       .max(5_000)
       .regex(new RegExp(`^${item}(,${item}){0,49}$`), "must be 1 to 50 comma-separated values of the field's type")
-      .describe(`${what}.`)
+      .describe(`${what}${kind === "key" ? KEY_COMPARISON : ""}.`)
       .meta({ example });
   }
   if (kind === "number")
@@ -81,6 +91,14 @@ function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.Zod
       .enum(kind.enum as [string, ...string[]])
       .describe(`${what} this value.`)
       .meta({ example: kind.enum[0] });
+  if (kind === "key")
+    return z
+      .string()
+      .overwrite(toNfc)
+      .min(1)
+      .max(255)
+      .describe(`${what} this text${op === "contains" ? "" : KEY_COMPARISON}.`)
+      .meta({ example: EXAMPLES.text });
   return z
     .string()
     .min(1)

@@ -3,6 +3,8 @@
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
@@ -250,6 +252,30 @@ describe("webhook endpoints through the API", () => {
     const gone = await api("POST", `/webhook-endpoints/${created.body.data.id}/rotate-secret`, undefined, rotateKey);
     expect(gone.status).toBe(422);
     expect(JSON.stringify(gone.body)).not.toContain(rotated.body.data.secret);
+  });
+
+  it("seals, by migration, the secrets stored in plaintext before: the replay still answers byte for byte", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const headers = { "Idempotency-Key": `legacy-${randomBytes(6).toString("hex")}` };
+    const body = { url: receiver.url, events: ["*"] };
+    const created = await api("POST", "/webhook-endpoints", body, headers);
+    const secret: string = created.body.data.secret;
+    // As the service stored the answer before it sealed secrets.
+    const row = await prisma().idempotencyKey.findFirstOrThrow({ where: { orgId: org.orgId } });
+    const plaintext = row.responseBody.replace(/"whsec-sha256:[0-9a-f]{64}"/, JSON.stringify(secret));
+    await prisma().idempotencyKey.update({ where: { id: row.id }, data: { responseBody: plaintext } });
+    const file = path.resolve(
+      import.meta.dirname,
+      "../../prisma/migrations/20261127100000_idempotency_sealed_secrets/migration.sql",
+    );
+    await prisma().$executeRawUnsafe(readFileSync(file, "utf8"));
+    const sealed = await prisma().idempotencyKey.findFirstOrThrow({ where: { id: row.id } });
+    expect(sealed.responseBody).not.toContain(secret);
+    expect(sealed.responseBody).toBe(row.responseBody);
+    const replayed = await api("POST", "/webhook-endpoints", body, headers);
+    expect(replayed.headers.get("x-idempotent-replay")).toBe("true");
+    expect(replayed.body.data).toEqual(created.body.data);
   });
 
   it("refuses a test key's test event and redelivery with 403, sending nothing, whether the target exists or not", async () => {
