@@ -717,7 +717,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description Sends one webhook.test event to the endpoint now, whatever its subscriptions and enabled state, signed like every delivery, waits for the attempt (at most 10 seconds) and answers with it: HTTP status, duration, error. The event carries this key as its actor; it is not part of the events feed.
+         * @description Sends one webhook.test event to the endpoint now, whatever its subscriptions and enabled state, signed like every delivery, waits for the attempt (at most 10 seconds) and answers with it: HTTP status, duration, error. The event carries this key as its actor; it is not part of the events feed. Test keys send no webhooks: a msp_test_ key is refused with 403 insufficient_scope.
          *
          *     Requires scope `webhooks:write`.
          */
@@ -761,7 +761,7 @@ export interface paths {
         put?: never;
         /**
          * Redeliver a delivery
-         * @description Sends the delivery again now, once, with the same event id and payload (receivers deduplicate on it), newly signed, whether the endpoint is enabled or not; waits for the attempt (at most 10 seconds) and answers with it. A failed redelivery does not count against the endpoint.
+         * @description Sends the delivery again now, once, with the same event id and payload (receivers deduplicate on it), newly signed, whether the endpoint is enabled or not; waits for the attempt (at most 10 seconds) and answers with it. A failed redelivery does not count against the endpoint. Test keys send no webhooks: a msp_test_ key is refused with 403 insufficient_scope.
          *
          *     Requires scope `webhooks:write`.
          */
@@ -800,7 +800,7 @@ export interface components {
             employeeCount?: number | null;
             /** @description Primary web domain, e.g. example.com. */
             domain?: string | null;
-            /** @description Identifier in the caller's system (PSA, RMM); unique per organisation; the match key of bulk upsert. */
+            /** @description Identifier in the caller's system (PSA, RMM), stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
             externalId?: string | null;
         };
         /**
@@ -906,7 +906,7 @@ export interface components {
          *     }
          */
         DeviceCreate: {
-            /** @description Agent identifier in the remote-monitoring tool, 1 to 255 characters, compared exactly; unique per organisation; the match key of bulk upsert. */
+            /** @description Agent identifier in the remote-monitoring tool, 1 to 255 characters, stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
             rmmAgentId: string;
             /**
              * @description Id of the account the device belongs to; must be an account of the organisation.
@@ -2436,7 +2436,7 @@ export interface components {
          *     }
          */
         DeliveryAttempt: {
-            /** @description Opaque, increasing with time; also the cursor of the deliveries list. */
+            /** @description Opaque, increasing with time. */
             attemptId: string;
             /** @description The delivery (one event to one endpoint), whd_<24 hex>: redeliver it by this id. */
             deliveryId: string;
@@ -2701,11 +2701,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only accounts with this lifecycle status. */
                 lifecycle?: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
@@ -2735,11 +2735,11 @@ export interface operations {
                 "domain[in]"?: string;
                 /** @description Only records whose domain is containing, case-insensitively and literally (% and _ match themselves) this text. */
                 "domain[contains]"?: string;
-                /** @description Only records whose externalId is equal to this text (case-insensitive). */
+                /** @description Only records whose externalId is equal to this text (exactly, case-sensitive, after Unicode NFC). */
                 "externalId[eq]"?: string;
-                /** @description Only records whose externalId is not equal to (records where the field is empty do not match) this text. */
+                /** @description Only records whose externalId is not equal to (records where the field is empty do not match) this text (exactly, case-sensitive, after Unicode NFC). */
                 "externalId[ne]"?: string;
-                /** @description Only records whose externalId is one of (comma-separated, at most 50). */
+                /** @description Only records whose externalId is one of (comma-separated, at most 50) (exactly, case-sensitive, after Unicode NFC). */
                 "externalId[in]"?: string;
                 /** @description Only records whose externalId is containing, case-insensitively and literally (% and _ match themselves) this text. */
                 "externalId[contains]"?: string;
@@ -2829,7 +2829,7 @@ export interface operations {
                         data: components["schemas"]["Account"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -2873,7 +2873,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2976,7 +2976,7 @@ export interface operations {
                     employeeCount?: number | null;
                     /** @description Primary web domain, e.g. example.com. */
                     domain?: string | null;
-                    /** @description Identifier in the caller's system (PSA, RMM); unique per organisation; the match key of bulk upsert. */
+                    /** @description Identifier in the caller's system (PSA, RMM), stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
                     externalId?: string | null;
                 };
             };
@@ -3062,7 +3062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3351,7 +3351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3562,7 +3562,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3745,7 +3745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3899,7 +3899,7 @@ export interface operations {
                     employeeCount?: number | null;
                     /** @description Primary web domain, e.g. example.com. */
                     domain?: string | null;
-                    /** @description Identifier in the caller's system (PSA, RMM); unique per organisation; the match key of bulk upsert. */
+                    /** @description Identifier in the caller's system (PSA, RMM), stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
                     externalId?: string | null;
                 };
             };
@@ -3985,7 +3985,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4123,11 +4123,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only contacts related to this account. An id that names no account of the organisation gives an empty list. */
                 accountId?: string;
@@ -4248,7 +4248,7 @@ export interface operations {
                         data: components["schemas"]["Contact"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -4292,7 +4292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4496,7 +4496,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4786,7 +4786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5006,7 +5006,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5225,7 +5225,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5363,11 +5363,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only deals in this stage. */
                 stage?: "QUALIFICATION" | "DISCOVERY" | "PROPOSAL" | "NEGOTIATION" | "CLOSED_WON" | "CLOSED_LOST";
@@ -5527,7 +5527,7 @@ export interface operations {
                         data: components["schemas"]["Deal"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -5571,7 +5571,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5782,7 +5782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6072,7 +6072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6289,7 +6289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6514,7 +6514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6652,11 +6652,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only tasks with this status. */
                 status?: "TODO" | "IN_PROGRESS" | "WAITING" | "DONE" | "CANCELLED";
@@ -6793,7 +6793,7 @@ export interface operations {
                         data: components["schemas"]["Task"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -6837,7 +6837,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7037,7 +7037,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7253,7 +7253,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7426,7 +7426,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7675,7 +7675,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7813,11 +7813,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only devices of this account (an unknown id gives an empty list). */
                 accountId?: string;
@@ -7833,11 +7833,11 @@ export interface operations {
                 "hostname[in]"?: string;
                 /** @description Only records whose hostname is containing, case-insensitively and literally (% and _ match themselves) this text. */
                 "hostname[contains]"?: string;
-                /** @description Only records whose rmmAgentId is equal to this text (case-insensitive). */
+                /** @description Only records whose rmmAgentId is equal to this text (exactly, case-sensitive, after Unicode NFC). */
                 "rmmAgentId[eq]"?: string;
-                /** @description Only records whose rmmAgentId is not equal to (records where the field is empty do not match) this text. */
+                /** @description Only records whose rmmAgentId is not equal to (records where the field is empty do not match) this text (exactly, case-sensitive, after Unicode NFC). */
                 "rmmAgentId[ne]"?: string;
-                /** @description Only records whose rmmAgentId is one of (comma-separated, at most 50). */
+                /** @description Only records whose rmmAgentId is one of (comma-separated, at most 50) (exactly, case-sensitive, after Unicode NFC). */
                 "rmmAgentId[in]"?: string;
                 /** @description Only records whose rmmAgentId is containing, case-insensitively and literally (% and _ match themselves) this text. */
                 "rmmAgentId[contains]"?: string;
@@ -7942,7 +7942,7 @@ export interface operations {
                         data: components["schemas"]["Device"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -7986,7 +7986,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8077,7 +8077,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Agent identifier in the remote-monitoring tool, 1 to 255 characters, compared exactly; unique per organisation; the match key of bulk upsert. */
+                    /** @description Agent identifier in the remote-monitoring tool, 1 to 255 characters, stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
                     rmmAgentId: string;
                     /**
                      * @description Id of the account the device belongs to; must be an account of the organisation.
@@ -8185,7 +8185,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8477,7 +8477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8693,7 +8693,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8866,7 +8866,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9006,7 +9006,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Agent identifier in the remote-monitoring tool, 1 to 255 characters, compared exactly; unique per organisation; the match key of bulk upsert. */
+                    /** @description Agent identifier in the remote-monitoring tool, 1 to 255 characters, stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
                     rmmAgentId?: string;
                     /**
                      * @description Id of the account the device belongs to; must be an account of the organisation.
@@ -9114,7 +9114,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9252,11 +9252,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only touchpoints with this account (an unknown id gives an empty list). */
                 accountId?: string;
@@ -9363,7 +9363,7 @@ export interface operations {
                         data: components["schemas"]["Touchpoint"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -9407,7 +9407,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9609,7 +9609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9821,7 +9821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9909,11 +9909,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (the id of its last record). An id that names no record of the organisation gives 400 bad_request. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only notes attached to this kind of record. */
                 objectType?: "Account" | "Deal" | "Contract" | "Lead";
@@ -9999,7 +9999,7 @@ export interface operations {
                         data: components["schemas"]["Note"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -10043,7 +10043,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10227,7 +10227,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10438,7 +10438,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10526,9 +10526,9 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (the accountId of its last item). An id that names no account of the organisation gives 400 bad_request. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
                 cursor?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: score, accountName. Unknown fields are ignored; with none left the default sort applies: score:desc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: score, accountName; anything else is refused (422). Default: score:desc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only accounts currently in this risk band. */
                 riskLevel?: "LOW" | "MEDIUM" | "HIGH" | "CRITICAL";
@@ -10641,7 +10641,7 @@ export interface operations {
                         data: components["schemas"]["HealthScoreSummary"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -10685,7 +10685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10948,7 +10948,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11175,7 +11175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11413,7 +11413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11485,7 +11485,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. */
                 limit?: number;
-                /** @description The nextCursor of an earlier page (opaque). Continues right after the last event that page returned, in commit order (sequence). Cursors made before events had a sequence still work and continue where they stopped; the page answers with a cursor of the current format, so keep the new nextCursor. A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make gives 400 bad_request (start without a cursor). */
+                /** @description The nextCursor of an earlier page (opaque, signed). Continues right after the last event that page returned, in commit order (sequence). A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make for this organisation gives 400 bad_request (start without a cursor). Unsigned cursors made before cursors were signed still work while the event they name is kept; the page answers with a signed one, so keep the new nextCursor. */
                 cursor?: string;
                 /** @description Only these events: comma-separated event names, e.g. account.updated,deal.closed_won. */
                 types?: string;
@@ -11603,7 +11603,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11799,7 +11799,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11969,7 +11969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12160,7 +12160,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12377,7 +12377,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12564,7 +12564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12808,7 +12808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13029,7 +13029,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13228,7 +13228,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13333,7 +13333,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. */
                 limit?: number;
-                /** @description The nextCursor of the previous page. */
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make gives 400 bad_request. */
                 cursor?: string;
             };
             header?: never;
@@ -13387,7 +13387,7 @@ export interface operations {
                         data: components["schemas"]["DeliveryAttempt"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -13431,7 +13431,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13610,7 +13610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key. Each operation in the API reference names its scope; use a key that has it. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

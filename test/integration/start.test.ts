@@ -1,9 +1,11 @@
 // The README's first command on a fresh data directory: `npm start` (the compiled server, dist/serve.js) with no
 // DATABASE_URL/REDIS_URL must migrate the embedded database, seed the demo organisation, print a working demo key, and
 // serve the API and the pages; the embedded database has exactly one owner, which serves it to the compiled admin
-// command; a second server on the same directory is refused; `kill -9` loses no acknowledged write; SIGINT shuts down
-// cleanly. Needs a production build (`npm run build`; `npm test` makes one first).
+// command; the TypeScript client's webhook and retry cases (sdk.suite.ts) pass on its one pooled connection; a second
+// server on the same directory is refused; `kill -9` loses no acknowledged write; SIGINT shuts down cleanly. Needs a
+// production build (`npm run build`; `npm test` makes one first).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -11,8 +13,11 @@ import path from "node:path";
 import { promisify } from "node:util";
 import newman from "newman";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { client } from "../helpers/api";
 import { freePort } from "../helpers/ports";
+import { type Receiver, startReceiver } from "../helpers/receiver";
+import { retryCases, type SdkTarget, webhookCases } from "./sdk.suite";
 
 const run = promisify(execFile);
 
@@ -35,7 +40,14 @@ interface Started {
 
 /** Runs `npm start` in its own process group on the test's data directory and waits until /status answers. */
 async function start(port: number): Promise<Started> {
-  const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, PORT: String(port), NODE_ENV: "production" };
+  const env: NodeJS.ProcessEnv = {
+    ...inherited,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    NODE_ENV: "production",
+    // The client's webhook cases deliver to a receiver on this machine.
+    WEBHOOKS_ALLOW_LOOPBACK: "true",
+  };
   const child = spawn("npm", ["start"], { cwd: root, env, detached: true });
   let output = "";
   child.stdout?.on("data", (chunk) => {
@@ -246,6 +258,41 @@ describe("the Postman collection as a user downloads and runs it", () => {
     expect(lists.length).toBeGreaterThan(8);
     expect(lists.filter((outcome) => outcome.code < 200 || outcome.code >= 300)).toEqual([]);
   }, 120_000);
+});
+
+describe("the TypeScript client against npm start, whose pool holds one connection", () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(() => receiver.close());
+  const target: SdkTarget = {
+    baseUrl: () => `${server?.base}/api/v1`,
+    // A live key in an organisation of its own, made by the compiled admin command through the server's socket.
+    newKey: async () => {
+      const { stdout } = await run(
+        process.execPath,
+        [
+          "dist/admin.js",
+          "create-key",
+          "--org",
+          `sdk-${randomBytes(4).toString("hex")}`,
+          "--scopes",
+          FULL_ACCESS_SCOPES.join(","),
+          "--limits",
+          "100000,100000",
+          "--json",
+        ],
+        { cwd: root, env: { ...inherited, DATA_DIR: dataDir } },
+      );
+      return JSON.parse(stdout.trim()).key;
+    },
+    receiver: () => receiver,
+  };
+  // Each POST carries an Idempotency-Key: test() and redeliver() ran inside the key's transaction and waited 5 s for a
+  // second connection before they ran outside it.
+  webhookCases(target);
+  retryCases(target);
 });
 
 describe("the embedded database has one owner", () => {
