@@ -261,32 +261,36 @@ describe("the Postman collection as a user downloads and runs it", () => {
 });
 
 describe("the TypeScript client against npm start, whose pool holds one connection", () => {
+  /** A live key in an organisation of its own, made by the compiled admin command through the server's socket. */
+  const liveKey = async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [
+        "dist/admin.js",
+        "create-key",
+        "--org",
+        `sdk-${randomBytes(4).toString("hex")}`,
+        "--scopes",
+        FULL_ACCESS_SCOPES.join(","),
+        "--limits",
+        "100000,100000",
+        "--json",
+      ],
+      { cwd: root, env: { ...inherited, DATA_DIR: dataDir } },
+    );
+    return JSON.parse(stdout.trim()).key as string;
+  };
   let receiver: Receiver;
+  let keys: string[] = [];
   beforeAll(async () => {
     receiver = await startReceiver();
-  });
+    // One key per case below, made at once: each command is a process of its own.
+    keys = await Promise.all([liveKey(), liveKey(), liveKey()]);
+  }, 60_000);
   afterAll(() => receiver.close());
   const target: SdkTarget = {
     baseUrl: () => `${server?.base}/api/v1`,
-    // A live key in an organisation of its own, made by the compiled admin command through the server's socket.
-    newKey: async () => {
-      const { stdout } = await run(
-        process.execPath,
-        [
-          "dist/admin.js",
-          "create-key",
-          "--org",
-          `sdk-${randomBytes(4).toString("hex")}`,
-          "--scopes",
-          FULL_ACCESS_SCOPES.join(","),
-          "--limits",
-          "100000,100000",
-          "--json",
-        ],
-        { cwd: root, env: { ...inherited, DATA_DIR: dataDir } },
-      );
-      return JSON.parse(stdout.trim()).key;
-    },
+    newKey: async () => keys.pop() ?? liveKey(),
     receiver: () => receiver,
   };
   // Each POST carries an Idempotency-Key: test() and redeliver() ran inside the key's transaction and waited 5 s for a
