@@ -8,7 +8,7 @@ export const ERROR_CODES = {
     status: 400,
     title: "Bad request",
     description:
-      "The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, a cursor that is not one of the list or the feed, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer.",
+      "The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer.",
   },
   invalid_json: {
     status: 400,
@@ -42,13 +42,13 @@ export const ERROR_CODES = {
     status: 422,
     title: "Validation error",
     description:
-      "The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, or repeated keys or parameters. error.details lists each issue as a path (an array of strings) and a message.",
+      "The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message.",
   },
   idempotency_conflict: {
     status: 422,
     title: "Idempotency conflict",
     description:
-      "The Idempotency-Key was used within the last 24 hours for a different method, path or body. Use a new key for a new request.",
+      "The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request.",
   },
   idempotency_in_progress: {
     status: 409,
