@@ -1,5 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { env } from "../env";
+import { log } from "../observability/logger";
 import type { EmbeddedDatabase } from "./embedded";
 import { readLiveEmbeddedLock } from "./embedded-lock";
 import { PrismaClient } from "./generated/client";
@@ -44,13 +45,79 @@ function namedStatements(options: { url: string; kind?: Database["kind"] }): boo
 }
 
 /**
+ * Thrown when a query would take a second pooled connection while the async context that starts it already holds one
+ * in an open transaction of server/db/transaction.ts (docs/architecture.md, "Data and migrations"): on the embedded database (a pool of one) it would wait for itself until the 5 s connection timeout,
+ * on PostgreSQL it commits apart from the transaction and can wait for the transaction's own row locks.
+ */
+export class SecondConnectionError extends Error {
+  constructor(reason: string) {
+    super(
+      `A query needed a second database connection while its transaction holds one (${reason}): use prisma() inside the transaction, or run the query after it ends`,
+    );
+    this.name = "SecondConnectionError";
+  }
+}
+
+/** Says why the pool may not hand this async context a connection now, or null when it may. */
+type ConnectionCheck = () => string | null;
+
+// Process-wide, as the database is: the copy of this module that opened the pool may not be the one whose
+// transaction.ts installed the check (Next.js bundles copies of both beside dist/serve.js's).
+const guardHolder = globalThis as unknown as { __crmConnectionCheck?: ConnectionCheck };
+
+/**
+ * Installs the check every query on a client of {@link openDatabase} runs before it takes a pooled connection
+ * (transaction.ts installs it: "a transaction of this async context is open"). The transaction's own queries run on
+ * its connection and are not checked.
+ */
+export function guardSecondConnections(check: ConnectionCheck): void {
+  guardHolder.__crmConnectionCheck = check;
+}
+
+// The pool methods that take a connection: a statement on its own, or the start of an interactive transaction.
+const POOL_METHODS = ["queryRaw", "executeRaw", "executeScript", "startTransaction"] as const;
+const reported = new Set<string>();
+
+/**
+ * Wraps the driver adapter's pool methods with the connection check: a violation throws
+ * {@link SecondConnectionError}, except in production on PostgreSQL (where the query works, only apart from the
+ * transaction), which logs it once per call site and lets it run.
+ */
+function guardPool(factory: PrismaPg, kind: Database["kind"]): PrismaPg {
+  const lenient = kind === "postgres" && env().NODE_ENV === "production";
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = await connect();
+    for (const name of POOL_METHODS) {
+      const method = (adapter[name] as (...args: unknown[]) => Promise<unknown>).bind(adapter);
+      (adapter as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+        const reason = guardHolder.__crmConnectionCheck?.();
+        if (reason) {
+          const error = new SecondConnectionError(reason);
+          if (!lenient) return Promise.reject(error);
+          const site = error.stack?.split("\n").slice(2, 8).join("\n") ?? "";
+          if (!reported.has(site)) {
+            reported.add(site);
+            log().error({ err: error }, "second database connection inside a transaction");
+          }
+        }
+        return method(...args);
+      };
+    }
+    return adapter;
+  };
+  return factory;
+}
+
+/**
  * Opens a Prisma client on a PostgreSQL URL through `@prisma/adapter-pg`: the one access path in every mode, since the
  * embedded database is served over the wire protocol too (docs/architecture.md, "The embedded database"). Connection
  * attempts give up after 5 s and queries after 15 s, so callers never hang.
  */
 export function openDatabase(options: { url: string; kind?: Database["kind"] }): Database {
   // query_timeout bounds a query on a server that accepted the connection but stopped answering (no hanging request).
-  const adapter = new PrismaPg(
+  const adapter = guardPool(
+    new PrismaPg(
     {
       connectionString: options.url,
       connectionTimeoutMillis: 5_000,
@@ -64,6 +131,8 @@ export function openDatabase(options: { url: string; kind?: Database["kind"] }):
       ? // An undefined name runs the statement unnamed (pg), which the adapter's type does not spell out.
         { statementNameGenerator: statementName as (query: { sql: string }) => string }
       : undefined,
+    ),
+    options.kind ?? "postgres",
   );
   // "minimal": Prisma otherwise records a stack trace at every query (`new Error()`), only to point at the calling line
   // in its error messages; our errors reach users as the envelope and the logs as the request id and the cause.

@@ -3,7 +3,7 @@
 // few writes that must not join a request's transaction (audit rows, after-commit hand-overs).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { log } from "../observability/logger";
-import { db } from "./client";
+import { db, guardSecondConnections } from "./client";
 import type { PrismaClient } from "./generated/client";
 
 /** The Prisma client inside an interactive transaction. */
@@ -11,12 +11,40 @@ export type TransactionClient = Parameters<Parameters<PrismaClient["$transaction
 
 interface TransactionScope {
   tx: TransactionClient;
+  /** True from BEGIN until the transaction commits or rolls back. */
+  open: boolean;
   afterCommit: Array<() => void | Promise<void>>;
   /** Values kept for the transaction's lifetime by {@link transactionLocal}. */
   locals: Map<symbol, unknown>;
 }
 
-const scope = new AsyncLocalStorage<TransactionScope>();
+/** What an async context holds: a transaction, or work {@link outsideTransaction} started inside one. */
+type Scope = TransactionScope | { outside: TransactionScope };
+
+// One per process, not per copy of this module: Next.js bundles its own copies beside dist/serve.js's, and a
+// better-auth instance made by one copy (authFor keeps them process-wide) must see the transactions another copy opens.
+const holder = globalThis as unknown as { __crmTransactionScope?: AsyncLocalStorage<Scope> };
+holder.__crmTransactionScope ??= new AsyncLocalStorage<Scope>();
+const scope = holder.__crmTransactionScope;
+
+/** The transaction this async context runs in, while it is open: not inside {@link outsideTransaction}. */
+function currentTransaction(): TransactionScope | undefined {
+  const store = scope.getStore();
+  return store && "tx" in store && store.open ? store : undefined;
+}
+
+// One connection per request (docs/architecture.md, "Data and migrations"): a query on the process-wide pool while a
+// transaction of the same async context is still open would hold a second connection, whether it bypassed prisma()
+// or ran in outsideTransaction() and is awaited by the transaction. The embedded database's pool has one connection,
+// so that query would wait for itself; the check makes it fail at once, on every database.
+guardSecondConnections(() => {
+  const store = scope.getStore();
+  const held = store && ("tx" in store ? store : store.outside);
+  if (!held?.open) return null;
+  return "outside" in (store ?? {})
+    ? "outsideTransaction() called while the transaction is open"
+    : "a query on the process-wide client inside transaction()";
+});
 
 /** Longest time an interactive transaction may run (ms); a bulk of 500 takes well under a second. */
 const TRANSACTION_TIMEOUT_MS = 30_000;
@@ -29,7 +57,7 @@ const TRANSACTION_MAX_WAIT_MS = 10_000;
  * embedded database). The transaction client has no `$transaction`; use {@link transaction} for that.
  */
 export function prisma(): PrismaClient {
-  return (scope.getStore()?.tx ?? db().prisma) as PrismaClient;
+  return (currentTransaction()?.tx ?? db().prisma) as PrismaClient;
 }
 
 /**
@@ -40,13 +68,23 @@ export function prisma(): PrismaClient {
  * @throws whatever `fn` throws, after rolling back.
  */
 export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>): Promise<T> {
-  const current = scope.getStore();
+  const current = currentTransaction();
   if (current) return fn(current.tx);
   const afterCommit: TransactionScope["afterCommit"] = [];
-  const result = await db().prisma.$transaction(
-    (tx) => scope.run({ tx, afterCommit, locals: new Map() }, () => fn(tx)),
-    { timeout: TRANSACTION_TIMEOUT_MS, maxWait: TRANSACTION_MAX_WAIT_MS },
-  );
+  let opened: TransactionScope | undefined;
+  let result: T;
+  try {
+    result = await db().prisma.$transaction(
+      (tx) => {
+        opened = { tx, open: true, afterCommit, locals: new Map() };
+        return scope.run(opened, () => fn(tx));
+      },
+      { timeout: TRANSACTION_TIMEOUT_MS, maxWait: TRANSACTION_MAX_WAIT_MS },
+    );
+  } finally {
+    // Work this transaction started and did not wait for (timers, unawaited promises) now queries on its own.
+    if (opened) opened.open = false;
+  }
   for (const callback of afterCommit) {
     // A failing callback must not turn a committed write into an error response; its own code logs and recovers.
     try {
@@ -67,7 +105,7 @@ let savepoints = 0;
  * @throws whatever `fn` throws, after undoing its writes.
  */
 export async function savepoint<T>(fn: () => Promise<T>): Promise<T> {
-  const current = scope.getStore();
+  const current = currentTransaction();
   if (!current) return transaction(() => fn());
   const name = `sp_${++savepoints}`;
   await current.tx.$executeRawUnsafe(`SAVEPOINT ${name}`);
@@ -86,7 +124,7 @@ export async function savepoint<T>(fn: () => Promise<T>): Promise<T> {
  * Inngest, docs/architecture.md, "Webhooks and the outbox"). Outside a transaction it runs at once.
  */
 export async function afterCommit(callback: () => void | Promise<void>): Promise<void> {
-  const current = scope.getStore();
+  const current = currentTransaction();
   if (current) current.afterCommit.push(callback);
   else await callback();
 }
@@ -97,17 +135,21 @@ export async function afterCommit(callback: () => void | Promise<void>): Promise
  * transaction each call gets a new value.
  */
 export function transactionLocal<T>(key: symbol, init: () => T): T {
-  const locals = scope.getStore()?.locals;
+  const locals = currentTransaction()?.locals;
   if (!locals) return init();
   if (!locals.has(key)) locals.set(key, init());
   return locals.get(key) as T;
 }
 
 /**
- * Runs `fn` outside any enclosing transaction, so that {@link prisma} inside it is the process-wide client: for writes
- * that must stand whether the request's transaction commits or not, or that run after it (audit rows, after-commit
- * stamps), and for timers started inside a request, which inherit its context.
+ * Runs `fn` outside any enclosing transaction, so that {@link prisma} inside it is the process-wide client: for work
+ * that runs after the request's transaction has ended (after-commit stamps, timers started inside a request, which
+ * inherit its context). While that transaction is still open its queries are refused with SecondConnectionError
+ * (server/db/client.ts): they would need a second connection while the transaction holds one, so such work waits for
+ * the transaction to end ({@link afterCommit}) or is done before it starts.
  */
 export function outsideTransaction<T>(fn: () => T): T {
-  return scope.exit(fn);
+  const store = scope.getStore();
+  if (!store) return fn();
+  return scope.run({ outside: "tx" in store ? store : store.outside }, fn);
 }
