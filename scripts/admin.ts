@@ -10,8 +10,9 @@ import { closeKv } from "../server/kv";
 import { createApiKey } from "../server/services/api-keys";
 import { defaultOrigin } from "../server/services/auth";
 import { ensureOrganisation } from "../server/services/organisations";
+import { passwordResetLink } from "../server/services/password-reset";
 import { seedDemoBook } from "../server/services/seed";
-import { createMemberUser, inviteFromCommand, organisationHasOwner, passwordResetLink } from "../server/services/team";
+import { createMemberUser, inviteFromCommand, organisationHasOwner } from "../server/services/team/operator";
 import { createWebhookEndpoint } from "../server/webhooks/endpoints";
 
 const USAGE = `Usage:

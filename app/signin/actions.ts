@@ -1,26 +1,26 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { authFor, isAuthError } from "../../server/services/auth";
+import { settingsErrorMessage } from "../../server/routers/settings/trpc";
+import { authFor } from "../../server/services/auth";
+import { viaAuth } from "../../server/services/auth-errors";
 import { safeNextPath, settingsRequest } from "../(settings)/_lib/session";
 
-/** What the sign-in form shows after an attempt: the step (password, then a code when two-factor is on), an error. */
+/**
+ * What the sign-in form shows after an attempt: the step (password, then a code when two-factor is on, or the passkey
+ * when the user has one), an error.
+ */
 export interface SignInState {
-  step: "password" | "code";
+  step: "password" | "code" | "passkey";
   error?: string;
   email?: string;
 }
 
-function refusal(error: unknown, fallback: string): string {
-  if (!isAuthError(error)) throw error;
-  if (error.statusCode === 429) return "Too many sign-in attempts: wait 15 minutes and try again";
-  return fallback;
-}
-
 /**
- * Signs a settings user in with email and password (better-auth; limited per email and per address), then goes to
- * `next` (a local path, default `/settings`); with two-factor on, asks for a code first. Wrong email and wrong
- * password give the same message.
+ * Signs a settings user in with email and password (better-auth; every attempt counts against the limits of
+ * docs/api-contract.md §5.10), then goes to `next` (a local path, default `/settings`). With an authenticator app it
+ * asks for a code first; with a passkey (and no app) for the passkey: a password alone does not sign them in. Wrong
+ * email and wrong password give the same message; too many attempts say how long to wait.
  */
 export async function signIn(_previous: SignInState, form: FormData): Promise<SignInState> {
   const email = String(form.get("email") ?? "").trim();
@@ -29,20 +29,23 @@ export async function signIn(_previous: SignInState, form: FormData): Promise<Si
   const request = await settingsRequest();
   let result: unknown;
   try {
-    result = await authFor(request.origin).api.signInEmail({
-      headers: request.headers,
-      body: { email, password, rememberMe: true },
-    });
+    result = await viaAuth(() =>
+      authFor(request.origin).api.signInEmail({
+        headers: request.headers,
+        body: { email, password, rememberMe: true },
+      }),
+    );
   } catch (error) {
-    return { step: "password", error: refusal(error, "Email or password is incorrect"), email };
+    return { step: "password", error: settingsErrorMessage(error), email };
   }
   if ((result as { twoFactorRedirect?: boolean }).twoFactorRedirect) return { step: "code", email };
+  if ((result as { passkeyRequired?: boolean }).passkeyRequired) return { step: "passkey", email };
   redirect(safeNextPath(form.get("next")));
 }
 
 /**
- * The second step of a sign-in with two-factor on: a code from the authenticator app, or one of the backup codes
- * (each works once). The password step's challenge lasts 10 minutes.
+ * The second step of a sign-in with two-factor on: a code from the authenticator app (each is accepted once), or one
+ * of the backup codes (each works once). The password step's challenge lasts 10 minutes.
  */
 export async function verifyCode(_previous: SignInState, form: FormData): Promise<SignInState> {
   const code = String(form.get("code") ?? "").replace(/\s+/g, "");
@@ -51,11 +54,13 @@ export async function verifyCode(_previous: SignInState, form: FormData): Promis
   const request = await settingsRequest();
   const api = authFor(request.origin).api;
   try {
-    if (form.get("backup") === "on") await api.verifyBackupCode({ headers: request.headers, body: { code } });
-    else await api.verifyTOTP({ headers: request.headers, body: { code } });
+    await viaAuth(() =>
+      form.get("backup") === "on"
+        ? api.verifyBackupCode({ headers: request.headers, body: { code } })
+        : api.verifyTOTP({ headers: request.headers, body: { code } }),
+    );
   } catch (error) {
-    const message = refusal(error, "The code is not right: enter the current one, or sign in again");
-    return { step: "code", error: message, email };
+    return { step: "code", error: settingsErrorMessage(error), email };
   }
   redirect(safeNextPath(form.get("next")));
 }

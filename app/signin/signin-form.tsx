@@ -5,11 +5,20 @@ import { type SignInState, signIn, verifyCode } from "./actions";
 
 /**
  * The sign-in form: email and password, then (with two-factor on) a code from the authenticator app or a backup
- * code. Works without JavaScript (server actions); keeps the email after a refused attempt.
+ * code, or (with a passkey and no app) the passkey. Works without JavaScript (server actions; passkeys need it);
+ * keeps the email after a refused attempt.
  */
 export function SignInForm({ next }: { next: string }) {
   const [state, action, pending] = useActionState<SignInState, FormData>(signIn, { step: "password" });
   const [codeState, codeAction, codePending] = useActionState<SignInState, FormData>(verifyCode, { step: "code" });
+  if (state.step === "passkey") {
+    return (
+      <p role="status" className="alert warning" data-testid="passkey-required">
+        <strong>{state.email}</strong> has a passkey: finish signing in with it (“Sign in with a passkey” below). A
+        password alone does not sign you in.
+      </p>
+    );
+  }
   if (state.step === "code") {
     return (
       <form action={codeAction} className="stack" aria-describedby={codeState.error ? "code-error" : "code-hint"}>

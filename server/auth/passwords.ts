@@ -1,8 +1,9 @@
-// Password hashes of settings users (docs/architecture.md, "Settings: sign-in, team and roles"): better-auth's scrypt
+// Credentials of settings users (docs/architecture.md, "Settings: sign-in, team and roles"): better-auth's scrypt
 // for every new hash; bcrypt hashes from before better-auth still verify, and the sign-in that verifies one replaces
-// it with scrypt.
+// it with scrypt; the rules for a new password and how an email is stored.
 import bcrypt from "bcryptjs";
 import { hashPassword as scryptHash, verifyPassword as scryptVerify } from "better-auth/crypto";
+import { ApiError } from "../errors";
 
 /** Shortest password accepted, in characters. */
 export const PASSWORD_MIN_LENGTH = 10;
@@ -32,4 +33,37 @@ export function hashPassword(password: string): Promise<string> {
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
   if (isLegacyPasswordHash(hash)) return bcrypt.compare(password, hash);
   return scryptVerify({ hash, password });
+}
+
+/**
+ * Checks a new password: {@link PASSWORD_MIN_LENGTH} to {@link PASSWORD_MAX_LENGTH} characters
+ * (docs/api-contract.md §5.10).
+ * @throws ApiError `validation_error` (422) on `password` naming the rule it breaks.
+ */
+export function assertPasswordAcceptable(password: string): void {
+  const problem =
+    password.length < PASSWORD_MIN_LENGTH
+      ? `Password must be at least ${PASSWORD_MIN_LENGTH} characters`
+      : password.length > PASSWORD_MAX_LENGTH
+        ? `Password must be at most ${PASSWORD_MAX_LENGTH} characters`
+        : null;
+  if (problem) throw new ApiError("validation_error", problem, { details: [{ path: ["password"], message: problem }] });
+}
+
+// Deliberately loose (one @, no spaces, a dot in the domain), as the address is checked by the mail it receives.
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * Normalises a settings user's email address for storage and lookup: trimmed and lower-cased, so sign-in is
+ * case-insensitive (docs/architecture.md, "Settings: sign-in, team and roles").
+ * @throws ApiError `validation_error` (422) on `email` when it is not an address or longer than 254 characters.
+ */
+export function normaliseEmail(email: string): string {
+  const normalised = email.trim().toLowerCase();
+  if (normalised.length > 254 || !EMAIL_PATTERN.test(normalised)) {
+    throw new ApiError("validation_error", "Email must be an email address", {
+      details: [{ path: ["email"], message: "Email must be an email address" }],
+    });
+  }
+  return normalised;
 }

@@ -85,3 +85,59 @@ export function can(role: string, permission: Permission): boolean {
   const [resource, action] = permission.split(":") as [keyof typeof STATEMENTS, string];
   return roles[role].authorize({ [resource]: [action] }).success;
 }
+
+/** Roles an invitation or a role change may give: every role but owner (ownership is transferred, never granted). */
+export const ASSIGNABLE_ROLES = ["admin", "developer", "viewer"] as const;
+
+/** A role an invitation or a role change may give. */
+export type AssignableRole = (typeof ASSIGNABLE_ROLES)[number];
+
+/**
+ * The roles a member with `role` may give by invitation: every assignable role for those who may invite (owners,
+ * admins), none for the others. A member who loses that right (demoted or removed) has their pending invitations
+ * withdrawn, and one accepted later is refused (docs/api-contract.md §5.10).
+ */
+export function grantableRoles(role: string): readonly AssignableRole[] {
+  return can(role, "invitation:create") ? ASSIGNABLE_ROLES : [];
+}
+
+/**
+ * The settings permission a key scope needs from the member who creates (or rotates) the key, beyond the key's mode
+ * (test keys: `apiKey:manageTest`, live keys: `apiKey:manageLive`): a key never lets anyone do through `/api/v1` what
+ * its creator's role may not do in the settings (docs/api-contract.md §5.10).
+ * - `webhooks:read` / `webhooks:write`: see / change endpoints, secrets and deliveries (`webhook:read` / `webhook:manage`).
+ * - `admin:read`: every read scope, those added later too, the name of an administrator's reach: owners and admins
+ *   (`audit:read`, the permission of reading everything the organisation's settings record).
+ * - the data scopes (accounts, contacts, deals, …, `events:read`): the organisation's records, which any member who
+ *   may create a key of that mode may let it read or write, as before.
+ */
+export function permissionForScope(scope: string): Permission | null {
+  if (scope === "webhooks:read") return "webhook:read";
+  if (scope === "webhooks:write") return "webhook:manage";
+  if (scope === "admin:read") return "audit:read";
+  return null;
+}
+
+/** What each permission lets a member do, in the words a refusal uses ("Your role (viewer) cannot …"). */
+export const PERMISSION_WORDS: Record<Permission, string> = {
+  "organization:update": "change the organisation's settings",
+  "organization:transfer": "transfer ownership",
+  "organization:delete": "delete the organisation",
+  "member:create": "add members",
+  "member:update": "change members' roles",
+  "member:delete": "remove members",
+  "invitation:create": "invite members",
+  "invitation:cancel": "revoke invitations",
+  "apiKey:read": "see API keys",
+  "apiKey:manageTest": "create, rotate or revoke test keys",
+  "apiKey:manageLive": "create, rotate or revoke live keys",
+  "webhook:read": "see webhook endpoints",
+  "webhook:manage": "change webhook endpoints, their secrets and deliveries",
+  "usage:read": "see usage",
+  "audit:read": "see the audit trail",
+};
+
+/** The refusal of a permission a role lacks: "Your role (viewer) cannot invite members: ask an owner or admin of Acme". */
+export function refusalMessage(role: string, permission: Permission, orgName: string): string {
+  return `Your role (${role}) cannot ${PERMISSION_WORDS[permission]}: ask an owner or admin of ${orgName}`;
+}

@@ -118,19 +118,19 @@ export function openDatabase(options: { url: string; kind?: Database["kind"] }):
   // query_timeout bounds a query on a server that accepted the connection but stopped answering (no hanging request).
   const adapter = guardPool(
     new PrismaPg(
-    {
-      connectionString: options.url,
-      connectionTimeoutMillis: 5_000,
-      query_timeout: 15_000,
-      // The embedded database's socket runs every connection in one PostgreSQL session and interleaves their
-      // protocol messages outside a transaction, so two connections' statements could meet (a 500, or the other
-      // query's rows). PGlite runs one query at a time anyway: one connection costs nothing and keeps them apart.
-      max: (options.kind ?? "postgres") === "pglite" ? 1 : 10,
-    },
-    namedStatements(options)
-      ? // An undefined name runs the statement unnamed (pg), which the adapter's type does not spell out.
-        { statementNameGenerator: statementName as (query: { sql: string }) => string }
-      : undefined,
+      {
+        connectionString: options.url,
+        connectionTimeoutMillis: 5_000,
+        query_timeout: 15_000,
+        // The embedded database's socket runs every connection in one PostgreSQL session and interleaves their
+        // protocol messages outside a transaction, so two connections' statements could meet (a 500, or the other
+        // query's rows). PGlite runs one query at a time anyway: one connection costs nothing and keeps them apart.
+        max: (options.kind ?? "postgres") === "pglite" ? 1 : 10,
+      },
+      namedStatements(options)
+        ? // An undefined name runs the statement unnamed (pg), which the adapter's type does not spell out.
+          { statementNameGenerator: statementName as (query: { sql: string }) => string }
+        : undefined,
     ),
     options.kind ?? "postgres",
   );

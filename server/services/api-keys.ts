@@ -1,9 +1,10 @@
 import { generateApiKey, hashApiKey, parseApiKey } from "../auth/api-keys";
 import { validateRequestedScopes } from "../auth/scopes";
-import { outsideTransaction, prisma } from "../db/transaction";
+import { afterCommit, outsideTransaction, prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { cachedKey, cacheKey, forgetCachedKeys } from "./key-cache";
 import { PLAN_LIMITS } from "./organisations";
+import { type AuditActor, recordSettingsAudit } from "./settings-audit";
 
 /** The caller behind a valid API key: its organisation, key id, granted scopes and whether it is a test key. */
 export interface ApiKeyPrincipal {
@@ -30,10 +31,29 @@ export interface ApiKeySummary {
   revokedAt: Date | null;
   /** When the key stops authenticating (the old key of a rotation); null = until revoked. */
   expiresAt: Date | null;
+  /**
+   * The member who created it; null for the operator command's and start-up's keys (or a deleted user). The key
+   * belongs to the organisation: it keeps working when its creator leaves, until someone revokes it.
+   */
+  createdBy: { id: string; email: string; name: string } | null;
+}
+
+/** Who makes a key change from the settings: the key's creator and, to record it, the audit entry's actor. */
+export interface KeyChangeBy {
+  /** The member recorded as the new key's creator; null for the operator command. */
+  createdById: string | null;
+  actor?: AuditActor;
+}
+
+/** A key in the audit trail's words: `live key "PSA sync" (msp_live_AbCd…)`. */
+export function describeKey(key: Pick<ApiKeySummary, "isTest" | "name" | "prefix">): string {
+  return `${key.isTest ? "test" : "live"} key "${key.name}" (${key.prefix}…)`;
 }
 
 /**
  * Creates an API key in an organisation (docs/api-contract.md §5). The raw key is returned once and never stored.
+ * With `by`, the key records its creator and (with `by.actor`) the settings audit trail an `apiKey.created` entry, in
+ * one transaction.
  * @returns `{ key: ApiKeySummary, raw: "msp_live_…" | "msp_test_…" }`
  * @throws ApiError `insufficient_scope` (403) for deprecated scopes that can no longer be granted;
  *         `validation_error` (422) for unknown scopes (see `validateRequestedScopes`).
@@ -41,14 +61,32 @@ export interface ApiKeySummary {
 export async function createApiKey(
   orgId: string,
   input: { name: string; scopes: readonly string[]; isTest: boolean },
+  by?: KeyChangeBy,
 ): Promise<{ key: ApiKeySummary; raw: string }> {
   const scopes = validateRequestedScopes(input.scopes);
   const generated = generateApiKey(input.isTest);
-  const key = await prisma().apiKey.create({
-    data: { orgId, name: input.name, scopes, isTest: input.isTest, keyHash: generated.hash, prefix: generated.prefix },
-    select: summarySelect,
+  return transaction(async () => {
+    const key = await prisma().apiKey.create({
+      data: {
+        orgId,
+        name: input.name,
+        scopes,
+        isTest: input.isTest,
+        keyHash: generated.hash,
+        prefix: generated.prefix,
+        createdById: by?.createdById ?? null,
+      },
+      select: summarySelect,
+    });
+    if (by?.actor) {
+      await recordSettingsAudit(orgId, by.actor, {
+        action: "apiKey.created",
+        target: describeKey(key),
+        details: { mode: key.isTest ? "test" : "live", keyId: key.id, scopes: key.scopes.join(" ") },
+      });
+    }
+    return { key, raw: generated.raw };
   });
-  return { key, raw: generated.raw };
 }
 
 const summarySelect = {
@@ -61,6 +99,7 @@ const summarySelect = {
   lastUsedAt: true,
   revokedAt: true,
   expiresAt: true,
+  createdBy: { select: { id: true, email: true, name: true } },
 } as const;
 
 const lastUsedWrites = new Map<string, number>();
@@ -155,14 +194,72 @@ export async function getApiKey(orgId: string, apiKeyId: string): Promise<ApiKey
 }
 
 /**
- * Revokes a key of the organisation; later requests with it get 401, on every instance within 0.5 s.
+ * Revokes a key of the organisation; later requests with it get 401, on every instance within 0.5 s. With `actor`,
+ * the settings audit trail gets an `apiKey.revoked` entry in the same transaction.
  * @throws ApiError `not_found` (404) when the key does not exist in this organisation.
  */
-export async function revokeApiKey(orgId: string, apiKeyId: string): Promise<void> {
-  const { count } = await prisma().apiKey.updateMany({
-    where: { id: apiKeyId, orgId, revokedAt: null },
-    data: { revokedAt: new Date() },
+export async function revokeApiKey(orgId: string, apiKeyId: string, actor?: AuditActor): Promise<void> {
+  await transaction(async () => {
+    const key = await prisma().apiKey.findFirst({
+      where: { id: apiKeyId, orgId, revokedAt: null },
+      select: summarySelect,
+    });
+    const { count } = await prisma().apiKey.updateMany({
+      where: { id: apiKeyId, orgId, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (count === 0 || !key) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
+    if (actor) {
+      await recordSettingsAudit(orgId, actor, {
+        action: "apiKey.revoked",
+        target: describeKey(key),
+        details: { mode: key.isTest ? "test" : "live", keyId: key.id },
+      });
+    }
+    await afterCommit(forgetCachedKeys);
   });
-  if (count === 0) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
-  await forgetCachedKeys();
+}
+
+/** The keys a member created that still work (not revoked, not expired), newest first. */
+export function activeKeysCreatedBy(orgId: string, userId: string): Promise<ApiKeySummary[]> {
+  return prisma().apiKey.findMany({
+    where: {
+      orgId,
+      createdById: userId,
+      revokedAt: null,
+      OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
+    },
+    select: summarySelect,
+    orderBy: { createdAt: "desc" },
+  });
+}
+
+/**
+ * Revokes every key a member created that still works, each with an `apiKey.revoked` entry naming `reason`, in the
+ * enclosing transaction (removing a member with their keys, docs/api-contract.md §5.10).
+ * @returns the keys revoked.
+ */
+export async function revokeKeysCreatedBy(
+  orgId: string,
+  userId: string,
+  actor: AuditActor,
+  reason: string,
+): Promise<ApiKeySummary[]> {
+  return transaction(async () => {
+    const keys = await activeKeysCreatedBy(orgId, userId);
+    if (keys.length === 0) return keys;
+    await prisma().apiKey.updateMany({
+      where: { id: { in: keys.map((key) => key.id) } },
+      data: { revokedAt: new Date() },
+    });
+    for (const key of keys) {
+      await recordSettingsAudit(orgId, actor, {
+        action: "apiKey.revoked",
+        target: describeKey(key),
+        details: { mode: key.isTest ? "test" : "live", keyId: key.id, reason },
+      });
+    }
+    await afterCommit(forgetCachedKeys);
+    return keys;
+  });
 }

@@ -1,12 +1,13 @@
 // The settings' sign-in, sessions, organisations, two-factor and passkeys on better-auth (docs/architecture.md,
 // "Settings: sign-in, team and roles"): one instance per public origin, on our Prisma client (PostgreSQL and the
-// embedded database alike), its rate limits in our key-value store, every sign-in outcome in the settings audit trail.
+// embedded database alike), its rate limits in our key-value store; our plugin (auth-plugin.ts) limits and records
+// every password and code check.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import { passkey } from "@better-auth/passkey";
-import { type BetterAuthPlugin, betterAuth } from "better-auth";
+import { betterAuth } from "better-auth";
 import { prismaAdapter } from "better-auth/adapters/prisma";
-import { APIError, createAuthMiddleware } from "better-auth/api";
+import { APIError } from "better-auth/api";
 import { nextCookies } from "better-auth/next-js";
 import { organization, twoFactor } from "better-auth/plugins";
 import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../auth/client-address";
@@ -17,15 +18,15 @@ import {
   PASSWORD_MIN_LENGTH,
   verifyPassword,
 } from "../auth/passwords";
-import { accessControl, roles } from "../auth/roles";
+import { accessControl, grantableRoles, roles } from "../auth/roles";
 import { authSecret } from "../auth/secret";
-import { db } from "../db/client";
 import type { PrismaClient } from "../db/generated/client";
-import { prisma, transaction } from "../db/transaction";
+import { afterCommit, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { kv } from "../kv";
 import { warnThrottled } from "../kv/warn";
-import { recordSettingsAuditForUser } from "./settings-audit";
+import { clientAddressOf, SECOND_FACTOR_OF_PATH, SIGN_IN_PATHS, settingsPlugin } from "./auth-plugin";
+import { sendMail } from "./mail";
 
 /** Where better-auth's HTTP endpoints are mounted (`app/api/auth/[...all]/route.ts`). */
 export const AUTH_BASE_PATH = "/api/auth";
@@ -39,19 +40,9 @@ export const INVITATION_TTL_SECONDS = 7 * 24 * 60 * 60;
 /** A password-reset link works once, for 1 hour (3,600 s). */
 export const PASSWORD_RESET_TTL_SECONDS = 60 * 60;
 
-/** Sign-in attempts allowed per email and per client address in {@link SIGN_IN_WINDOW_MS}, across instances. */
-export const SIGN_IN_LIMITS = { perEmail: 10, perAddress: 50 } as const;
-
-/** The window of {@link SIGN_IN_LIMITS}: 15 minutes, in ms. */
-export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
-
-/** Paths whose outcome is a sign-in: a password, a second factor, a backup code or a passkey. */
-const SIGN_IN_PATHS: Record<string, string> = {
-  "/sign-in/email": "password",
-  "/two-factor/verify-totp": "password + authenticator code",
-  "/two-factor/verify-backup-code": "password + backup code",
-  "/passkey/verify-authentication": "passkey",
-};
+function hashed(value: string): string {
+  return createHash("sha256").update(value).digest("hex").slice(0, 32);
+}
 
 // The Prisma client better-auth queries through: always the current one (`prisma()`), so its writes join the
 // enclosing transaction when a service runs it inside one, and its own transactions join that transaction too.
@@ -61,7 +52,7 @@ const client = new Proxy({} as PrismaClient, {
       return (work: unknown, options?: unknown) =>
         typeof work === "function"
           ? transaction(() => (work as (tx: PrismaClient) => Promise<unknown>)(prisma()))
-          : db().prisma.$transaction(work as never, options as never);
+          : prisma().$transaction(work as never, options as never);
     }
     const current = prisma();
     const value = Reflect.get(current, property);
@@ -69,188 +60,92 @@ const client = new Proxy({} as PrismaClient, {
   },
 });
 
-/** What {@link capturePasswordResetToken} collects while better-auth "sends" a reset link. */
-const resetCapture = new AsyncLocalStorage<{ token?: string }>();
+/** How an invitation's mail went: `sent`, `not-configured` (no SMTP) or `failed` (logged; the link is shown anyway). */
+export type MailOutcome = "sent" | "not-configured" | "failed";
+
+/** What better-auth handed over while a service's call ran: a password-reset token, an invitation's mail. */
+interface AuthOutbox {
+  resetToken?: string;
+  invitationMail?: Promise<MailOutcome>;
+}
+
+// One per process, as the better-auth instances are (authFor): the copy of this module whose instance runs a hook
+// may not be the copy whose service opened the box (Next.js bundles its own beside dist/serve.js's).
+const outboxHolder = globalThis as unknown as { __crmAuthOutbox?: AsyncLocalStorage<AuthOutbox> };
+outboxHolder.__crmAuthOutbox ??= new AsyncLocalStorage<AuthOutbox>();
+const outbox = outboxHolder.__crmAuthOutbox;
 
 /**
  * Runs `work` (a `requestPasswordReset` call) and returns the reset token better-auth issued inside it, instead of
  * mailing it: how `npm run admin -- reset-password` prints a one-time link.
  */
 export async function capturePasswordResetToken(work: () => Promise<unknown>): Promise<string | undefined> {
-  const box: { token?: string } = {};
-  await resetCapture.run(box, work);
-  return box.token;
+  const box: AuthOutbox = {};
+  await outbox.run(box, work);
+  return box.resetToken;
 }
 
-function hashed(value: string): string {
-  return createHash("sha256").update(value).digest("hex").slice(0, 32);
+/**
+ * Runs `work` (a transaction that creates an invitation through better-auth) and returns its result with how the
+ * invitation's mail went: better-auth's `sendInvitationEmail` mails the link once the transaction has committed, so a
+ * rolled-back invitation mails nothing.
+ */
+export async function withInvitationMail<T>(work: () => Promise<T>): Promise<{ result: T; mailed: MailOutcome }> {
+  const box: AuthOutbox = {};
+  const result = await outbox.run(box, work);
+  return { result, mailed: (await box.invitationMail) ?? "not-configured" };
 }
 
-// Counts a sign-in attempt per email and per address in the shared store; an unreachable store admits the attempt
-// (scrypt's cost still slows guessing) rather than locking everyone out.
-async function signInAllowed(email: string | null, address: string | null): Promise<boolean> {
-  const windows = [
-    ...(email ? [{ key: `signin:{e:${hashed(email.trim().toLowerCase())}}`, limit: SIGN_IN_LIMITS.perEmail }] : []),
-    ...(address ? [{ key: `signin:{a:${address.slice(0, 64)}}`, limit: SIGN_IN_LIMITS.perAddress }] : []),
-  ];
-  if (windows.length === 0) return true;
-  try {
-    // One call per window: the keys' hash tags differ, so one script cannot span them on a cluster.
-    const results = await Promise.all(windows.map((window) => kv().slidingWindow([window], SIGN_IN_WINDOW_MS)));
-    return results.every((result) => result.allowed);
-  } catch (error) {
-    warnThrottled("signin.store-down", {
-      message: "sign-in limit store unreachable; attempt admitted",
-      error: String(error),
+/** The link of an invitation: `<origin>/invite/<id>`. */
+export function invitationLink(origin: string, invitationId: string): string {
+  return `${origin}/invite/${encodeURIComponent(invitationId)}`;
+}
+
+interface InvitationMailData {
+  id: string;
+  role: string;
+  email: string;
+  organization: { name: string };
+  inviter: { user: { email: string } };
+  invitation: { expiresAt: Date | string };
+}
+
+function mailInvitation(origin: string, data: InvitationMailData): Promise<MailOutcome> {
+  const expiresAt = new Date(data.invitation.expiresAt);
+  return sendMail({
+    to: data.email,
+    subject: `Join ${data.organization.name} on MSP CRM`,
+    text: [
+      `${data.inviter.user.email} invited you to join ${data.organization.name} as ${data.role}.`,
+      "",
+      `Accept the invitation: ${invitationLink(origin, data.id)}`,
+      "",
+      `The link works until ${expiresAt.toUTCString()}. If you did not expect it, ignore this message.`,
+    ].join("\n"),
+  });
+}
+
+/**
+ * Refuses to accept an invitation whose inviter can no longer give its role (demoted or removed since: its invitation
+ * is withdrawn then, docs/api-contract.md §5.10; this holds for one sent before that rule too).
+ */
+async function inviterMayStillGrant(invitation: { organizationId: string; inviterId: string; role: string }) {
+  const inviter = await prisma().member.findUnique({
+    where: { orgId_userId: { orgId: invitation.organizationId, userId: invitation.inviterId } },
+    select: { role: true },
+  });
+  if (!inviter || !(grantableRoles(inviter.role) as readonly string[]).includes(invitation.role)) {
+    throw new APIError("FORBIDDEN", {
+      message: "This invitation was withdrawn: whoever sent it can no longer give that role",
+      code: "INVITATION_WITHDRAWN",
     });
-    return true;
   }
 }
 
-function clientAddressOf(headers: Headers | undefined): string | null {
-  const header = env().TRUST_PROXY === "vercel" ? "x-vercel-forwarded-for" : CLIENT_ADDRESS_HEADER;
-  return canonicalAddress(headers?.get(header)?.split(",")[0]);
-}
-
-async function userIdForEmail(email: unknown): Promise<{ id: string; email: string } | null> {
-  if (typeof email !== "string" || email.length > 320 || email.includes("\u0000")) return null;
-  return prisma().user.findUnique({ where: { email: email.trim().toLowerCase() }, select: { id: true, email: true } });
-}
-
-interface HookContext {
-  path: string;
-  body?: Record<string, unknown>;
-  getSignedCookie: (name: string, secret: string) => Promise<string | null | false>;
-  context: {
-    secret: string;
-    createAuthCookie: (name: string) => { name: string };
-    internalAdapter: { findVerificationValue: (identifier: string) => Promise<{ value: string } | null> };
-  };
-}
-
-/**
- * The user a sign-in attempt is for, when it is a sign-in at all: the typed email's user for a password; the user of
- * the signed two-factor challenge cookie for a code (without one, a code confirms a signed-in session: no sign-in);
- * the passkey's owner for a passkey.
- */
-async function signInAttempt(
-  ctx: HookContext,
-): Promise<{ signIn: boolean; user: { id: string; email: string } | null }> {
-  if (ctx.path === "/sign-in/email") return { signIn: true, user: await userIdForEmail(ctx.body?.email) };
-  let userId: string | undefined;
-  if (ctx.path.startsWith("/two-factor/")) {
-    const identifier = await ctx.getSignedCookie(ctx.context.createAuthCookie("two_factor").name, ctx.context.secret);
-    if (!identifier) return { signIn: false, user: null };
-    userId = (await ctx.context.internalAdapter.findVerificationValue(identifier))?.value;
-  } else {
-    const credentialID = (ctx.body?.response as { id?: unknown } | undefined)?.id;
-    if (typeof credentialID === "string" && credentialID.length <= 1024) {
-      userId = (await prisma().passkey.findFirst({ where: { credentialID }, select: { userId: true } }))?.userId;
-    }
-  }
-  const user = userId
-    ? await prisma().user.findUnique({ where: { id: userId }, select: { id: true, email: true } })
-    : null;
-  return { signIn: true, user };
-}
-
-/**
- * Our better-auth plugin, after two-factor and passkey so it sees their outcome: limits sign-in attempts per email
- * and per address, refuses sign-up without a pending invitation, and writes each sign-in (or failed one) and each
- * passkey registration to the settings audit trail of the user's organisations.
- */
-function settingsPlugin(): BetterAuthPlugin {
-  return {
-    id: "crm-settings",
-    hooks: {
-      before: [
-        {
-          matcher: (ctx: { path?: string }) =>
-            Boolean(ctx.path && (ctx.path in SIGN_IN_PATHS || ctx.path === "/verify-password")),
-          handler: createAuthMiddleware(async (ctx) => {
-            const email = ctx.path === "/sign-in/email" && typeof ctx.body?.email === "string" ? ctx.body.email : null;
-            if (await signInAllowed(email, clientAddressOf(ctx.headers))) return;
-            const user = email ? await userIdForEmail(email) : null;
-            await recordSettingsAuditForUser(user?.id ?? null, {
-              actorEmail: user?.email ?? email ?? "unknown",
-              action: "signin.failed",
-              details: { method: SIGN_IN_PATHS[ctx.path] ?? "password confirmation", reason: "too many attempts" },
-              ip: clientAddressOf(ctx.headers),
-              userAgent: ctx.headers?.get("user-agent") ?? null,
-            });
-            throw new APIError("TOO_MANY_REQUESTS", {
-              message: "Too many sign-in attempts: wait 15 minutes and try again",
-              code: "TOO_MANY_SIGN_IN_ATTEMPTS",
-            });
-          }),
-        },
-        {
-          matcher: (ctx: { path?: string }) => ctx.path === "/sign-up/email",
-          handler: createAuthMiddleware(async (ctx) => {
-            const email = typeof ctx.body?.email === "string" ? ctx.body.email.trim().toLowerCase() : "";
-            const pending = await prisma().invitation.count({
-              where: { email, status: "pending", expiresAt: { gt: new Date() } },
-            });
-            if (pending === 0) {
-              throw new APIError("FORBIDDEN", {
-                message: "Sign-up needs an invitation: ask an owner or admin of your organisation to invite you",
-                code: "INVITATION_REQUIRED",
-              });
-            }
-          }),
-        },
-      ],
-      after: [
-        {
-          matcher: (ctx: { path?: string }) =>
-            Boolean(ctx.path && (ctx.path in SIGN_IN_PATHS || ctx.path === "/passkey/verify-registration")),
-          handler: createAuthMiddleware(async (ctx) => {
-            const returned = ctx.context.returned;
-            const failed = returned instanceof APIError;
-            const ip = clientAddressOf(ctx.headers);
-            const userAgent = ctx.headers?.get("user-agent") ?? null;
-            if (ctx.path === "/passkey/verify-registration") {
-              const session = ctx.context.session;
-              if (!failed && session) {
-                await recordSettingsAuditForUser(session.user.id, {
-                  actorEmail: session.user.email,
-                  action: "passkey.added",
-                  target: `passkey ${(returned as { name?: string } | null)?.name ?? ""}`.trim(),
-                  ip,
-                  userAgent,
-                });
-              }
-              return;
-            }
-            const method = SIGN_IN_PATHS[ctx.path] ?? null;
-            const session = ctx.context.newSession;
-            // A code from a signed-in session enrols an app or confirms a step-up: not a sign-in.
-            const attempt = await signInAttempt(ctx);
-            if (!attempt.signIn) return;
-            if (session) {
-              await recordSettingsAuditForUser(session.user.id, {
-                actorEmail: session.user.email,
-                action: "signin.succeeded",
-                details: { method },
-                ip,
-                userAgent,
-              });
-              return;
-            }
-            if (!failed) return; // a password accepted, the second factor still to come
-            const typed = typeof ctx.body?.email === "string" ? ctx.body.email.slice(0, 320) : "unknown";
-            await recordSettingsAuditForUser(attempt.user?.id ?? null, {
-              actorEmail: attempt.user?.email ?? typed,
-              action: "signin.failed",
-              details: { method, reason: (returned as APIError).message },
-              ip,
-              userAgent,
-            });
-          }),
-        },
-      ],
-    },
-  };
+/** The fields a new session gets from the path that made it: a sign-in is fresh and names its second factor. */
+function signInFields(path: string | undefined, now: Date) {
+  if (!path || !SIGN_IN_PATHS.has(path)) return {};
+  return { reauthenticatedAt: now, secondFactor: SECOND_FACTOR_OF_PATH[path] ?? null };
 }
 
 function createAuth(origin: string) {
@@ -287,8 +182,8 @@ function createAuth(origin: string) {
         },
       },
       sendResetPassword: async ({ token }) => {
-        const box = resetCapture.getStore();
-        if (box) box.token = token;
+        const box = outbox.getStore();
+        if (box) box.resetToken = token;
       },
     },
     account: { modelName: "authAccount" },
@@ -300,24 +195,27 @@ function createAuth(origin: string) {
       additionalFields: {
         lastSeenAt: { type: "date", required: false, input: false },
         reauthenticatedAt: { type: "date", required: false, input: false },
+        secondFactor: { type: "string", required: false, input: false },
       },
     },
     databaseHooks: {
       session: {
         create: {
-          // A new session opens on the user's first organisation (the one they joined first), and keeps the address
-          // the audit trail records: better-auth's own is its rate-limit key, IPv6 cut to the /64 (`::1` stored as
-          // `0000:…:0000`).
+          // A sign-in is fresh for step-up and names the second factor it proved, if any (a session made to
+          // replace another, when two-factor is turned off, keeps the old one's); a new session opens on the user's
+          // first organisation (the one they joined first), and keeps the address the audit trail records:
+          // better-auth's own is its rate-limit key, IPv6 cut to the /64 (`::1` stored as `0000:…:0000`).
           before: async (session, context) => {
             const ipAddress =
               clientAddressOf(context?.headers ?? context?.request?.headers) ?? canonicalAddress(session.ipAddress);
-            if (session.activeOrganizationId) return { data: { ...session, ipAddress } };
+            const fields = { ...signInFields(context?.path, new Date()), ipAddress };
+            if (session.activeOrganizationId) return { data: { ...session, ...fields } };
             const first = await prisma().member.findFirst({
               where: { userId: session.userId },
               orderBy: { createdAt: "asc" },
               select: { orgId: true },
             });
-            return { data: { ...session, ipAddress, activeOrganizationId: first?.orgId ?? null } };
+            return { data: { ...session, ...fields, activeOrganizationId: first?.orgId ?? null } };
           },
         },
       },
@@ -365,6 +263,17 @@ function createAuth(origin: string) {
         allowUserToCreateOrganization: false,
         invitationExpiresIn: INVITATION_TTL_SECONDS,
         cancelPendingInvitationsOnReInvite: true,
+        // Mailed once the invitation's transaction has committed; the page shows the link either way.
+        sendInvitationEmail: async (data) => {
+          const box = outbox.getStore();
+          const mailed = new Promise<MailOutcome>((resolve) => {
+            void afterCommit(async () => resolve(await mailInvitation(origin, data)));
+          });
+          if (box) box.invitationMail = mailed;
+        },
+        organizationHooks: {
+          beforeAcceptInvitation: ({ invitation }) => inviterMayStillGrant(invitation),
+        },
         schema: {
           session: { fields: { activeOrganizationId: "activeOrgId" } },
           organization: { modelName: "organisation" },
@@ -410,9 +319,4 @@ export function authFor(origin: string): Auth {
 export function defaultOrigin(): string {
   const config = env();
   return config.PUBLIC_URL?.replace(/\/+$/, "") ?? `http://localhost:${config.PORT}`;
-}
-
-/** Whether `error` is a better-auth API error (wrong password, refused invitation, …). */
-export function isAuthError(error: unknown): error is APIError {
-  return error instanceof APIError;
 }

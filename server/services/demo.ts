@@ -139,7 +139,7 @@ async function ensureDemoUser(
   // better-auth (about 0.6 s of CPU to import) is loaded only to check or set the password: a restart that finds the
   // saved hash unchanged needs none of it.
   const settings = async () => {
-    const [{ defaultOrigin }, team] = await Promise.all([import("./auth"), import("./team")]);
+    const [{ defaultOrigin }, team] = await Promise.all([import("./auth"), import("./team/operator")]);
     return { origin: defaultOrigin(), ...team };
   };
   const userId = state.ownerId;

@@ -4,7 +4,8 @@
 import QRCode from "qrcode";
 import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
-import { authFor, isAuthError } from "./auth";
+import { authFor } from "./auth";
+import { viaAuth } from "./auth-errors";
 import { recordSettingsAuditForUser } from "./settings-audit";
 import type { SignedInMember } from "./settings-session";
 
@@ -18,10 +19,6 @@ export interface TotpEnrolment {
   qrDataUrl: string;
   /** Ten single-use backup codes. */
   backupCodes: string[];
-}
-
-function refused(path: string, message: string): ApiError {
-  return new ApiError("validation_error", message, { details: [{ path: [path], message }] });
 }
 
 function audit(
@@ -39,57 +36,42 @@ function audit(
 }
 
 /**
- * Starts enrolling an authenticator app (password required): a new secret and backup codes. Two-factor is on only
- * once {@link confirmTotp} gets a code from the app.
- * @throws ApiError `validation_error` (422) on `password` when wrong, or when an app is already enrolled.
+ * Starts enrolling an authenticator app (password required, counted against the attempt limit): a new secret and
+ * backup codes. Two-factor is on only once {@link confirmTotp} gets a code from the app.
+ * @throws ApiError `validation_error` (422) on `password` when wrong, or when an app is already enrolled;
+ *         `rate_limited` (429) after too many attempts.
  */
 export async function startTotpEnrolment(member: SignedInMember, password: string): Promise<TotpEnrolment> {
-  try {
-    const result = await authFor(member.request.origin).api.enableTwoFactor({
-      headers: member.request.headers,
-      body: { password },
-    });
-    const uri = (result as { totpURI?: string }).totpURI ?? "";
-    const secret = new URL(uri).searchParams.get("secret") ?? "";
-    const qrDataUrl = await QRCode.toDataURL(uri, { margin: 1, width: 200 });
-    return { uri, secret, qrDataUrl, backupCodes: (result as { backupCodes?: string[] }).backupCodes ?? [] };
-  } catch (error) {
-    if (!isAuthError(error)) throw error;
-    const code = (error.body as { code?: string } | undefined)?.code;
-    if (code === "TOTP_ALREADY_ENABLED") throw refused("password", "An authenticator app is already set up");
-    throw refused("password", "The password is not right");
-  }
+  const result = await viaAuth(() =>
+    authFor(member.request.origin).api.enableTwoFactor({ headers: member.request.headers, body: { password } }),
+  );
+  const uri = (result as { totpURI?: string }).totpURI ?? "";
+  const secret = new URL(uri).searchParams.get("secret") ?? "";
+  const qrDataUrl = await QRCode.toDataURL(uri, { margin: 1, width: 200 });
+  return { uri, secret, qrDataUrl, backupCodes: (result as { backupCodes?: string[] }).backupCodes ?? [] };
 }
 
 /**
  * Confirms an enrolment with a code from the app: two-factor is on from now (sign-in asks for a code). The session
- * is replaced by a new one (its cookie is set on the response).
- * @throws ApiError `validation_error` (422) on `code` when it does not match.
+ * is replaced by a new one, which counts as two-factor (its cookie is set on the response).
+ * @throws ApiError `validation_error` (422) on `code` when it does not match or was already used; `rate_limited`
+ *         (429) after too many attempts.
  */
 export async function confirmTotp(member: SignedInMember, code: string): Promise<void> {
-  try {
-    await authFor(member.request.origin).api.verifyTOTP({
-      headers: member.request.headers,
-      body: { code: code.trim() },
-    });
-  } catch (error) {
-    if (!isAuthError(error)) throw error;
-    throw refused("code", "The code is not right: enter the current one from your app");
-  }
+  await viaAuth(() =>
+    authFor(member.request.origin).api.verifyTOTP({ headers: member.request.headers, body: { code: code.trim() } }),
+  );
   await audit(member, "twoFactor.enabled", "authenticator app");
 }
 
 /**
- * Turns two-factor off and forgets the app (password required).
- * @throws ApiError `validation_error` (422) on `password` when wrong.
+ * Turns two-factor off and forgets the app (password required, counted against the attempt limit).
+ * @throws ApiError `validation_error` (422) on `password` when wrong; `rate_limited` (429) after too many attempts.
  */
 export async function disableTotp(member: SignedInMember, password: string): Promise<void> {
-  try {
-    await authFor(member.request.origin).api.disableTwoFactor({ headers: member.request.headers, body: { password } });
-  } catch (error) {
-    if (!isAuthError(error)) throw error;
-    throw refused("password", "The password is not right");
-  }
+  await viaAuth(() =>
+    authFor(member.request.origin).api.disableTwoFactor({ headers: member.request.headers, body: { password } }),
+  );
   await audit(member, "twoFactor.disabled", "authenticator app");
 }
 
@@ -128,6 +110,8 @@ export async function removePasskey(member: SignedInMember, passkeyId: string): 
     select: { name: true },
   });
   if (!found) throw new ApiError("not_found", "Passkey not found");
-  await authFor(member.request.origin).api.deletePasskey({ headers: member.request.headers, body: { id: passkeyId } });
+  await viaAuth(() =>
+    authFor(member.request.origin).api.deletePasskey({ headers: member.request.headers, body: { id: passkeyId } }),
+  );
   await audit(member, "passkey.removed", `passkey ${found.name ?? ""}`.trim());
 }

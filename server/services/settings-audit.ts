@@ -1,8 +1,10 @@
 // Who did what in the settings (docs/architecture.md, "Settings: sign-in, team and roles"): one row per sign-in
-// (and failed one), team change, key, endpoint and secret change, and refused action, with time, actor, organisation,
-// target and address. Kept like the API audit log: never purged, removed with the organisation.
+// (and failed one), failed password or code check, team change, key, endpoint and secret change (from the settings
+// or through /api/v1), test event, redelivery and refused action, with time, actor, organisation, target and address.
+// Written by the service that makes the change, inside its transaction. Kept like the API audit log: never purged,
+// removed with the organisation.
 import type { Prisma } from "../db/generated/client";
-import { outsideTransaction, prisma } from "../db/transaction";
+import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
 import { replaceUnstorableText } from "../schemas/storable";
 import { listPage } from "./pagination";
@@ -11,6 +13,7 @@ import { listPage } from "./pagination";
 export const SETTINGS_AUDIT_ACTIONS = {
   "signin.succeeded": "Signed in",
   "signin.failed": "Sign-in failed",
+  "verification.failed": "Password or code refused",
   signout: "Signed out",
   "session.revoked": "Session revoked",
   "password.reset": "Password reset",
@@ -33,6 +36,8 @@ export const SETTINGS_AUDIT_ACTIONS = {
   "webhookEndpoint.deleted": "Endpoint deleted",
   "webhookSecret.rotated": "Signing secret rotated",
   "webhookSecret.revealed": "Signing secret revealed",
+  "webhookEndpoint.tested": "Test event sent",
+  "webhookDelivery.redelivered": "Delivery sent again",
   "action.refused": "Action refused",
 } as const;
 
@@ -47,6 +52,14 @@ export interface SettingsActor {
   userAgent: string | null;
 }
 
+/** An API key acting through /api/v1: the entry names the key and, in `details.keyCreatedBy`, its creator. */
+export interface ApiKeyActor {
+  apiKeyId: string;
+}
+
+/** Who an entry is by: a member in the settings (or the operator command), or an API key. */
+export type AuditActor = SettingsActor | ApiKeyActor;
+
 /** One entry to write: the action, what it was on (in words) and structured facts (key mode, roles, permission). */
 export interface SettingsAuditInput {
   action: SettingsAuditAction;
@@ -60,6 +73,8 @@ export interface SettingsAuditView {
   createdAt: Date;
   actorUserId: string | null;
   actorEmail: string;
+  /** The API key that acted (a change through /api/v1), else null. */
+  actorApiKeyId: string | null;
   action: string;
   target: string | null;
   details: Prisma.JsonValue;
@@ -71,11 +86,12 @@ function text(value: string | null | undefined, max: number): string | null {
   return value === null || value === undefined ? null : replaceUnstorableText(value).slice(0, max);
 }
 
-function row(orgId: string | null, actor: SettingsActor, entry: SettingsAuditInput) {
+function row(orgId: string | null, actor: SettingsActor & { apiKeyId?: string }, entry: SettingsAuditInput) {
   return {
     orgId,
     actorUserId: actor.userId,
     actorEmail: text(actor.email, 320) ?? "unknown",
+    actorApiKeyId: actor.apiKeyId ?? null,
     action: entry.action,
     target: text(entry.target, 500),
     details: entry.details ?? undefined,
@@ -84,21 +100,44 @@ function row(orgId: string | null, actor: SettingsActor, entry: SettingsAuditInp
   };
 }
 
-/**
- * Writes one entry of organisation `orgId`'s trail. Inside a {@link transaction} it joins it, so the change and its
- * entry commit (or roll back) together.
- */
-export async function recordSettingsAudit(
-  orgId: string,
-  actor: SettingsActor,
-  entry: SettingsAuditInput,
-): Promise<void> {
-  await prisma().settingsAuditEntry.create({ data: row(orgId, actor, entry) });
+/** An API key as the actor of an entry: `API key msp_live_AbCd… "PSA sync"`, its creator in the details. */
+async function keyActor(orgId: string, apiKeyId: string) {
+  const key = await prisma().apiKey.findFirst({
+    where: { id: apiKeyId, orgId },
+    select: { prefix: true, name: true, createdBy: { select: { email: true } } },
+  });
+  return {
+    actor: {
+      userId: null,
+      email: key ? `API key ${key.prefix}… "${key.name}"` : `API key ${apiKeyId}`,
+      apiKeyId,
+      ip: null,
+      userAgent: null,
+    },
+    keyCreatedBy: key?.createdBy?.email ?? "operator command",
+  };
 }
 
 /**
- * Writes a refused action (`action.refused`) outside any transaction, so it stays when the refused work rolls back.
- * `details.permission` names what was missing; `details.attempted` the action tried.
+ * Writes one entry of organisation `orgId`'s trail with the current client: inside a transaction it joins it, so the
+ * change and its entry commit (or roll back) together; the services that make a change call it there. An API key
+ * actor is named by its prefix and name, with its creator in `details.keyCreatedBy`.
+ */
+export async function recordSettingsAudit(orgId: string, actor: AuditActor, entry: SettingsAuditInput): Promise<void> {
+  if ("apiKeyId" in actor && !("email" in actor)) {
+    const { actor: key, keyCreatedBy } = await keyActor(orgId, actor.apiKeyId);
+    await prisma().settingsAuditEntry.create({
+      data: row(orgId, key, { ...entry, details: { ...entry.details, keyCreatedBy } }),
+    });
+    return;
+  }
+  await prisma().settingsAuditEntry.create({ data: row(orgId, actor as SettingsActor, entry) });
+}
+
+/**
+ * Writes a refused action (`action.refused`): `details.attempted` names the action tried, `details.reason` why it
+ * was refused. Called where nothing was written (before the action's transaction, or after it rolled back), so the
+ * entry stays.
  */
 export async function recordRefusal(
   orgId: string,
@@ -107,14 +146,13 @@ export async function recordRefusal(
   reason: string,
   target?: string | null,
 ): Promise<void> {
-  await outsideTransaction(() =>
-    recordSettingsAudit(orgId, actor, { action: "action.refused", target, details: { attempted, reason } }),
-  );
+  await recordSettingsAudit(orgId, actor, { action: "action.refused", target, details: { attempted, reason } });
 }
 
 /**
- * Writes an entry about a user (sign-ins, passkeys, two-factor) into the trail of every organisation the user is a
- * member of, or once without an organisation when there is no such user (a failed sign-in with an unknown email).
+ * Writes an entry about a user (sign-ins, failed password or code checks, passkeys, two-factor) into the trail of
+ * every organisation the user is a member of, or once without an organisation when there is no such user (a failed
+ * sign-in with an unknown email). Called by better-auth's hooks, outside any transaction of ours.
  */
 export async function recordSettingsAuditForUser(
   userId: string | null,
@@ -125,7 +163,7 @@ export async function recordSettingsAuditForUser(
     ? (await prisma().member.findMany({ where: { userId }, select: { orgId: true } })).map((member) => member.orgId)
     : [];
   const rows = orgIds.length > 0 ? orgIds.map((orgId) => row(orgId, actor, entry)) : [row(null, actor, entry)];
-  await outsideTransaction(() => prisma().settingsAuditEntry.createMany({ data: rows }));
+  await prisma().settingsAuditEntry.createMany({ data: rows });
 }
 
 /** Filters and page of {@link listSettingsAudit}. */
@@ -145,6 +183,7 @@ const auditSelect = {
   createdAt: true,
   actorUserId: true,
   actorEmail: true,
+  actorApiKeyId: true,
   action: true,
   target: true,
   details: true,

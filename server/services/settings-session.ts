@@ -5,6 +5,7 @@ import { isRole, type Role } from "../auth/roles";
 import { prisma } from "../db/transaction";
 import { ApiError } from "../errors";
 import { authFor } from "./auth";
+import { viaAuth } from "./auth-errors";
 import { recordSettingsAudit, type SettingsActor } from "./settings-audit";
 
 /** The request a settings action runs for: public origin, headers (the session cookie), client address, user agent. */
@@ -15,12 +16,21 @@ export interface SettingsRequest {
   /** Client address under `TRUST_PROXY`; null when unknown. */
   ip: string | null;
   userAgent: string | null;
+  /** The request's id (`req_<24 hex>`, its `X-Request-Id`), for the log line of an unexpected error. */
+  requestId?: string;
 }
 
 /** A signed-in member of the organisation the session acts on. */
 export interface SignedInMember {
   request: SettingsRequest;
-  session: { id: string; createdAt: Date; expiresAt: Date; reauthenticatedAt: Date | null };
+  session: {
+    id: string;
+    createdAt: Date;
+    expiresAt: Date;
+    reauthenticatedAt: Date | null;
+    /** The second factor this session proved (`authenticator app`, `backup code`, `passkey`); null: a password only. */
+    secondFactor: string | null;
+  };
   user: { id: string; email: string; name: string; twoFactorEnabled: boolean; passkeys: number };
   org: { id: string; slug: string; name: string; requireTwoFactor: boolean };
   memberId: string;
@@ -98,7 +108,7 @@ export async function resolveSettingsSession(request: SettingsRequest): Promise<
         })
       : null,
   ]);
-  const reauthenticatedAt = (session as { reauthenticatedAt?: Date | null }).reauthenticatedAt ?? null;
+  const extra = session as { reauthenticatedAt?: Date | null; secondFactor?: string | null };
   return {
     state: "member",
     request,
@@ -106,7 +116,8 @@ export async function resolveSettingsSession(request: SettingsRequest): Promise<
       id: session.id,
       createdAt: new Date(session.createdAt),
       expiresAt: new Date(session.expiresAt),
-      reauthenticatedAt: reauthenticatedAt ? new Date(reauthenticatedAt) : null,
+      reauthenticatedAt: extra.reauthenticatedAt ? new Date(extra.reauthenticatedAt) : null,
+      secondFactor: extra.secondFactor ?? null,
     },
     user: {
       id: user.id,
@@ -146,43 +157,69 @@ export function hasSecondFactor(member: SignedInMember): boolean {
 }
 
 /**
- * Whether the organisation's "require two-factor for owners and admins" applies to the member and is not met: an
- * owner or admin without a second factor, who may change nothing until they set one up.
+ * What the organisation's "require two-factor for owners and admins" still asks of the member: `set-up` (an owner or
+ * admin without an authenticator app or a passkey), `confirm` (one with a second factor whose session did not prove
+ * it: signed in with a password before adding a passkey), or null. Until then the member reaches only the security
+ * and confirmation pages and may change nothing.
  */
-export function mustSetUpSecondFactor(member: SignedInMember): boolean {
-  return (
-    member.org.requireTwoFactor && (member.role === "owner" || member.role === "admin") && !hasSecondFactor(member)
-  );
+export function secondFactorNeeded(member: SignedInMember): "set-up" | "confirm" | null {
+  if (!member.org.requireTwoFactor || (member.role !== "owner" && member.role !== "admin")) return null;
+  if (member.session.secondFactor) return null;
+  return hasSecondFactor(member) ? "confirm" : "set-up";
 }
 
-/** Whether the session signed in, or confirmed a password, second factor or passkey, within {@link STEP_UP_WINDOW_MS}. */
-export function isRecentlyAuthenticated(member: SignedInMember, now = Date.now()): boolean {
-  const last = Math.max(member.session.createdAt.getTime(), member.session.reauthenticatedAt?.getTime() ?? 0);
-  return now - last <= STEP_UP_WINDOW_MS;
+/** Whether {@link secondFactorNeeded} asks anything of the member. */
+export function mustSetUpSecondFactor(member: SignedInMember): boolean {
+  return secondFactorNeeded(member) !== null;
 }
 
 /**
- * Confirms it is still the member (step-up): with an authenticator code when they have one (a fresh second factor),
- * else with their password (a fresh sign-in). Stamps the session so step-up actions may run for 15 minutes.
- * @throws ApiError `validation_error` (422) on `code` or `password` when it does not match.
+ * Whether step-up actions may run: the session signed in, or was confirmed, within {@link STEP_UP_WINDOW_MS}, and
+ * for a member with a second factor, that sign-in or confirmation used it (a password alone does not count then).
  */
-export async function confirmIdentity(member: SignedInMember, input: { code?: string; password?: string }) {
-  const auth = authFor(member.request.origin);
-  try {
-    if (member.user.twoFactorEnabled) {
-      await auth.api.verifyTOTP({ headers: member.request.headers, body: { code: (input.code ?? "").trim() } });
-    } else {
-      await auth.api.verifyPassword({ headers: member.request.headers, body: { password: input.password ?? "" } });
-    }
-  } catch (error) {
-    const field = member.user.twoFactorEnabled ? "code" : "password";
-    const message = member.user.twoFactorEnabled
-      ? "The code is not right: try the current one"
-      : "The password is not right";
-    if ((error as { statusCode?: number }).statusCode === 429) throw error;
-    throw new ApiError("validation_error", message, { details: [{ path: [field], message }] });
+export function isRecentlyAuthenticated(member: SignedInMember, now = Date.now()): boolean {
+  const last = member.session.reauthenticatedAt?.getTime() ?? 0;
+  if (now - last > STEP_UP_WINDOW_MS) return false;
+  return !hasSecondFactor(member) || member.session.secondFactor !== null;
+}
+
+/** How a member confirms it's them (step-up, two-factor completion): the page shows the matching form. */
+export function confirmationMethod(member: SignedInMember): "code" | "passkey" | "password" {
+  if (member.user.twoFactorEnabled) return "code";
+  return member.user.passkeys > 0 ? "passkey" : "password";
+}
+
+/**
+ * Confirms it is still the member (step-up): with their second factor when they have one (a code from the
+ * authenticator app or a backup code; a member with only passkeys confirms with a passkey, which signs in anew), else
+ * their password. Stamps the session fresh for 15 minutes and, after a code, as two-factor. Each try counts against
+ * the attempt limit and a wrong one is in the audit trail (server/services/auth-plugin.ts).
+ * @throws ApiError `validation_error` (422) on `code` or `password` when it does not match or a password is offered
+ *         where a passkey is needed; `rate_limited` (429) after too many attempts.
+ */
+export async function confirmIdentity(
+  member: SignedInMember,
+  input: { code?: string; password?: string; backup?: boolean },
+): Promise<void> {
+  const { api } = authFor(member.request.origin);
+  const headers = member.request.headers;
+  const method = confirmationMethod(member);
+  let secondFactor: string | null = member.session.secondFactor;
+  if (method === "code") {
+    const code = (input.code ?? "").replace(/\s+/g, "");
+    if (input.backup) await viaAuth(() => api.verifyBackupCode({ headers, body: { code } }));
+    else await viaAuth(() => api.verifyTOTP({ headers, body: { code } }));
+    secondFactor = input.backup ? "backup code" : "authenticator app";
+  } else if (method === "passkey") {
+    const message = "You have a passkey: confirm with it (a password alone is not enough)";
+    throw new ApiError("validation_error", message, { details: [{ path: ["password"], message }] });
+  } else {
+    await viaAuth(() => api.verifyPassword({ headers, body: { password: input.password ?? "" } }));
   }
-  await prisma().session.updateMany({ where: { id: member.session.id }, data: { reauthenticatedAt: new Date() } });
+  await prisma().session.updateMany({
+    where: { id: member.session.id },
+    data: { reauthenticatedAt: new Date(), secondFactor },
+  });
 }
 
 /** One signed-in browser of the user, as the security page lists it. */

@@ -12,6 +12,7 @@ import { EVENT_NAMES } from "../schemas/events";
 import { eventPayload, storedEventSelect } from "../services/event-feed";
 import type { WriteOrigin } from "../services/events";
 import { listPage } from "../services/pagination";
+import { type AuditActor, recordSettingsAudit } from "../services/settings-audit";
 import { serializePayload, signedHeaders } from "./signing";
 import { postWebhook } from "./transport";
 import { UNDISPATCHED_MAX_AGE_MS } from "./worker";
@@ -396,6 +397,7 @@ export function refuseTestKeySends(origin: WriteOrigin): void {
  * SUCCEEDED; a failure does not count against the endpoint (410 Gone still disables it). Runs outside any transaction
  * (the attempt opens its own once the receiver has answered), so it holds no database connection while it waits.
  * @param origin who asks: a test key is refused (docs/api-contract.md §5.6).
+ * @param actor with it, the settings audit trail records the redelivery (`webhookDelivery.redelivered`).
  * @throws ApiError `insufficient_scope` (403) for a test key; `not_found` (404) for a delivery missing or of another
  *   organisation.
  */
@@ -403,10 +405,21 @@ export async function redeliver(
   orgId: string,
   deliveryId: string,
   origin: WriteOrigin = { isTest: false },
+  actor?: AuditActor,
 ): Promise<{ success: boolean; responseStatus: number | null; attempt: DeliveryAttemptView }> {
   refuseTestKeySends(origin);
-  const found = await prisma().webhookDelivery.findFirst({ where: { orgId, id: deliveryId }, select: { id: true } });
+  const found = await prisma().webhookDelivery.findFirst({
+    where: { orgId, id: deliveryId },
+    select: { id: true, eventId: true, endpoint: { select: { id: true, url: true } } },
+  });
   if (!found) throw notFound("Webhook delivery", deliveryId);
+  if (actor) {
+    await recordSettingsAudit(orgId, actor, {
+      action: "webhookDelivery.redelivered",
+      target: `endpoint ${found.endpoint.url}`,
+      details: { endpointId: found.endpoint.id, deliveryId, eventId: found.eventId },
+    });
+  }
   const result = await attemptDelivery(deliveryId, { mode: "manual" });
   return { success: result.success, responseStatus: result.responseStatus, attempt: await lastAttempt(deliveryId) };
 }

@@ -14,6 +14,7 @@ import {
   WEBHOOK_URL_MAX_LENGTH,
 } from "../schemas/webhooks";
 import { newEventId, recordTestEvent, type WriteOrigin } from "../services/events";
+import { type AuditActor, recordSettingsAudit } from "../services/settings-audit";
 import {
   attemptDelivery,
   type DeliveryAttemptView,
@@ -189,6 +190,27 @@ function checkDescription(value: unknown, details: ErrorDetail[]): string | null
   return value.trim() === "" ? null : value.trim();
 }
 
+// The settings audit entry of a change to an endpoint, by a member in the settings or a key through /api/v1.
+function audit(
+  orgId: string,
+  actor: AuditActor,
+  action:
+    | "webhookEndpoint.created"
+    | "webhookEndpoint.changed"
+    | "webhookEndpoint.deleted"
+    | "webhookEndpoint.tested"
+    | "webhookSecret.rotated"
+    | "webhookSecret.revealed",
+  endpoint: { id: string; url: string },
+  details: Record<string, string | boolean> = {},
+): Promise<void> {
+  return recordSettingsAudit(orgId, actor, {
+    action,
+    target: `endpoint ${endpoint.url}`,
+    details: { endpointId: endpoint.id, ...details },
+  });
+}
+
 async function findOwned(orgId: string, id: string) {
   const row = await prisma().webhookEndpoint.findFirst({
     where: { orgId, id },
@@ -210,10 +232,13 @@ async function findOwned(orgId: string, id: string) {
  * @throws ApiError `validation_error` (422) with one detail per problem (`url`, `events`, `events.<i>`, `description`),
  *   each named in the message too (e.g. "url must not point at a private or reserved address: hooks.lan resolves to
  *   10.0.0.5").
+ * With `actor` (a member in the settings, a key through /api/v1) the settings audit trail records it in the same
+ * transaction, as every change below does.
  */
 export async function createWebhookEndpoint(
   orgId: string,
   input: { url: string; events: string[]; description?: string | null },
+  actor?: AuditActor,
 ): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
   const details: ErrorDetail[] = [];
   const url = checkUrl(input.url, details);
@@ -232,10 +257,12 @@ export async function createWebhookEndpoint(
         { details: [{ path: [], message: `the organisation already has ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints` }] },
       );
     }
-    return tx.webhookEndpoint.create({
+    const created = await tx.webhookEndpoint.create({
       data: { id: newEndpointId(), orgId, url, events, description: description ?? null, secret },
       select: viewSelect,
     });
+    if (actor) await audit(orgId, actor, "webhookEndpoint.created", created, { events: created.events.join(" ") });
+    return created;
   });
   return { endpoint: toView(row), secret };
 }
@@ -267,8 +294,10 @@ export async function getWebhookEndpoint(orgId: string, id: string): Promise<Web
 export async function revealWebhookSecret(
   orgId: string,
   id: string,
+  actor?: AuditActor,
 ): Promise<{ secret: string; previousSecretExpiresAt: Date | null }> {
   const row = await findOwned(orgId, id);
+  if (actor) await audit(orgId, actor, "webhookSecret.revealed", row);
   return { secret: row.secret, previousSecretExpiresAt: toView(row).previousSecretExpiresAt };
 }
 
@@ -281,6 +310,7 @@ export async function updateWebhookEndpoint(
   orgId: string,
   id: string,
   input: { url?: string; events?: string[]; description?: string | null },
+  actor?: AuditActor,
 ): Promise<WebhookEndpointView> {
   await findOwned(orgId, id);
   const details: ErrorDetail[] = [];
@@ -289,10 +319,14 @@ export async function updateWebhookEndpoint(
   const events = input.events === undefined ? undefined : checkEvents(input.events, details);
   const description = checkDescription(input.description, details);
   if (details.length > 0) throw validationError(details);
-  const row = await prisma().webhookEndpoint.update({
-    where: { id, orgId },
-    data: { url, events, description },
-    select: viewSelect,
+  const row = await transaction(async (tx) => {
+    const updated = await tx.webhookEndpoint.update({
+      where: { id, orgId },
+      data: { url, events, description },
+      select: viewSelect,
+    });
+    if (actor) await audit(orgId, actor, "webhookEndpoint.changed", updated, { events: updated.events.join(" ") });
+    return updated;
   });
   return toView(row);
 }
@@ -306,15 +340,20 @@ export async function setWebhookEndpointEnabled(
   orgId: string,
   id: string,
   enabled: boolean,
+  actor?: AuditActor,
 ): Promise<WebhookEndpointView> {
   const current = await findOwned(orgId, id);
   if (current.enabled === enabled) return toView(current);
-  const row = await prisma().webhookEndpoint.update({
-    where: { id, orgId },
-    data: enabled
-      ? { enabled: true, disabledReason: null, disabledAt: null, consecutiveFailures: 0 }
-      : { enabled: false, disabledReason: DISABLED_BY_USER, disabledAt: new Date() },
-    select: viewSelect,
+  const row = await transaction(async (tx) => {
+    const updated = await tx.webhookEndpoint.update({
+      where: { id, orgId },
+      data: enabled
+        ? { enabled: true, disabledReason: null, disabledAt: null, consecutiveFailures: 0 }
+        : { enabled: false, disabledReason: DISABLED_BY_USER, disabledAt: new Date() },
+      select: viewSelect,
+    });
+    if (actor) await audit(orgId, actor, "webhookEndpoint.changed", updated, { enabled });
+    return updated;
   });
   return toView(row);
 }
@@ -329,13 +368,17 @@ export async function setWebhookEndpointEnabled(
 export async function rotateWebhookSecret(
   orgId: string,
   id: string,
+  actor?: AuditActor,
 ): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
   const current = await findOwned(orgId, id);
   const secret = newSecret();
   const previousSecretExpiresAt = new Date(Date.now() + SECRET_ROTATION_OVERLAP_MS);
-  await prisma().webhookEndpoint.update({
-    where: { id, orgId },
-    data: { secret, previousSecret: current.secret, previousSecretExpiresAt },
+  await transaction(async (tx) => {
+    await tx.webhookEndpoint.update({
+      where: { id, orgId },
+      data: { secret, previousSecret: current.secret, previousSecretExpiresAt },
+    });
+    if (actor) await audit(orgId, actor, "webhookSecret.rotated", current);
   });
   return { secret, previousSecretExpiresAt };
 }
@@ -344,9 +387,13 @@ export async function rotateWebhookSecret(
  * Deletes an endpoint with its deliveries and their attempts.
  * @throws ApiError `not_found` (404).
  */
-export async function deleteWebhookEndpoint(orgId: string, id: string): Promise<void> {
-  const { count } = await prisma().webhookEndpoint.deleteMany({ where: { orgId, id } });
-  if (count === 0) throw notFound("Webhook endpoint", id);
+export async function deleteWebhookEndpoint(orgId: string, id: string, actor?: AuditActor): Promise<void> {
+  await transaction(async (tx) => {
+    const endpoint = await tx.webhookEndpoint.findFirst({ where: { orgId, id }, select: { id: true, url: true } });
+    const { count } = await tx.webhookEndpoint.deleteMany({ where: { orgId, id } });
+    if (count === 0 || !endpoint) throw notFound("Webhook endpoint", id);
+    if (actor) await audit(orgId, actor, "webhookEndpoint.deleted", endpoint);
+  });
 }
 
 /**
@@ -364,6 +411,7 @@ export async function sendTestEvent(
   orgId: string,
   endpointId: string,
   origin: WriteOrigin = { isTest: false },
+  actor?: AuditActor,
 ): Promise<{
   eventId: string;
   deliveryId: string;
@@ -372,20 +420,21 @@ export async function sendTestEvent(
   attempt: DeliveryAttemptView;
 }> {
   refuseTestKeySends(origin);
-  await findOwned(orgId, endpointId);
+  const endpoint = await findOwned(orgId, endpointId);
   const now = new Date();
   const eventId = newEventId(now);
   const deliveryId = newDeliveryId();
   // Off any request transaction: the attempt below must see these rows committed and may take seconds. The event row
   // exists once its transaction has committed (events are written at commit), so its delivery follows in another.
   await outsideTransaction(async () => {
-    await transaction((tx) =>
-      recordTestEvent(tx, orgId, origin, {
+    await transaction(async (tx) => {
+      await recordTestEvent(tx, orgId, origin, {
         id: eventId,
         at: now,
         data: { message: "Test event sent from the settings area", endpointId },
-      }),
-    );
+      });
+      if (actor) await audit(orgId, actor, "webhookEndpoint.tested", endpoint, { eventId });
+    });
     await prisma().webhookDelivery.create({ data: { id: deliveryId, orgId, endpointId, eventId } });
   });
   const result = await attemptDelivery(deliveryId, { mode: "single" });

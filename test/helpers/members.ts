@@ -7,7 +7,7 @@ import { createSettingsCaller } from "../../server/routers/settings";
 import { authFor } from "../../server/services/auth";
 import { ensureOrganisation } from "../../server/services/organisations";
 import type { SettingsRequest } from "../../server/services/settings-session";
-import { createMemberUser } from "../../server/services/team";
+import { createMemberUser } from "../../server/services/team/operator";
 import { TEST_ORG_LIMITS } from "./api";
 
 /** The public origin the tests act on (a better-auth instance per origin). */

@@ -14,7 +14,7 @@ import {
   acceptInvitationSignedIn,
   acceptInvitationWithNewAccount,
   getInvitationPage,
-} from "../../server/services/team";
+} from "../../server/services/team/accept-invitation";
 import { browserRequest, orgWithRoles, signIn, TEST_ORIGIN } from "../helpers/members";
 
 interface Mail {

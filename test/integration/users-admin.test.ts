@@ -8,7 +8,8 @@ import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { authFor } from "../../server/services/auth";
-import { acceptInvitationWithNewAccount, getInvitationPage, resetPassword } from "../../server/services/team";
+import { resetPassword } from "../../server/services/password-reset";
+import { acceptInvitationWithNewAccount, getInvitationPage } from "../../server/services/team/accept-invitation";
 import { browserRequest, signIn, TEST_ORIGIN } from "../helpers/members";
 
 const run = promisify(execFile);

@@ -1,7 +1,10 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { acceptInvitationSignedIn, acceptInvitationWithNewAccount } from "../../../server/services/team";
+import {
+  acceptInvitationSignedIn,
+  acceptInvitationWithNewAccount,
+} from "../../../server/services/team/accept-invitation";
 import type { FormState } from "../../(settings)/_lib/form-state";
 import { field, runAction } from "../../(settings)/_lib/run-action";
 import { settingsRequest } from "../../(settings)/_lib/session";

@@ -1,34 +1,43 @@
 import { z } from "zod";
-import type { Permission } from "../../auth/roles";
+import { can, type Permission, permissionForScope, type Role } from "../../auth/roles";
 import { rotateApiKey } from "../../services/api-key-rotation";
-import { type ApiKeySummary, createApiKey, getApiKey, listApiKeys, revokeApiKey } from "../../services/api-keys";
-import { recordSettingsAudit } from "../../services/settings-audit";
+import { createApiKey, describeKey, getApiKey, listApiKeys, revokeApiKey } from "../../services/api-keys";
 import { actorOf } from "../../services/settings-session";
 import { authorize, memberProcedure, orgProcedure, router } from "./trpc";
 
 const IdSchema = z.object({ id: z.string().min(1).max(64).describe("API key id") });
 
-const mode = (isTest: boolean) => (isTest ? "test" : "live");
 const permissionFor = (isTest: boolean): Permission => (isTest ? "apiKey:manageTest" : "apiKey:manageLive");
-const describe = (key: Pick<ApiKeySummary, "isTest" | "name" | "prefix">) =>
-  `${mode(key.isTest)} key "${key.name}" (${key.prefix}…)`;
+
+/** The scopes a role may not put on a key (server/auth/roles.ts `permissionForScope`), e.g. `admin:read` for developers. */
+function beyondRole(role: Role, scopes: readonly string[]): string[] {
+  return scopes.filter((scope) => {
+    const needed = permissionForScope(scope.trim());
+    return needed !== null && !can(role, needed);
+  });
+}
+
+function scopeRefusal(role: Role, scopes: string[]): string {
+  return `Your role (${role}) cannot give a key ${scopes.join(", ")}: a key never does through the API what its creator may not do here`;
+}
 
 /**
- * API keys of the member's organisation (docs/api-contract.md §5; docs/architecture.md,
- * "Settings: sign-in, team and roles"): every role sees them (prefix, scopes, last use; never secrets); test keys are
- * created, rotated and revoked by owners, admins and developers, live keys by owners and admins after a recent sign-in
- * (step-up, 15 minutes) for creating and rotating. Scope rules are the services' (`validateRequestedScopes`). Every
- * change is in the audit trail.
+ * API keys of the member's organisation (docs/api-contract.md §5, §5.10; docs/architecture.md,
+ * "Settings: sign-in, team and roles"): every role sees them (prefix, scopes, last use, creator; never secrets); test
+ * keys are created, rotated and revoked by owners, admins and developers, live keys by owners and admins. Creating or
+ * rotating any key needs a recent sign-in (step-up, 15 minutes), and a key carries no scope its creator's role could
+ * not use in the settings. Scope rules are the services' (`validateRequestedScopes`). Every change is in the audit
+ * trail, written by the service in the change's transaction.
  */
 export const apiKeysRouter = router({
-  /** Every key of the organisation, newest first, with its expiry (rotated keys). */
+  /** Every key of the organisation, newest first, with its expiry (rotated keys) and creator. */
   list: orgProcedure("apiKey:read").query(({ ctx }) => listApiKeys(ctx.member.org.id)),
 
   /**
-   * Creates a key. `mode` `live` makes a `msp_live_` key, `test` a `msp_test_` key (docs/api-contract.md §5.2, §5.6).
-   * @returns `{ key, raw }`: `raw` is shown once and never stored.
-   * @throws 403 for a role that cannot manage keys of that mode, or a live key without a recent sign-in; 403
-   *         `insufficient_scope` for refused deprecated scopes; 422 for unknown or no scopes.
+   * Creates a key recording its creator. `mode` `live` makes a `msp_live_` key, `test` a `msp_test_` key
+   * (docs/api-contract.md §5.2, §5.6). @returns `{ key, raw }`: `raw` is shown once and never stored.
+   * @throws 403 for a role that cannot manage keys of that mode or give one of the scopes, or without a recent sign-in;
+   *         403 `insufficient_scope` for refused deprecated scopes; 422 for unknown or no scopes.
    */
   create: memberProcedure
     .input(
@@ -40,18 +49,19 @@ export const apiKeysRouter = router({
     )
     .mutation(async ({ ctx, input, path }) => {
       const isTest = input.mode === "test";
+      const beyond = beyondRole(ctx.member.role, input.scopes);
       await authorize(ctx.member, permissionFor(isTest), {
         attempted: path,
         target: `${input.mode} key "${input.name}"`,
-        stepUp: !isTest,
+        stepUp: true,
+        allowed: beyond.length === 0,
+        reason: scopeRefusal(ctx.member.role, beyond),
       });
-      const created = await createApiKey(ctx.member.org.id, { name: input.name, scopes: input.scopes, isTest });
-      await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-        action: "apiKey.created",
-        target: describe(created.key),
-        details: { mode: input.mode, keyId: created.key.id, scopes: created.key.scopes.join(" ") },
-      });
-      return created;
+      return createApiKey(
+        ctx.member.org.id,
+        { name: input.name, scopes: input.scopes, isTest },
+        { createdById: ctx.member.user.id, actor: actorOf(ctx.member) },
+      );
     }),
 
   /**
@@ -60,35 +70,30 @@ export const apiKeysRouter = router({
    */
   revoke: memberProcedure.input(IdSchema).mutation(async ({ ctx, input, path }) => {
     const key = await getApiKey(ctx.member.org.id, input.id);
-    await authorize(ctx.member, permissionFor(key.isTest), { attempted: path, target: describe(key) });
-    await revokeApiKey(ctx.member.org.id, input.id);
-    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-      action: "apiKey.revoked",
-      target: describe(key),
-      details: { mode: mode(key.isTest), keyId: key.id },
-    });
+    await authorize(ctx.member, permissionFor(key.isTest), { attempted: path, target: describeKey(key) });
+    await revokeApiKey(ctx.member.org.id, input.id, actorOf(ctx.member));
     return { id: input.id, revoked: true as const };
   }),
 
   /**
-   * Rotates a key: a new key with the same name, scopes and mode; the old one keeps working for 24 hours.
-   * @returns `{ key, raw, previous: { id, expiresAt } }`.
-   * @throws 403 for a role that cannot manage keys of the key's mode, or a live key without a recent sign-in; 404 when
-   *         not an active key of the organisation; 422 when it was already rotated.
+   * Rotates a key: a new key with the same name, scopes and mode, created by the rotating member; the old one keeps
+   * working for 24 hours. @returns `{ key, raw, previous: { id, expiresAt } }`.
+   * @throws 403 for a role that cannot manage keys of the key's mode or give one of its scopes, or without a recent
+   *         sign-in; 404 when not an active key of the organisation; 422 when it was already rotated.
    */
   rotate: memberProcedure.input(IdSchema).mutation(async ({ ctx, input, path }) => {
     const key = await getApiKey(ctx.member.org.id, input.id);
+    const beyond = beyondRole(ctx.member.role, key.scopes);
     await authorize(ctx.member, permissionFor(key.isTest), {
       attempted: path,
-      target: describe(key),
-      stepUp: !key.isTest,
+      target: describeKey(key),
+      stepUp: true,
+      allowed: beyond.length === 0,
+      reason: scopeRefusal(ctx.member.role, beyond),
     });
-    const rotated = await rotateApiKey(ctx.member.org.id, input.id);
-    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-      action: "apiKey.rotated",
-      target: describe(key),
-      details: { mode: mode(key.isTest), keyId: key.id, successorId: rotated.key.id },
+    return rotateApiKey(ctx.member.org.id, input.id, {
+      createdById: ctx.member.user.id,
+      actor: actorOf(ctx.member),
     });
-    return rotated;
   }),
 });

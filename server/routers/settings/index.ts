@@ -1,5 +1,10 @@
 import { can, type Permission, STATEMENTS } from "../../auth/roles";
-import { isRecentlyAuthenticated, mustSetUpSecondFactor } from "../../services/settings-session";
+import {
+  confirmationMethod,
+  isRecentlyAuthenticated,
+  mustSetUpSecondFactor,
+  secondFactorNeeded,
+} from "../../services/settings-session";
 import { apiKeysRouter } from "./api-keys";
 import { auditRouter } from "./audit";
 import { securityRouter } from "./security";
@@ -20,7 +25,9 @@ const PERMISSIONS = Object.entries(STATEMENTS).flatMap(([resource, actions]) =>
 export const settingsRouter = router({
   /**
    * The signed-in member: user, organisation, role, every permission with whether the role holds it (the pages hide
-   * what it does not), whether a step-up action may run now, and whether two-factor must be set up first.
+   * what it does not), whether a step-up action may run now, what the organisation's two-factor requirement still
+   * asks (`set-up`, `confirm` or null), how the member confirms it's them (`code`, `passkey` or `password`), and
+   * whether this session proved a second factor.
    */
   me: memberProcedure.query(({ ctx }) => {
     const { member } = ctx;
@@ -33,7 +40,13 @@ export const settingsRouter = router({
       ) as Record<Permission, boolean>,
       recentlyAuthenticated: isRecentlyAuthenticated(member),
       mustSetUpSecondFactor: mustSetUpSecondFactor(member),
-      secondFactor: { totp: member.user.twoFactorEnabled, passkeys: member.user.passkeys },
+      secondFactorNeeded: secondFactorNeeded(member),
+      confirmWith: confirmationMethod(member),
+      secondFactor: {
+        totp: member.user.twoFactorEnabled,
+        passkeys: member.user.passkeys,
+        session: member.session.secondFactor,
+      },
     };
   }),
   apiKeys: apiKeysRouter,

@@ -28,20 +28,20 @@ export const securityRouter = router({
   })),
 
   /**
-   * Starts enrolling an authenticator app. @returns `{ uri, secret, qrSvg, backupCodes }`, shown once.
-   * @throws 422 on a wrong password or an app already enrolled.
+   * Starts enrolling an authenticator app. @returns `{ uri, secret, qrDataUrl, backupCodes }`, shown once.
+   * @throws 422 on a wrong password or an app already enrolled; 429 after too many attempts.
    */
   startTotp: memberProcedure
     .input(PasswordSchema)
     .mutation(({ ctx, input }) => startTotpEnrolment(ctx.member, input.password)),
 
-  /** Confirms the enrolment with a code from the app: two-factor is on. @throws 422 on a wrong code. */
+  /** Confirms the enrolment with a code from the app: two-factor is on. @throws 422 on a wrong code; 429. */
   confirmTotp: memberProcedure.input(CodeSchema).mutation(async ({ ctx, input }) => {
     await confirmTotp(ctx.member, input.code);
     return { twoFactorEnabled: true as const };
   }),
 
-  /** Turns two-factor off. @throws 422 on a wrong password. */
+  /** Turns two-factor off. @throws 422 on a wrong password; 429 after too many attempts. */
   disableTotp: memberProcedure.input(PasswordSchema).mutation(async ({ ctx, input }) => {
     await disableTotp(ctx.member, input.password);
     return { twoFactorEnabled: false as const };
@@ -60,11 +60,19 @@ export const securityRouter = router({
   }),
 
   /**
-   * Confirms it's the member (step-up): an authenticator code when two-factor is on, else the password; step-up
-   * actions may then run for 15 minutes. @throws 422 when it does not match; 429 after too many attempts.
+   * Confirms it's the member (step-up): an authenticator code (or, with `backup`, a backup code) when two-factor is
+   * on, else the password (refused for a member with a passkey, who confirms with it); step-up actions may then run
+   * for 15 minutes, and the session counts as two-factor after a code. @throws 422 when it does not match or was
+   * already used; 429 after too many attempts (docs/api-contract.md §5.10).
    */
   confirm: memberProcedure
-    .input(z.object({ code: z.string().max(20).optional(), password: z.string().max(200).optional() }))
+    .input(
+      z.object({
+        code: z.string().max(20).optional(),
+        password: z.string().max(200).optional(),
+        backup: z.boolean().optional(),
+      }),
+    )
     .mutation(async ({ ctx, input }) => {
       await confirmIdentity(ctx.member, input);
       return { confirmed: true as const };

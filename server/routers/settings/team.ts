@@ -1,33 +1,26 @@
 import { z } from "zod";
-import {
-  changeRole,
-  deleteOrganisation,
-  getMember,
-  inviteMember,
-  listInvitations,
-  listMembers,
-  removeMember,
-  resendInvitation,
-  revokeInvitation,
-  setRequireTwoFactor,
-  transferOwnership,
-} from "../../services/team";
+import { changeRole, OWNER_RULE } from "../../services/team/change-role";
+import { inviteMember, resendInvitation } from "../../services/team/invite-member";
+import { getMember, listInvitations, listMembers } from "../../services/team/list-team";
+import { deleteOrganisation, setRequireTwoFactor } from "../../services/team/organisation-settings";
+import { removeMember } from "../../services/team/remove-member";
+import { revokeInvitation } from "../../services/team/revoke-invitation";
+import { transferOwnership } from "../../services/team/transfer-ownership";
 import { authorize, memberProcedure, orgProcedure, router } from "./trpc";
 
 const EmailSchema = z.object({ email: z.string().trim().min(1, "Email is required").max(320) });
 const MemberIdSchema = z.object({ memberId: z.string().min(1).max(64).describe("Member id") });
 
-const OWNER_RULE = "Owners keep their role: an owner transfers ownership to change it";
-
 /**
  * The member's organisation's team (docs/architecture.md, "Settings: sign-in, team and roles"): everyone sees the
  * members; owners and admins invite (the link is returned once), revoke and resend invitations, change roles (never
- * to or from owner, after a recent sign-in) and remove members (an admin never an owner); owners alone transfer
- * ownership and delete the organisation. An organisation always keeps at least one owner. Every change is in the
- * audit trail.
+ * to or from owner, after a recent sign-in) and remove members (an admin never an owner), optionally revoking the
+ * keys the member created; owners alone transfer ownership and delete the organisation. Invitations, role changes,
+ * removals and transfers of one organisation take turns (server/services/team/team-lock.ts). An organisation always
+ * keeps at least one owner. Every change is in the audit trail.
  */
 export const teamRouter = router({
-  /** The members with their roles, owners first. */
+  /** The members with their roles and the keys each created that still work, owners first. */
   members: memberProcedure.query(({ ctx }) => listMembers(ctx.member.org.id)),
 
   /** Pending invitations (email, role, expiry; never the link). @throws 403 for developers and viewers. */
@@ -56,7 +49,8 @@ export const teamRouter = router({
 
   /**
    * Gives a member another role (admin, developer or viewer), after a recent sign-in; takes effect on their next
-   * request. @throws 403 (also for an owner's role); 404 for an unknown member; 422 for an owner or unknown role.
+   * request, and their pending invitations for roles they can no longer give are withdrawn. @throws 403 (also for an
+   * owner's role); 404 for an unknown member; 422 for an owner or unknown role.
    */
   changeRole: memberProcedure
     .input(MemberIdSchema.extend({ role: z.string().max(20) }))
@@ -73,20 +67,23 @@ export const teamRouter = router({
     }),
 
   /**
-   * Removes a member; their next request is refused. @throws 403 (an admin removing an owner too); 404; 422 for the
-   * last owner.
+   * Removes a member; their next request is refused and their pending invitations are withdrawn. `revokeKeys` also
+   * revokes the keys they created (listed by `members`). @returns `{ memberId, removed, revokedKeys }`.
+   * @throws 403 (an admin removing an owner too); 404; 422 for the last owner.
    */
-  removeMember: memberProcedure.input(MemberIdSchema).mutation(async ({ ctx, input, path }) => {
-    const target = await getMember(ctx.member.org.id, input.memberId);
-    await authorize(ctx.member, "member:delete", {
-      attempted: path,
-      target: `member ${target.email}`,
-      allowed: target.role !== "owner" || ctx.member.role === "owner",
-      reason: "Only an owner can remove an owner",
-    });
-    await removeMember(ctx.member, input.memberId);
-    return { memberId: input.memberId, removed: true as const };
-  }),
+  removeMember: memberProcedure
+    .input(MemberIdSchema.extend({ revokeKeys: z.boolean().optional() }))
+    .mutation(async ({ ctx, input, path }) => {
+      const target = await getMember(ctx.member.org.id, input.memberId);
+      await authorize(ctx.member, "member:delete", {
+        attempted: path,
+        target: `member ${target.email}`,
+        allowed: target.role !== "owner" || ctx.member.role === "owner",
+        reason: "Only an owner can remove an owner",
+      });
+      const { revokedKeys } = await removeMember(ctx.member, input.memberId, { revokeKeys: input.revokeKeys });
+      return { memberId: input.memberId, removed: true as const, revokedKeys };
+    }),
 
   /** Makes another member an owner and the acting owner an admin (step-up). @throws 403; 404; 422. */
   transferOwnership: orgProcedure("organization:transfer", { stepUp: true })

@@ -1,19 +1,20 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError } from "zod";
-import { can, type Permission } from "../../auth/roles";
-import { ApiError, type ErrorCode } from "../../errors";
+import { can, type Permission, refusalMessage } from "../../auth/roles";
+import { ApiError, ERROR_CODES, type ErrorCode } from "../../errors";
+import { log } from "../../observability/logger";
 import { findUnstorableText } from "../../schemas/storable";
 import { recordRefusal } from "../../services/settings-audit";
 import {
   actorOf,
   isRecentlyAuthenticated,
-  mustSetUpSecondFactor,
   resolveSettingsSession,
   type SettingsRequest,
   type SettingsSessionState,
   type SignedInMember,
   StepUpRequiredError,
+  secondFactorNeeded,
 } from "../../services/settings-session";
 
 /**
@@ -52,13 +53,26 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
 };
 
 /**
+ * Whether `error` is our {@link ApiError}, by its shape rather than its class: a production build holds more than one
+ * copy of server/errors.ts (Next.js bundles its own beside dist/serve.js's), whose classes differ.
+ */
+export function isApiError(error: unknown): error is ApiError {
+  return (
+    error instanceof Error &&
+    error.name === "ApiError" &&
+    typeof (error as ApiError).code === "string" &&
+    Object.hasOwn(ERROR_CODES, (error as ApiError).code)
+  );
+}
+
+/**
  * The message a settings form shows for an error thrown by a settings procedure: the ApiError's message with the reason
  * of each detail, the zod issues of a refused input ("name: Too small…"), or a generic text for anything unexpected
  * (never internals).
  */
 export function settingsErrorMessage(error: unknown): string {
   const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
-  if (cause instanceof ApiError) {
+  if (isApiError(cause)) {
     // Every refusal names its reason: the details, unless the message already carries them.
     const reasons = (cause.details ?? [])
       .filter((detail) => !cause.message.includes(detail.message))
@@ -75,7 +89,7 @@ export function settingsErrorMessage(error: unknown): string {
 
 const t = initTRPC.context<SettingsContext>().create({
   errorFormatter({ shape, error }) {
-    const apiError = error.cause instanceof ApiError ? error.cause : null;
+    const apiError = isApiError(error.cause) ? error.cause : null;
     // Internal failures keep their details in the server log, never in the response.
     const message =
       apiError || error.cause instanceof ZodError || error.code !== "INTERNAL_SERVER_ERROR"
@@ -91,24 +105,27 @@ export const router = t.router;
 /** Makes server-side callers of the settings router (server components and server actions). */
 export const createCallerFactory = t.createCallerFactory;
 
-/** What each permission lets a member do, in the words a refusal uses ("Your role (viewer) cannot …"). */
-export const PERMISSION_WORDS: Record<Permission, string> = {
-  "organization:update": "change the organisation's settings",
-  "organization:transfer": "transfer ownership",
-  "organization:delete": "delete the organisation",
-  "member:create": "add members",
-  "member:update": "change members' roles",
-  "member:delete": "remove members",
-  "invitation:create": "invite members",
-  "invitation:cancel": "revoke invitations",
-  "apiKey:read": "see API keys",
-  "apiKey:manageTest": "create, rotate or revoke test keys",
-  "apiKey:manageLive": "create, rotate or revoke live keys",
-  "webhook:read": "see webhook endpoints",
-  "webhook:manage": "change webhook endpoints, their secrets and deliveries",
-  "usage:read": "see usage",
-  "audit:read": "see the audit trail",
-};
+/**
+ * Every settings procedure, through either door (the pages' server-side caller, `/api/trpc`): our refusals
+ * ({@link ApiError}s the services and better-auth's error map throw) become tRPC errors with their status
+ * (401/403/404/422/429), and anything else is logged with the request id and the procedure, answered as a generic
+ * 500 without internals (docs/architecture.md, "Settings: sign-in, team and roles").
+ */
+const settingsProcedure = t.procedure.use(async ({ ctx, next, path, type }) => {
+  const result = await next();
+  if (result.ok) return result;
+  const cause = result.error.cause;
+  if (isApiError(cause)) {
+    throw new TRPCError({ code: TRPC_CODES[cause.code], message: cause.message, cause });
+  }
+  if (result.error.code === "INTERNAL_SERVER_ERROR") {
+    log().error(
+      { err: cause ?? result.error, requestId: ctx.request.requestId, procedure: path, type },
+      "settings procedure failed",
+    );
+  }
+  return result;
+});
 
 const READS: ReadonlySet<Permission> = new Set(["apiKey:read", "webhook:read", "usage:read", "audit:read"]);
 
@@ -121,9 +138,11 @@ function forbidden(message: string, cause?: Error): TRPCError {
  * - the member's role must hold `permission` (and `allowed`, a rule about the target such as "never an owner's
  *   role", must hold); otherwise 403 in the page's words and an `action.refused` entry in the audit trail;
  * - a change (any permission but a read) by an owner or admin of an organisation that requires two-factor needs a
- *   second factor set up; otherwise 403 pointing to the security page, also recorded;
- * - `stepUp` actions (live keys, webhook secrets, roles, ownership, deletion) need a sign-in or a confirmed second
- *   factor within 15 minutes; otherwise 403 with {@link StepUpRequiredError} as cause (the pages ask to confirm).
+ *   session that proved a second factor; otherwise 403 pointing to the security page (set one up) or the
+ *   confirmation page (prove it), also recorded;
+ * - `stepUp` actions (keys, webhook secrets, roles, ownership, deletion) need a sign-in or a confirmation within 15
+ *   minutes, with the second factor when the member has one; otherwise 403 with {@link StepUpRequiredError} as cause
+ *   (the pages ask to confirm).
  * @throws TRPCError `FORBIDDEN` (403) as above.
  */
 export async function authorize(
@@ -137,12 +156,16 @@ export async function authorize(
     const message =
       options.allowed === false && can(member.role, permission) && options.reason
         ? options.reason
-        : `Your role (${member.role}) cannot ${PERMISSION_WORDS[permission]}: ask an owner or admin of ${member.org.name}`;
+        : refusalMessage(member.role, permission, member.org.name);
     await recordRefusal(member.org.id, actorOf(member), options.attempted, message, options.target);
     throw forbidden(message);
   }
-  if (!READS.has(permission) && mustSetUpSecondFactor(member)) {
-    const message = `${member.org.name} requires two-factor authentication for owners and admins: set up an authenticator app or a passkey on the security page first`;
+  const needed = READS.has(permission) ? null : secondFactorNeeded(member);
+  if (needed) {
+    const message =
+      needed === "set-up"
+        ? `${member.org.name} requires two-factor authentication for owners and admins: set up an authenticator app or a passkey on the security page first`
+        : `${member.org.name} requires two-factor authentication for owners and admins: confirm with your authenticator app or passkey first (this session signed in with a password only)`;
     await recordRefusal(member.org.id, actorOf(member), options.attempted, message, options.target);
     throw forbidden(message);
   }
@@ -160,7 +183,7 @@ export async function authorize(
  * @throws TRPCError `UNAUTHORIZED` (401) without a valid session; `FORBIDDEN` (403) when the session's user is not (or
  *         no longer) a member of the organisation; `UNPROCESSABLE_CONTENT` (422) for unstorable text.
  */
-export const memberProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
+export const memberProcedure = settingsProcedure.use(async ({ ctx, next, getRawInput }) => {
   const state = await (ctx.session ?? resolveSettingsSession(ctx.request));
   if (state.state === "signed-out")
     throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to use the settings" });
@@ -175,12 +198,7 @@ export const memberProcedure = t.procedure.use(async ({ ctx, next, getRawInput }
     throw new TRPCError({ code: TRPC_CODES.validation_error, message: cause.message, cause });
   }
   const { state: _state, ...member } = state;
-  const result = await next({ ctx: { member: member as SignedInMember } });
-  if (!result.ok && result.error.cause instanceof ApiError) {
-    const cause = result.error.cause;
-    throw new TRPCError({ code: TRPC_CODES[cause.code], message: cause.message, cause });
-  }
-  return result;
+  return next({ ctx: { member: member as SignedInMember } });
 });
 
 /**

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { recordSettingsAudit } from "../../services/settings-audit";
 import { actorOf } from "../../services/settings-session";
 import { listDeliveryAttempts, redeliver } from "../../webhooks/deliveries";
 import {
@@ -30,7 +29,7 @@ const secret = orgProcedure("webhook:manage", { stepUp: true });
  * Webhook endpoints of the member's organisation (docs/api-contract.md §6; docs/architecture.md,
  * "Settings: sign-in, team and roles"): every role sees endpoints and deliveries; owners, admins and developers create,
  * edit, delete, send test events and redeliver; revealing or rotating a secret also needs a recent sign-in. Thin: every
- * rule lives in `server/webhooks/`. Every change is in the audit trail.
+ * rule lives in `server/webhooks/`, which also writes each change's audit entry in the change's transaction.
  */
 export const webhooksRouter = router({
   /** Every endpoint of the organisation with its status. */
@@ -42,19 +41,13 @@ export const webhooksRouter = router({
   /** Registers an endpoint for named events or `*`. @returns `{ endpoint, secret }`. @throws 403; 422 on URL or events. */
   create: manage
     .input(z.object({ url: UrlSchema, events: EventsSchema, description: DescriptionSchema.optional() }))
-    .mutation(async ({ ctx, input }) => {
-      const created = await createWebhookEndpoint(ctx.member.org.id, {
-        url: input.url,
-        events: input.events,
-        description: input.description || undefined,
-      });
-      await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-        action: "webhookEndpoint.created",
-        target: `endpoint ${created.endpoint.url}`,
-        details: { endpointId: created.endpoint.id, events: created.endpoint.events.join(" ") },
-      });
-      return created;
-    }),
+    .mutation(({ ctx, input }) =>
+      createWebhookEndpoint(
+        ctx.member.org.id,
+        { url: input.url, events: input.events, description: input.description || undefined },
+        actorOf(ctx.member),
+      ),
+    ),
 
   /** Changes URL, events or description. @throws 403; 404; 422 on URL or events. */
   update: manage
@@ -65,61 +58,31 @@ export const webhooksRouter = router({
         description: DescriptionSchema.optional(),
       }),
     )
-    .mutation(async ({ ctx, input }) => {
+    .mutation(({ ctx, input }) => {
       const { id, ...changes } = input;
-      const updated = await updateWebhookEndpoint(ctx.member.org.id, id, changes);
-      await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-        action: "webhookEndpoint.changed",
-        target: `endpoint ${updated.url}`,
-        details: { endpointId: id, events: updated.events.join(" ") },
-      });
-      return updated;
+      return updateWebhookEndpoint(ctx.member.org.id, id, changes, actorOf(ctx.member));
     }),
 
   /** Enables (clearing the failure count and reason) or disables an endpoint. @throws 403; 404. */
-  setEnabled: manage.input(IdSchema.extend({ enabled: z.boolean() })).mutation(async ({ ctx, input }) => {
-    const updated = await setWebhookEndpointEnabled(ctx.member.org.id, input.id, input.enabled);
-    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-      action: "webhookEndpoint.changed",
-      target: `endpoint ${updated.url}`,
-      details: { endpointId: input.id, enabled: input.enabled },
-    });
-    return updated;
-  }),
+  setEnabled: manage
+    .input(IdSchema.extend({ enabled: z.boolean() }))
+    .mutation(({ ctx, input }) =>
+      setWebhookEndpointEnabled(ctx.member.org.id, input.id, input.enabled, actorOf(ctx.member)),
+    ),
 
   /** The signing secret (step-up). @returns `{ secret, previousSecretExpiresAt }`. @throws 403; 404. */
-  revealSecret: secret.input(IdSchema).mutation(async ({ ctx, input }) => {
-    const endpoint = await getWebhookEndpoint(ctx.member.org.id, input.id);
-    const revealed = await revealWebhookSecret(ctx.member.org.id, input.id);
-    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-      action: "webhookSecret.revealed",
-      target: `endpoint ${endpoint.url}`,
-      details: { endpointId: input.id },
-    });
-    return revealed;
-  }),
+  revealSecret: secret
+    .input(IdSchema)
+    .mutation(({ ctx, input }) => revealWebhookSecret(ctx.member.org.id, input.id, actorOf(ctx.member))),
 
   /** A new signing secret (step-up); the previous one keeps signing until `previousSecretExpiresAt`. @throws 403; 404. */
-  rotateSecret: secret.input(IdSchema).mutation(async ({ ctx, input }) => {
-    const endpoint = await getWebhookEndpoint(ctx.member.org.id, input.id);
-    const rotated = await rotateWebhookSecret(ctx.member.org.id, input.id);
-    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-      action: "webhookSecret.rotated",
-      target: `endpoint ${endpoint.url}`,
-      details: { endpointId: input.id },
-    });
-    return rotated;
-  }),
+  rotateSecret: secret
+    .input(IdSchema)
+    .mutation(({ ctx, input }) => rotateWebhookSecret(ctx.member.org.id, input.id, actorOf(ctx.member))),
 
   /** Deletes an endpoint and its delivery log. @throws 403; 404. */
   delete: manage.input(IdSchema).mutation(async ({ ctx, input }) => {
-    const endpoint = await getWebhookEndpoint(ctx.member.org.id, input.id);
-    await deleteWebhookEndpoint(ctx.member.org.id, input.id);
-    await recordSettingsAudit(ctx.member.org.id, actorOf(ctx.member), {
-      action: "webhookEndpoint.deleted",
-      target: `endpoint ${endpoint.url}`,
-      details: { endpointId: input.id },
-    });
+    await deleteWebhookEndpoint(ctx.member.org.id, input.id, actorOf(ctx.member));
     return { id: input.id, deleted: true as const };
   }),
 
@@ -130,7 +93,7 @@ export const webhooksRouter = router({
   sendTest: manage
     .input(IdSchema)
     .mutation(({ ctx, input }) =>
-      sendTestEvent(ctx.member.org.id, input.id, { isTest: false, userId: ctx.member.user.id }),
+      sendTestEvent(ctx.member.org.id, input.id, { isTest: false, userId: ctx.member.user.id }, actorOf(ctx.member)),
     ),
 
   /** Delivery attempts of an endpoint, newest first, keyset-paginated. @returns `{ data, nextCursor }`. */
@@ -164,5 +127,12 @@ export const webhooksRouter = router({
   /** Delivers a delivery's event again now (one attempt). @returns `{ success, responseStatus }`. @throws 403; 404. */
   redeliver: manage
     .input(z.object({ deliveryId: z.string().min(1).max(64) }))
-    .mutation(({ ctx, input }) => redeliver(ctx.member.org.id, input.deliveryId)),
+    .mutation(({ ctx, input }) =>
+      redeliver(
+        ctx.member.org.id,
+        input.deliveryId,
+        { isTest: false, userId: ctx.member.user.id },
+        actorOf(ctx.member),
+      ),
+    ),
 });

@@ -11,6 +11,7 @@ import {
   WebhookSecretSchema,
   WebhookTestResultSchema,
 } from "../../schemas/webhooks";
+import type { ApiKeyActor } from "../../services/settings-audit";
 import { apiProcedure, router } from "../../trpc";
 import { listDeliveryAttempts, redeliver } from "../../webhooks/deliveries";
 import {
@@ -27,6 +28,11 @@ import {
 const tags = ["Webhooks"];
 const RULES =
   'The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide or ["*"]. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.';
+
+/** The key as the actor of the settings audit entry every change here writes (docs/api-contract.md §5.10). */
+function keyActor(principal: { apiKeyId: string }): ApiKeyActor {
+  return { apiKeyId: principal.apiKeyId };
+}
 
 /** A row with its dates as the API serialises them (ISO 8601 strings). */
 type Serialised<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
@@ -86,7 +92,7 @@ export const webhookEndpointsRouter = router({
     .input(WebhookEndpointCreateSchema)
     .output(WebhookEndpointCreatedSchema)
     .mutation(async ({ ctx, input }) => {
-      const { endpoint, secret } = await createWebhookEndpoint(ctx.principal.orgId, input);
+      const { endpoint, secret } = await createWebhookEndpoint(ctx.principal.orgId, input, keyActor(ctx.principal));
       return { ...iso(endpoint), secret };
     }),
 
@@ -115,8 +121,9 @@ export const webhookEndpointsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { id, enabled, ...changes } = input;
       const orgId = ctx.principal.orgId;
-      let endpoint = await updateWebhookEndpoint(orgId, id, changes);
-      if (enabled !== undefined) endpoint = await setWebhookEndpointEnabled(orgId, id, enabled);
+      const actor = keyActor(ctx.principal);
+      let endpoint = await updateWebhookEndpoint(orgId, id, changes, actor);
+      if (enabled !== undefined) endpoint = await setWebhookEndpointEnabled(orgId, id, enabled, actor);
       return iso(endpoint);
     }),
 
@@ -141,7 +148,7 @@ export const webhookEndpointsRouter = router({
         .meta({ example: { id: "wh_5f2c9d0e1a7b4c3d8e6f0a12", deleted: true } }),
     )
     .mutation(async ({ ctx, input }) => {
-      await deleteWebhookEndpoint(ctx.principal.orgId, input.id);
+      await deleteWebhookEndpoint(ctx.principal.orgId, input.id, keyActor(ctx.principal));
       return { id: input.id, deleted: true as const };
     }),
 
@@ -160,7 +167,9 @@ export const webhookEndpointsRouter = router({
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(WebhookSecretSchema)
-    .mutation(async ({ ctx, input }) => iso(await rotateWebhookSecret(ctx.principal.orgId, input.id))),
+    .mutation(async ({ ctx, input }) =>
+      iso(await rotateWebhookSecret(ctx.principal.orgId, input.id, keyActor(ctx.principal))),
+    ),
 
   /** `POST /webhook-endpoints/{id}/test` (webhooks:write): sends a webhook.test event now and answers the attempt. */
   test: apiProcedure("webhooks:write")
@@ -178,7 +187,7 @@ export const webhookEndpointsRouter = router({
     .input(z.strictObject({ id: IdSchema }))
     .output(WebhookTestResultSchema)
     .mutation(async ({ ctx, input }) => {
-      const sent = await sendTestEvent(ctx.principal.orgId, input.id, ctx.principal);
+      const sent = await sendTestEvent(ctx.principal.orgId, input.id, ctx.principal, keyActor(ctx.principal));
       return { eventId: sent.eventId, attempt: iso(sent.attempt) };
     }),
 
@@ -220,5 +229,7 @@ export const webhookEndpointsRouter = router({
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(DeliveryAttemptSchema)
-    .mutation(async ({ ctx, input }) => iso((await redeliver(ctx.principal.orgId, input.id, ctx.principal)).attempt)),
+    .mutation(async ({ ctx, input }) =>
+      iso((await redeliver(ctx.principal.orgId, input.id, ctx.principal, keyActor(ctx.principal))).attempt),
+    ),
 });

@@ -6,10 +6,12 @@ import { confirmAction } from "./actions";
 export const metadata = { title: "Confirm it's you · Settings" };
 
 /**
- * Step-up: creating or rotating a live key, revealing or rotating a webhook secret, changing roles, transferring
- * ownership, deleting the organisation and adding a passkey need a sign-in within the last 15 minutes. Here the member
- * confirms with a code from their authenticator app (with two-factor on), their password (without), or a passkey,
- * and goes back to `next`.
+ * Step-up: creating or rotating a key, revealing or rotating a webhook secret, changing roles, transferring
+ * ownership, deleting the organisation and adding a passkey need a sign-in within the last 15 minutes, with the second
+ * factor when the member has one. Here the member confirms with a code from their authenticator app or a backup code
+ * (with two-factor on), a passkey (with passkeys and no app: a password alone is not enough then), or their password
+ * (with neither), and goes back to `next`. It also completes a session that signed in with a password only when the
+ * organisation requires two-factor.
  */
 export default async function ConfirmPage({
   searchParams,
@@ -18,16 +20,18 @@ export default async function ConfirmPage({
 }) {
   const me = await requireMember("/settings/confirm");
   const next = safeNextPath((await searchParams).next);
+  const intro = {
+    code: "Enter a code from your authenticator app, or one of your backup codes.",
+    passkey: "You have a passkey: confirm with it (a password alone is not enough).",
+    password: "Enter your password.",
+  }[me.confirmWith];
   return (
     <div className="signin">
       <h1>Confirm it's you</h1>
-      <p>
-        The change you asked for needs a sign-in within the last 15 minutes.{" "}
-        {me.secondFactor.totp ? "Enter a code from your authenticator app." : "Enter your password."}
-      </p>
-      <ActionForm action={confirmAction} submitLabel="Confirm and continue" className="stack">
-        <input type="hidden" name="next" value={next} />
-        {me.secondFactor.totp ? (
+      <p>The change you asked for needs a sign-in within the last 15 minutes. {intro}</p>
+      {me.confirmWith === "code" ? (
+        <ActionForm action={confirmAction} submitLabel="Confirm and continue" className="stack">
+          <input type="hidden" name="next" value={next} />
           <div className="field">
             <label htmlFor="confirm-code">Code from your authenticator app</label>
             <input
@@ -37,15 +41,23 @@ export default async function ConfirmPage({
               inputMode="numeric"
               autoComplete="one-time-code"
               required
+              maxLength={20}
             />
           </div>
-        ) : (
+          <label className="choice">
+            <input type="checkbox" name="backup" />
+            <span className="choice-text">It is a backup code (each works once)</span>
+          </label>
+        </ActionForm>
+      ) : me.confirmWith === "password" ? (
+        <ActionForm action={confirmAction} submitLabel="Confirm and continue" className="stack">
+          <input type="hidden" name="next" value={next} />
           <div className="field">
             <label htmlFor="confirm-password">Your password</label>
             <input id="confirm-password" name="password" type="password" autoComplete="current-password" required />
           </div>
-        )}
-      </ActionForm>
+        </ActionForm>
+      ) : null}
       {me.secondFactor.passkeys > 0 ? <PasskeySignIn next={next} label="Confirm with a passkey" /> : null}
       <p>
         <a href={next}>Cancel</a>

@@ -13,18 +13,21 @@ function list(value: string | string[] | undefined): string[] {
  * The create-key form: name, live or test, and scopes from docs/api-contract.md §5's table with what each implies.
  * Deprecated scopes can be picked so their rule is visible: `reconciliation:*` and `onboarding:read` are refused with
  * the service's message, `contracts:read` is accepted with a note that it grants nothing. `live` says whether the
- * member's role may create live keys (`allowed`), may once they confirm it's them (`confirm`, a link), or not at all.
+ * member's role may create live keys; `beyondRole` lists the scopes the role may not give a key (`admin:read` for a
+ * developer), shown but not selectable.
  */
 export function CreateKeyForm({
   action,
   scopes,
   deprecated,
   live,
+  beyondRole,
 }: {
   action: (state: FormState, form: FormData) => Promise<FormState>;
   scopes: ScopeOption[];
   deprecated: DeprecatedScopeOption[];
-  live: "allowed" | "confirm" | "not-allowed";
+  live: "allowed" | "not-allowed";
+  beyondRole: string[];
 }) {
   const [state, formAction, pending] = useActionState(action, IDLE);
   const kept = state.status === "error" ? (state.values ?? {}) : {};
@@ -76,13 +79,6 @@ export function CreateKeyForm({
             <span className="hint">
               Production traffic; its changes are delivered to your webhook endpoints.
               {live === "not-allowed" ? " Only owners and admins create live keys." : null}
-              {live === "confirm" ? (
-                <>
-                  {" "}
-                  Needs a sign-in within the last 15 minutes:{" "}
-                  <a href="/settings/confirm?next=%2Fsettings%2Fkeys">confirm it's you</a> first.
-                </>
-              ) : null}
             </span>
           </span>
         </label>
@@ -93,18 +89,28 @@ export function CreateKeyForm({
           A write scope also grants the matching read scope; <code>admin:read</code> grants every read scope.
         </p>
         <div className="choice-grid">
-          {scopes.map((option) => (
-            <label className="choice" key={option.scope}>
-              <input type="checkbox" name="scopes" value={option.scope} defaultChecked={chosen.has(option.scope)} />
-              <span className="choice-text">
-                <code>{option.scope}</code>
-                <span className="hint">
-                  {option.grants}
-                  {option.implies ? ` (also grants ${option.implies})` : ""}
+          {scopes.map((option) => {
+            const refused = beyondRole.includes(option.scope);
+            return (
+              <label className="choice" key={option.scope}>
+                <input
+                  type="checkbox"
+                  name="scopes"
+                  value={option.scope}
+                  defaultChecked={!refused && chosen.has(option.scope)}
+                  disabled={refused}
+                />
+                <span className="choice-text">
+                  <code>{option.scope}</code>
+                  <span className="hint">
+                    {option.grants}
+                    {option.implies ? ` (also grants ${option.implies})` : ""}
+                    {refused ? ". Only owners and admins give a key this scope." : ""}
+                  </span>
                 </span>
-              </span>
-            </label>
-          ))}
+              </label>
+            );
+          })}
         </div>
         <details
           open={deprecatedOpen || deprecatedChosen}

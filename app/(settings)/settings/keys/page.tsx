@@ -1,3 +1,4 @@
+import { permissionForScope } from "../../../../server/auth/roles";
 import { ConfirmAction } from "../../_components/confirm-action";
 import { Time } from "../../_components/time";
 import { formatRelativeFuture } from "../../_lib/format";
@@ -9,9 +10,10 @@ import { CreateKeyForm } from "./create-key-form";
 export const metadata = { title: "API keys · Settings" };
 
 /**
- * The organisation's API keys (docs/api-contract.md §5): create (shown once), list, revoke, rotate. Every role sees
- * them; the controls a role may not use (test keys: owner, admin, developer; live keys: owner, admin) are not shown,
- * and the server refuses them anyway.
+ * The organisation's API keys (docs/api-contract.md §5): create (shown once), list with their creator, revoke, rotate.
+ * Every role sees them; the controls a role may not use (test keys: owner, admin, developer; live keys: owner, admin;
+ * scopes beyond the role, such as `admin:read` for a developer) are not offered, and the server refuses them anyway.
+ * Creating and rotating ask for a recent sign-in. Keys belong to the organisation, not to their creator.
  */
 export default async function KeysPage() {
   const me = await requireMember("/settings/keys");
@@ -19,23 +21,36 @@ export default async function KeysPage() {
   const manageLive = me.permissions["apiKey:manageLive"];
   const keys = await (await settingsCaller()).apiKeys.list();
   const now = Date.now();
+  const beyondRole = SCOPE_OPTIONS.map((option) => option.scope).filter((scope) => {
+    const needed = permissionForScope(scope);
+    return needed !== null && !me.permissions[needed];
+  });
+  const confirmFirst = me.recentlyAuthenticated ? null : (
+    <p className="hint" data-testid="keys-step-up">
+      Creating or rotating a key needs a sign-in within the last 15 minutes:{" "}
+      <a href="/settings/confirm?next=%2Fsettings%2Fkeys">confirm it's you</a> first.
+    </p>
+  );
   return (
     <>
       <h1>API keys</h1>
       <p>
         Every API request carries <code>Authorization: Bearer &lt;key&gt;</code>. Keys are stored as SHA-256 hashes: the
         key itself is shown once, when it is created or rotated. A lost key must be rotated. Rotating keeps the old key
-        working for 24 hours so you can roll the new one out; revoking stops a key at once.
+        working for 24 hours so you can roll the new one out; revoking stops a key at once. Keys belong to the
+        organisation: one keeps working when the member who created it leaves, until someone revokes it.
       </p>
 
       {manageTest ? (
         <section aria-labelledby="create-key-heading">
           <h2 id="create-key-heading">Create a key</h2>
+          {confirmFirst}
           <CreateKeyForm
             action={createKeyAction}
             scopes={SCOPE_OPTIONS}
             deprecated={DEPRECATED_SCOPE_OPTIONS}
-            live={manageLive ? (me.recentlyAuthenticated ? "allowed" : "confirm") : "not-allowed"}
+            live={manageLive ? "allowed" : "not-allowed"}
+            beyondRole={beyondRole}
           />
         </section>
       ) : (
@@ -93,6 +108,10 @@ export default async function KeysPage() {
                     <dt>Created</dt>
                     <dd>
                       <Time value={key.createdAt} />
+                    </dd>
+                    <dt>Created by</dt>
+                    <dd data-testid="key-creator">
+                      {key.createdBy ? key.createdBy.email : <span className="muted">operator command</span>}
                     </dd>
                     <dt>Last used</dt>
                     <dd>{key.lastUsedAt ? <Time value={key.lastUsedAt} /> : <span className="muted">never</span>}</dd>

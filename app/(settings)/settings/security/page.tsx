@@ -12,7 +12,7 @@ export const metadata = { title: "Security · Settings" };
 /**
  * The member's own sign-in security: an authenticator app (TOTP with backup codes), passkeys, and the sessions
  * signed in (device, address, last seen) with revoke. Reached first when the organisation requires two-factor of an
- * owner or admin who has none.
+ * owner or admin whose session did not prove one: they set one up here, or go on to confirm with the one they have.
  */
 export default async function SecurityPage({
   searchParams,
@@ -25,7 +25,16 @@ export default async function SecurityPage({
   return (
     <>
       <h1>Security</h1>
-      {params.required || me.mustSetUpSecondFactor ? (
+      {me.secondFactorNeeded === "confirm" ? (
+        <p role="alert" className="alert warning" data-testid="two-factor-required">
+          {me.org.name} requires two-factor authentication for owners and admins, and this session signed in with a
+          password only:{" "}
+          <a href="/settings/confirm?next=%2Fsettings">
+            confirm with your {me.confirmWith === "code" ? "authenticator app" : "passkey"}
+          </a>{" "}
+          before making any change.
+        </p>
+      ) : params.required || me.mustSetUpSecondFactor ? (
         <p role="alert" className="alert warning" data-testid="two-factor-required">
           {me.org.name} requires two-factor authentication for owners and admins: set up an authenticator app or a
           passkey below before making any change.

@@ -75,12 +75,21 @@ export async function changeRoleAction(_previous: FormState, form: FormData): Pr
   });
 }
 
-/** Removes the member `memberId`. */
+/** Removes the member `memberId`, and with `revokeKeys` ticked the keys they created. */
 export async function removeMemberAction(_previous: FormState, form: FormData): Promise<FormState> {
   return runAction(async () => {
-    await (await settingsCaller()).team.removeMember({ memberId: field(form, "memberId") });
+    const { revokedKeys } = await (await settingsCaller()).team.removeMember({
+      memberId: field(form, "memberId"),
+      revokeKeys: field(form, "revokeKeys") === "on",
+    });
     revalidatePath("/settings/team");
-    return { status: "ok", message: "Member removed: their next page load is refused." };
+    const keys =
+      revokedKeys === 1
+        ? " 1 key they created is revoked."
+        : revokedKeys > 1
+          ? ` ${revokedKeys} keys they created are revoked.`
+          : "";
+    return { status: "ok", message: `Member removed: their next page load is refused.${keys}` };
   });
 }
 

@@ -123,11 +123,29 @@ export default async function TeamPage() {
                   <ConfirmAction
                     action={removeMemberAction}
                     summary="Remove…"
-                    explanation={`${member.email} loses access from their next page load. Keys and endpoints stay with the organisation.`}
+                    explanation={`${member.email} loses access from their next page load and their pending invitations are withdrawn. Keys belong to the organisation: the ones they created keep working unless you revoke them here.`}
                     submitLabel={`Remove ${member.email}`}
                     danger
                   >
                     <input type="hidden" name="memberId" value={member.id} />
+                    {member.keys.length > 0 ? (
+                      <fieldset data-testid="member-keys">
+                        <legend>
+                          Keys {member.email} created that still work ({member.keys.length})
+                        </legend>
+                        <ul>
+                          {member.keys.map((key) => (
+                            <li key={key.id}>
+                              {key.isTest ? "test" : "live"} key “{key.name}” <code>{key.prefix}…</code>
+                            </li>
+                          ))}
+                        </ul>
+                        <label className="choice">
+                          <input type="checkbox" name="revokeKeys" defaultChecked />
+                          <span className="choice-text">Revoke these keys too</span>
+                        </label>
+                      </fieldset>
+                    ) : null}
                   </ConfirmAction>
                 ) : null}
               </li>
@@ -264,8 +282,9 @@ export default async function TeamPage() {
           </table>
         </div>
         <p className="hint">
-          Creating or rotating a live key, revealing or rotating a webhook secret and changing roles also need a sign-in
-          (or a second factor) within the last 15 minutes. An organisation always keeps at least one owner.
+          Creating or rotating a key, revealing or rotating a webhook secret and changing roles also need a sign-in
+          within the last 15 minutes (with the second factor, for members who have one). A key never carries a scope its
+          creator's role could not use here. An organisation always keeps at least one owner.
         </p>
       </section>
 

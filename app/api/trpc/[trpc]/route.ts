@@ -5,29 +5,26 @@ import { settingsRequestFrom } from "../../../(settings)/_lib/session";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-// Cookie-authenticated mutations must come from our own pages: a cross-site POST (CSRF) is refused even where a
-// browser would send the SameSite=Lax cookie.
-function crossSite(req: Request): boolean {
-  const origin = req.headers.get("origin");
-  if (!origin || req.method === "GET") return false;
-  const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
-  try {
-    return new URL(origin).host !== host;
-  } catch {
-    return true;
-  }
-}
-
-/** The settings UI's tRPC door: `settingsRouter` over HTTP, authenticated by the session cookie. */
+/**
+ * The settings router's HTTP door (docs/architecture.md, "Settings: sign-in, team and roles"), kept on purpose for
+ * scripts and the tests of answers over HTTP; the pages call the same procedures in-process. It has the pages' rules:
+ * the session cookie, an `Origin` that is the public origin on every POST (as server actions and better-auth require;
+ * a cross-site or origin-less POST is 403), and the same attempt limits (they live in the procedures). Refusals answer
+ * with their status (401/403/404/422/429); an unexpected error is 500 and logged with the request id.
+ */
 function handler(req: Request): Promise<Response> | Response {
-  if (crossSite(req)) {
-    return Response.json({ error: { message: "Cross-site request refused" } }, { status: 403 });
+  const request = settingsRequestFrom(req.headers);
+  if (req.method !== "GET" && req.headers.get("origin") !== request.origin) {
+    return Response.json(
+      { error: { message: "Cross-site request refused: send the Origin of the settings pages" } },
+      { status: 403 },
+    );
   }
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
     router: settingsRouter,
-    createContext: () => ({ request: settingsRequestFrom(req.headers) }),
+    createContext: () => ({ request }),
   });
 }
 
