@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { CLIENT_ADDRESS_HEADER } from "../../server/auth/client-address";
 import type { Role } from "../../server/auth/roles";
+import { prisma } from "../../server/db/transaction";
 import { createSettingsCaller } from "../../server/routers/settings";
 import { authFor } from "../../server/services/auth";
 import { ensureOrganisation } from "../../server/services/organisations";
@@ -87,4 +88,36 @@ export async function orgWithRoles(): Promise<{ orgId: string; slug: string; mem
     addMember(org.id, "viewer"),
   ]);
   return { orgId: org.id, slug, members: { owner, admin, developer, viewer } };
+}
+
+/** The member id (`Member.id`) of a user in an organisation. */
+export async function memberIdOf(orgId: string, userId: string): Promise<string> {
+  return (await prisma().member.findFirstOrThrow({ where: { orgId, userId }, select: { id: true } })).id;
+}
+
+/**
+ * Gives a user a passkey as a registration would leave it (its key material is never used: no test signs in with it
+ * outside a browser, whose virtual authenticator makes real ones in e2e/security.spec.ts).
+ */
+export async function addPasskeyRow(userId: string): Promise<void> {
+  await prisma().passkey.create({
+    data: {
+      id: `pk_${randomBytes(8).toString("hex")}`,
+      name: "Test passkey",
+      publicKey: randomBytes(32).toString("base64"),
+      userId,
+      credentialID: randomBytes(16).toString("base64url"),
+      counter: 0,
+      deviceType: "singleDevice",
+      backedUp: false,
+    },
+  });
+}
+
+/**
+ * Lets a user's authenticator accept the current code again, as if the next 30-second window had come: each code is
+ * accepted once, and tests that use several codes in a row would otherwise wait for the app's next one.
+ */
+export async function nextCodeWindow(userId: string): Promise<void> {
+  await prisma().twoFactor.updateMany({ where: { userId }, data: { lastAcceptedStep: null } });
 }

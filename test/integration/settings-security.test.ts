@@ -1,7 +1,10 @@
 // Sign-in security of the settings on better-auth, against the real PostgreSQL and Redis: two-factor (TOTP with codes
-// computed here, backup codes), step-up for sensitive actions, the organisation's two-factor requirement, the owner
-// rules, removal and role changes taking effect on the next request, sessions, sign-in limits per email and address,
-// and what the browser may call under /api/auth.
+// computed here, each accepted once; backup codes), a passkey asked for at a password sign-in, sessions that count as
+// two-factor only when they proved a second factor, step-up (with the second factor when there is one), the
+// organisation's two-factor requirement, the owner rules (also under concurrent calls), removal and role changes
+// taking effect on the next request, sessions, the one limit on password and code guesses (per email and address,
+// per address, per account) with every failed check in the audit trail, refusals with their documented status, and
+// what the browser may call under /api/auth.
 import { randomBytes } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import * as OTPAuth from "otpauth";
@@ -10,13 +13,19 @@ import { POST as authRoute } from "../../app/api/auth/[...all]/route";
 import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
 import { createSettingsCaller } from "../../server/routers/settings";
-import { authFor, SIGN_IN_LIMITS } from "../../server/services/auth";
+import { authFor } from "../../server/services/auth";
+import { ATTEMPT_LIMITS, countAttempt } from "../../server/services/auth-attempts";
 import { purgeExpiredSignIns, StepUpRequiredError, signOut } from "../../server/services/settings-session";
+import { captureLog } from "../helpers/log-capture";
 import {
   addMember,
+  addPasskeyRow,
   browserRequest,
   cookieHeader,
+  memberIdOf,
+  nextCodeWindow,
   orgWithRoles,
+  randomAddress,
   signIn,
   TEST_ORIGIN,
   type TestMember,
@@ -52,6 +61,7 @@ async function enrolTotp(member: TestMember): Promise<{ totp: OTPAuth.TOTP; back
 
 /** Signs in with password and a code from the app, as the sign-in page does; a caller acting as that session. */
 async function signInWithCode(member: TestMember, totp: OTPAuth.TOTP) {
+  await nextCodeWindow(member.userId);
   const first = await auth().api.signInEmail({
     headers: browserRequest().headers,
     body: { email: member.email, password: member.password },
@@ -101,6 +111,7 @@ describe("two-factor with an authenticator app", () => {
         body: { code: String((Number(totp.generate()) + 1) % 1e6).padStart(6, "0") },
       }),
     ).rejects.toMatchObject({ statusCode: 401 });
+    await nextCodeWindow(dev.userId);
     const done = await auth().api.verifyTOTP({
       headers: challenge.headers,
       body: { code: totp.generate() },
@@ -163,7 +174,7 @@ describe("two-factor with an authenticator app", () => {
 });
 
 describe("step-up: a sign-in or second factor within 15 minutes", () => {
-  it("live keys, webhook secrets and roles wait for a confirmation; test keys do not", async () => {
+  it("every key (test keys too), webhook secrets and roles wait for a confirmation; a failed one is recorded", async () => {
     const { orgId, members } = await orgWithRoles();
     const admin = members.admin;
     await age(admin, 16);
@@ -176,12 +187,28 @@ describe("step-up: a sign-in or second factor within 15 minutes", () => {
       (await refusal(admin.caller.team.changeRole({ memberId: target.id, role: "developer" }))).cause,
     ).toBeInstanceOf(StepUpRequiredError);
     expect((await admin.caller.me()).recentlyAuthenticated).toBe(false);
-    // A test key is not a step-up action.
-    await admin.caller.apiKeys.create({ name: "Test", mode: "test", scopes: ["deals:read"] });
+    // A test key acts on the same data: it waits too, and so does rotating one.
+    const test = await refusal(admin.caller.apiKeys.create({ name: "Test", mode: "test", scopes: ["deals:read"] }));
+    expect(test.cause).toBeInstanceOf(StepUpRequiredError);
+    const fixture = await prisma().apiKey.create({
+      data: {
+        orgId,
+        name: "old",
+        keyHash: `h-${randomBytes(8).toString("hex")}`,
+        prefix: "msp_test_Ab12",
+        isTest: true,
+      },
+    });
+    expect((await refusal(admin.caller.apiKeys.rotate({ id: fixture.id }))).cause).toBeInstanceOf(StepUpRequiredError);
 
-    expect((await refusal(admin.caller.security.confirm({ password: "wrong password" }))).message).toBe(
-      "The password is not right",
-    );
+    const wrong = await refusal(admin.caller.security.confirm({ password: "wrong password" }));
+    expect(wrong).toMatchObject({ code: "UNPROCESSABLE_CONTENT", message: "The password is not right" });
+    expect(
+      await prisma().settingsAuditEntry.findFirst({
+        where: { orgId, actorUserId: admin.userId, action: "verification.failed" },
+        select: { details: true },
+      }),
+    ).toMatchObject({ details: { method: "password", purpose: "step-up" } });
     await admin.caller.security.confirm({ password: admin.password });
     expect((await admin.caller.me()).recentlyAuthenticated).toBe(true);
     expect((await admin.caller.apiKeys.create({ name: "Live", mode: "live", scopes: ["deals:read"] })).raw).toMatch(
@@ -190,7 +217,7 @@ describe("step-up: a sign-in or second factor within 15 minutes", () => {
     await admin.caller.team.changeRole({ memberId: target.id, role: "developer" });
   });
 
-  it("with two-factor on, the confirmation is a fresh code", async () => {
+  it("with two-factor on, the confirmation is a fresh code, never the password", async () => {
     const { members } = await orgWithRoles();
     const { totp } = await enrolTotp(members.owner);
     const { request, caller } = await signInWithCode(members.owner, totp);
@@ -198,14 +225,23 @@ describe("step-up: a sign-in or second factor within 15 minutes", () => {
     const session = await auth().api.getSession({ headers: request.headers });
     await prisma().session.update({
       where: { id: session?.session.id as string },
-      data: { createdAt: new Date(Date.now() - 20 * 60_000) },
+      data: { createdAt: new Date(Date.now() - 20 * 60_000), reauthenticatedAt: new Date(Date.now() - 20 * 60_000) },
     });
     expect((await refusal(caller.webhooks.revealSecret({ id: endpoint.endpoint.id }))).cause).toBeInstanceOf(
       StepUpRequiredError,
     );
     expect(
       (await refusal(caller.security.confirm({ code: "000000" === totp.generate() ? "111111" : "000000" }))).message,
-    ).toBe("The code is not right: try the current one");
+    ).toBe("The code is not right: enter the current one from your app");
+    // The password alone confirms nothing for a member with an authenticator app.
+    expect((await refusal(caller.security.confirm({ password: members.owner.password }))).code).toBe(
+      "UNPROCESSABLE_CONTENT",
+    );
+    // The code that signed this session in is spent.
+    expect((await refusal(caller.security.confirm({ code: totp.generate() }))).message).toBe(
+      "This code was already used: wait for the next one from your app",
+    );
+    await nextCodeWindow(members.owner.userId);
     await caller.security.confirm({ code: totp.generate() });
     expect((await caller.webhooks.revealSecret({ id: endpoint.endpoint.id })).secret).toBe(endpoint.secret);
   });
@@ -357,29 +393,33 @@ describe("sessions", () => {
   });
 });
 
-describe("sign-in attempts are limited per email and per address, in the shared store", () => {
-  it(`refuses the ${SIGN_IN_LIMITS.perEmail + 1}th attempt for one email in 15 minutes, even with the right password`, async () => {
+describe("password and code guesses: one limit for every check, in the shared store", () => {
+  it(`refuses the ${ATTEMPT_LIMITS.perAccountAndAddress + 1}th sign-in for one email from one address, even with the right password, and nowhere else`, async () => {
     const { orgId } = await orgWithRoles();
     const member = await addMember(orgId, "viewer", "limited");
-    // The fixture's own sign-in was the first attempt.
-    for (let i = 1; i < SIGN_IN_LIMITS.perEmail; i++) {
-      await expect(signIn(member.email, "wrong password!")).rejects.toMatchObject({ statusCode: 401 });
+    const address = randomAddress();
+    for (let i = 0; i < ATTEMPT_LIMITS.perAccountAndAddress; i++) {
+      await expect(signIn(member.email, "wrong password!", address)).rejects.toMatchObject({ statusCode: 401 });
     }
-    await expect(signIn(member.email, member.password)).rejects.toMatchObject({
+    await expect(signIn(member.email, member.password, address)).rejects.toMatchObject({
       statusCode: 429,
-      message: "Too many sign-in attempts: wait 15 minutes and try again",
+      message: expect.stringMatching(/^Too many attempts: wait 1[45] minutes and try again$/),
     });
+    // Whoever guessed from there locked out that address, not the member: elsewhere they sign in.
+    await signIn(member.email, member.password, randomAddress());
     const failed = await prisma().settingsAuditEntry.findMany({
       where: { orgId, actorUserId: member.userId, action: "signin.failed" },
       select: { details: true, ip: true },
+      orderBy: { id: "asc" },
     });
-    expect(failed).toHaveLength(SIGN_IN_LIMITS.perEmail);
-    expect(failed.at(-1)?.details).toMatchObject({ reason: "too many attempts" });
+    expect(failed).toHaveLength(ATTEMPT_LIMITS.perAccountAndAddress + 1);
+    expect(failed[0]).toMatchObject({ ip: address, details: { method: "password" } });
+    expect(failed.at(-1)?.details).toMatchObject({ reason: "too many attempts (account and address)" });
   });
 
-  it(`refuses the ${SIGN_IN_LIMITS.perAddress + 1}th attempt from one address, whatever the email`, async () => {
+  it(`refuses the ${ATTEMPT_LIMITS.perAddress + 1}th attempt from one address, whatever the email`, async () => {
     const address = `198.51.100.${Math.floor(Math.random() * 200) + 30}`;
-    for (let i = 0; i < SIGN_IN_LIMITS.perAddress; i++) {
+    for (let i = 0; i < ATTEMPT_LIMITS.perAddress; i++) {
       await expect(
         signIn(`nobody-${i}-${randomBytes(3).toString("hex")}@example.com`, "whatever pw", address),
       ).rejects.toMatchObject({
@@ -394,7 +434,74 @@ describe("sign-in attempts are limited per email and per address, in the shared 
     // An address no user has is recorded without an organisation.
     expect(
       await prisma().settingsAuditEntry.count({ where: { orgId: null, ip: address, action: "signin.failed" } }),
-    ).toBe(SIGN_IN_LIMITS.perAddress + 1);
+    ).toBe(ATTEMPT_LIMITS.perAddress + 1);
+  });
+
+  it(`counts at most ${ATTEMPT_LIMITS.perAccount} attempts an hour on one account from anywhere, except where the user has a session`, async () => {
+    const { orgId } = await orgWithRoles();
+    const member = await addMember(orgId, "developer", "spread");
+    const subject = { email: member.email, userId: member.userId };
+    // Spread over addresses, each below its own limit (the limiter itself: a hundred scrypt checks would add nothing).
+    // The fixture's own sign-in, from an address without a session yet, was the first.
+    for (let i = 1; i < ATTEMPT_LIMITS.perAccount; i++) {
+      expect(await countAttempt({ ...subject, address: `203.0.${Math.floor(i / 200)}.${i % 200}` })).toBeNull();
+    }
+    expect(await countAttempt({ ...subject, address: randomAddress() })).toMatchObject({
+      limit: "account",
+      message: expect.stringMatching(/^Too many attempts: wait \d+ minutes? and try again$/),
+    });
+    // The address of the member's own session is not held to it: a stranger cannot lock them out where they work.
+    expect(await countAttempt({ ...subject, address: member.request.ip })).toBeNull();
+    await signIn(member.email, member.password, member.request.ip as string);
+  });
+
+  it("enrolling and removing an authenticator app: 10 wrong passwords, then 429 with the reason; each one recorded", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const viewer = members.viewer;
+    for (let i = 0; i < ATTEMPT_LIMITS.perAccountAndAddress - 1; i++) {
+      expect(await refusal(viewer.caller.security.startTotp({ password: `guess number ${i}` }))).toMatchObject({
+        code: "UNPROCESSABLE_CONTENT",
+        message: "The password is not right",
+      });
+    }
+    // The fixture's sign-in counted in the same window (same email, same address).
+    const limited = await refusal(viewer.caller.security.startTotp({ password: viewer.password }));
+    expect(limited.code).toBe("TOO_MANY_REQUESTS");
+    expect(limited.message).toMatch(/^Too many attempts: wait 1[45] minutes and try again$/);
+    expect((await refusal(viewer.caller.security.disableTotp({ password: "another guess" }))).code).toBe(
+      "TOO_MANY_REQUESTS",
+    );
+    const trail = await prisma().settingsAuditEntry.findMany({
+      where: { orgId, actorUserId: viewer.userId, action: "verification.failed" },
+      select: { details: true },
+    });
+    expect(trail).toHaveLength(ATTEMPT_LIMITS.perAccountAndAddress + 1);
+    expect(trail[0]?.details).toMatchObject({ method: "password", purpose: "authenticator app set-up" });
+    expect(trail.at(-1)?.details).toMatchObject({
+      method: "password",
+      purpose: "authenticator app removal",
+      reason: "too many attempts (account and address)",
+    });
+  });
+
+  it("step-up with wrong codes: refused, recorded, then 429; the right code after that is refused too", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const { totp } = await enrolTotp(members.admin);
+    const { caller } = await signInWithCode(members.admin, totp);
+    const wrong = (i: number) => String((Number(totp.generate()) + 7 + i) % 1e6).padStart(6, "0");
+    let refusedWith = "";
+    for (let i = 0; i < 12 && refusedWith !== "TOO_MANY_REQUESTS"; i++) {
+      refusedWith = (await refusal(caller.security.confirm({ code: wrong(i) }))).code;
+    }
+    expect(refusedWith).toBe("TOO_MANY_REQUESTS");
+    await nextCodeWindow(members.admin.userId);
+    expect((await refusal(caller.security.confirm({ code: totp.generate() }))).code).toBe("TOO_MANY_REQUESTS");
+    const failed = await prisma().settingsAuditEntry.findMany({
+      where: { orgId, actorUserId: members.admin.userId, action: "verification.failed" },
+      select: { details: true },
+    });
+    expect(failed.length).toBeGreaterThanOrEqual(2);
+    expect(failed[0]?.details).toMatchObject({ method: "authenticator code", purpose: "step-up" });
   });
 
   it("an email PostgreSQL cannot store is refused as an invalid email (400), not an error", async () => {
@@ -511,5 +618,173 @@ describe("the audit trail", () => {
       code: "UNPROCESSABLE_CONTENT",
     });
     expect(await prisma().settingsAuditEntry.count({ where: { orgId } })).toBe(all.data.length);
+  });
+});
+
+describe("a second factor that is asked for", () => {
+  it("a password does not sign in a member who has a passkey: the passkey is asked for and no session is made", async () => {
+    const { orgId, members } = await orgWithRoles();
+    await members.owner.caller.team.setRequireTwoFactor({ required: true });
+    const admin = members.admin;
+    await addPasskeyRow(admin.userId);
+    const before = new Date();
+    const attempt = await auth().api.signInEmail({
+      headers: browserRequest().headers,
+      body: { email: admin.email, password: admin.password },
+      returnHeaders: true,
+    });
+    expect(attempt.response).toEqual({ passkeyRequired: true });
+    const cookie = cookieHeader(attempt.headers);
+    expect(cookie).not.toContain("session_token");
+    expect(await auth().api.getSession({ headers: browserRequest(cookie).headers })).toBeNull();
+    expect(await prisma().session.count({ where: { userId: admin.userId, createdAt: { gte: before } } })).toBe(0);
+    // The session from before the passkey (a password alone) reaches nothing but the security and confirmation pages.
+    const me = await admin.caller.me();
+    expect(me).toMatchObject({ mustSetUpSecondFactor: true, secondFactorNeeded: "confirm", confirmWith: "passkey" });
+    const blocked = await refusal(admin.caller.webhooks.create({ url: "https://hooks.example.com/a", events: ["*"] }));
+    expect(blocked.code).toBe("FORBIDDEN");
+    expect(blocked.message).toMatch(/confirm with your authenticator app or passkey first/);
+    expect((await refusal(admin.caller.security.confirm({ password: admin.password }))).message).toBe(
+      "You have a passkey: confirm with it (a password alone is not enough)",
+    );
+    expect(
+      await prisma().settingsAuditEntry.count({
+        where: { orgId, actorUserId: admin.userId, action: "action.refused" },
+      }),
+    ).toBe(1);
+  });
+
+  it("only a sign-in with a code (or a passkey) is a two-factor session; a password-only one is asked to confirm", async () => {
+    const { members } = await orgWithRoles();
+    await members.owner.caller.team.setRequireTwoFactor({ required: true });
+    const { totp } = await enrolTotp(members.admin);
+    const { request, caller } = await signInWithCode(members.admin, totp);
+    const session = await prisma().session.findFirstOrThrow({
+      where: { token: (await auth().api.getSession({ headers: request.headers }))?.session.token },
+    });
+    expect(session.secondFactor).toBe("authenticator app");
+    expect(await caller.me()).toMatchObject({ mustSetUpSecondFactor: false, secondFactorNeeded: null });
+    // A session made by the password alone (before the app was set up elsewhere) must confirm with a code first.
+    await prisma().session.update({ where: { id: session.id }, data: { secondFactor: null } });
+    expect((await caller.me()).secondFactorNeeded).toBe("confirm");
+    expect((await caller.me()).recentlyAuthenticated).toBe(false);
+    await nextCodeWindow(members.admin.userId);
+    await caller.security.confirm({ code: totp.generate() });
+    expect(await caller.me()).toMatchObject({ secondFactorNeeded: null, recentlyAuthenticated: true });
+  });
+
+  it("a code signs in once: the same code for a second sign-in, even at the same moment, is refused", async () => {
+    const { members } = await orgWithRoles();
+    const { totp } = await enrolTotp(members.developer);
+    await nextCodeWindow(members.developer.userId);
+    const challenge = async () => {
+      const first = await auth().api.signInEmail({
+        headers: browserRequest().headers,
+        body: { email: members.developer.email, password: members.developer.password },
+        returnHeaders: true,
+      });
+      return browserRequest(cookieHeader(first.headers));
+    };
+    const [one, two] = await Promise.all([challenge(), challenge()]);
+    const code = totp.generate();
+    const results = await Promise.allSettled(
+      [one, two].map((request) => auth().api.verifyTOTP({ headers: request.headers, body: { code } })),
+    );
+    expect(results.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(results.find((result) => result.status === "rejected")).toMatchObject({
+      reason: { statusCode: 401, body: { code: "CODE_ALREADY_USED" } },
+    });
+  });
+});
+
+describe("refusals say so: their status and words, never a 500", () => {
+  it("wrong password, wrong code, a reused backup code, an existing member, the last owner", async () => {
+    const { orgId, members } = await orgWithRoles();
+    expect(await refusal(members.viewer.caller.security.startTotp({ password: "not it at all" }))).toMatchObject({
+      code: "UNPROCESSABLE_CONTENT",
+      message: "The password is not right",
+    });
+    const { totp, backupCodes } = await enrolTotp(members.developer);
+    const { caller } = await signInWithCode(members.developer, totp);
+    expect(await refusal(caller.security.confirm({ code: "12345" }))).toMatchObject({
+      code: "UNPROCESSABLE_CONTENT",
+      message: "The code is not right: enter the current one from your app",
+    });
+    await caller.security.confirm({ code: backupCodes[1] as string, backup: true });
+    expect(await refusal(caller.security.confirm({ code: backupCodes[1] as string, backup: true }))).toMatchObject({
+      code: "UNPROCESSABLE_CONTENT",
+      message: "This backup code is not right or was already used",
+    });
+    expect(
+      await refusal(members.owner.caller.team.invite({ email: members.viewer.email, role: "viewer" })),
+    ).toMatchObject({ code: "UNPROCESSABLE_CONTENT", message: "This person is already a member" });
+    const ownerId = await memberIdOf(orgId, members.owner.userId);
+    expect(await refusal(members.owner.caller.team.removeMember({ memberId: ownerId }))).toMatchObject({
+      code: "UNPROCESSABLE_CONTENT",
+      message: "An organisation always keeps at least one owner",
+    });
+    expect(await refusal(members.owner.caller.team.changeRole({ memberId: ownerId, role: "admin" }))).toMatchObject({
+      code: "FORBIDDEN",
+      message: "Owners keep their role: an owner transfers ownership to change it",
+    });
+  });
+
+  it("an unexpected failure is a generic 500 and one log line with the request id and the procedure", async () => {
+    const logs = captureLog();
+    const requestId = `req_${randomBytes(12).toString("hex")}`;
+    const broken = createSettingsCaller({
+      // A request without headers is a programming error, not a refusal.
+      request: { origin: TEST_ORIGIN, headers: undefined as unknown as Headers, ip: null, userAgent: null, requestId },
+    });
+    const error = await refusal(broken.me());
+    expect(error.code).toBe("INTERNAL_SERVER_ERROR");
+    const line = logs.lines().find((entry) => entry.msg === "settings procedure failed");
+    logs.restore();
+    expect(line).toMatchObject({ level: "error", requestId, procedure: "me", err: expect.any(Object) });
+  });
+});
+
+describe("team changes take turns per organisation", () => {
+  it("two transfers of ownership at once: exactly one happens and the organisation has one owner", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const [adminId, viewerId] = await Promise.all([
+      memberIdOf(orgId, members.admin.userId),
+      memberIdOf(orgId, members.viewer.userId),
+    ]);
+    const results = await Promise.allSettled([
+      members.owner.caller.team.transferOwnership({ memberId: adminId }),
+      members.owner.caller.team.transferOwnership({ memberId: viewerId }),
+    ]);
+    expect(results.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(results.find((result) => result.status === "rejected")).toMatchObject({
+      reason: { code: "FORBIDDEN", message: expect.stringMatching(/^Your role \(admin\) cannot transfer ownership/) },
+    });
+    const owners = await prisma().member.findMany({ where: { orgId, role: "owner" }, select: { userId: true } });
+    expect(owners).toHaveLength(1);
+    expect([members.admin.userId, members.viewer.userId]).toContain(owners[0]?.userId);
+    expect(
+      await prisma().settingsAuditEntry.count({ where: { orgId, action: "organisation.ownershipTransferred" } }),
+    ).toBe(1);
+  });
+
+  it("two owners removing each other at once: one removal happens, one owner stays", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const second = await addMember(orgId, "owner", "co-owner");
+    const [firstId, secondId] = await Promise.all([
+      memberIdOf(orgId, members.owner.userId),
+      memberIdOf(orgId, second.userId),
+    ]);
+    const results = await Promise.allSettled([
+      members.owner.caller.team.removeMember({ memberId: secondId }),
+      second.caller.team.removeMember({ memberId: firstId }),
+    ]);
+    expect(results.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(await prisma().member.count({ where: { orgId, role: "owner" } })).toBe(1);
+    expect(results.find((result) => result.status === "rejected")).toMatchObject({
+      reason: {
+        code: "FORBIDDEN",
+        message: expect.stringMatching(/^You are not a member of this organisation any more/),
+      },
+    });
   });
 });
