@@ -15,7 +15,7 @@ import {
   acceptInvitationWithNewAccount,
   getInvitationPage,
 } from "../../server/services/team/accept-invitation";
-import { browserRequest, orgWithRoles, signIn, TEST_ORIGIN } from "../helpers/members";
+import { browserRequest, memberIdOf, orgWithRoles, signIn, TEST_ORIGIN } from "../helpers/members";
 
 interface Mail {
   from: string;
@@ -196,6 +196,65 @@ describe("invitations", () => {
       acceptInvitationWithNewAccount(browserRequest(), idOf(link), { name: "Too Late", password: "a long password" }),
     ).rejects.toMatchObject({ code: "not_found" });
     expect(await getInvitationPage("not-an-invitation")).toBeNull();
+  });
+});
+
+describe("invitations do not outlive their inviter's rights", () => {
+  it("an admin demoted to viewer: the invitations they sent are withdrawn, recorded, and their links make nobody a member", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const email = `would-be-admin-${Date.now()}@example.com`;
+    const { link } = await members.admin.caller.team.invite({ email, role: "admin" });
+    const adminId = await memberIdOf(orgId, members.admin.userId);
+    await members.owner.caller.team.changeRole({ memberId: adminId, role: "viewer" });
+    expect((await getInvitationPage(idOf(link)))?.status).toBe("canceled");
+    await expect(
+      acceptInvitationWithNewAccount(browserRequest(), idOf(link), { name: "Late", password: "a long password" }),
+    ).rejects.toMatchObject({ code: "not_found" });
+    expect(await prisma().member.count({ where: { orgId, role: "admin" } })).toBe(0);
+    expect(
+      await prisma().settingsAuditEntry.findFirst({
+        where: { orgId, action: "invitation.revoked", target: email },
+        select: { actorEmail: true, details: true },
+      }),
+    ).toEqual({
+      actorEmail: members.owner.email,
+      details: { role: "admin", reason: `${members.admin.email} became viewer` },
+    });
+  });
+
+  it("a removed member's invitations are withdrawn with them", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const email = `orphan-${Date.now()}@example.com`;
+    const { link } = await members.admin.caller.team.invite({ email, role: "developer" });
+    await members.owner.caller.team.removeMember({ memberId: await memberIdOf(orgId, members.admin.userId) });
+    expect((await getInvitationPage(idOf(link)))?.status).toBe("canceled");
+  });
+
+  it("an invitation whose inviter can no longer give its role is refused when accepted (one sent before this rule)", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const invitee = (await orgWithRoles()).members.developer;
+    const { link } = await members.admin.caller.team.invite({ email: invitee.email, role: "admin" });
+    // As an invitation from before withdrawals existed: its inviter was demoted, the invitation left pending.
+    await prisma().member.updateMany({ where: { orgId, userId: members.admin.userId }, data: { role: "viewer" } });
+    await expect(acceptInvitationSignedIn(invitee.request, idOf(link))).rejects.toMatchObject({
+      code: "not_found",
+      message: expect.stringMatching(/^This invitation was withdrawn/),
+    });
+    expect(await prisma().member.count({ where: { orgId, userId: invitee.userId } })).toBe(0);
+  });
+
+  it("a demotion and an invitation by the same admin at once take turns: no admin invitation from a viewer remains", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const adminId = await memberIdOf(orgId, members.admin.userId);
+    const email = `race-${Date.now()}@example.com`;
+    await Promise.allSettled([
+      members.owner.caller.team.changeRole({ memberId: adminId, role: "viewer" }),
+      members.admin.caller.team.invite({ email, role: "admin" }),
+    ]);
+    expect(await prisma().member.findFirst({ where: { id: adminId }, select: { role: true } })).toEqual({
+      role: "viewer",
+    });
+    expect(await prisma().invitation.count({ where: { orgId, email, status: "pending" } })).toBe(0);
   });
 });
 

@@ -133,6 +133,24 @@ const ACTIONS: Action[] = [
   },
 
   {
+    row: "admin scope",
+    name: "apiKeys.create (test, admin:read)",
+    allowed: MANAGERS,
+    audit: "apiKey.created",
+    run: (m) => m.caller.apiKeys.create({ name: "A", mode: "test", scopes: ["admin:read"] }),
+  },
+  {
+    row: "admin scope",
+    name: "apiKeys.rotate (test, admin:read)",
+    allowed: MANAGERS,
+    audit: "apiKey.rotated",
+    run: async (m, { orgId }) =>
+      m.caller.apiKeys.rotate({
+        id: (await createApiKey(orgId, { name: "admin read", scopes: ["admin:read"], isTest: true })).key.id,
+      }),
+  },
+
+  {
     row: "live keys",
     name: "apiKeys.create (live)",
     allowed: MANAGERS,
@@ -200,12 +218,14 @@ const ACTIONS: Action[] = [
     row: "endpoints",
     name: "webhooks.sendTest",
     allowed: BUILDERS,
+    audit: "webhookEndpoint.tested",
     run: async (m, { orgId }) => m.caller.webhooks.sendTest({ id: (await endpointIn(orgId)).id }),
   },
   {
     row: "endpoints",
     name: "webhooks.redeliver",
     allowed: BUILDERS,
+    audit: "webhookDelivery.redelivered",
     run: async (m, { orgId }) => {
       const sent = await sendTestEvent(orgId, (await endpointIn(orgId)).id);
       return m.caller.webhooks.redeliver({ deliveryId: sent.deliveryId });
@@ -374,6 +394,7 @@ describe("every settings action with every role", () => {
       [/^see keys/, "see"],
       [/\*\*test\*\* keys/, "test keys"],
       [/\*\*live\*\* keys/, "live keys"],
+      [/`admin:read`/, "admin scope"],
       [/endpoints, reveal and rotate secrets/, "endpoints"],
       [/^invite, remove members/, "team"],
       [/^transfer ownership/, "owner"],

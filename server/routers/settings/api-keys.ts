@@ -17,8 +17,9 @@ function beyondRole(role: Role, scopes: readonly string[]): string[] {
   });
 }
 
-function scopeRefusal(role: Role, scopes: string[]): string {
-  return `Your role (${role}) cannot give a key ${scopes.join(", ")}: a key never does through the API what its creator may not do here`;
+// A key never does through the API what its creator's role may not do in the settings.
+function scopeRefusal(role: Role, scopes: string[], orgName: string): string {
+  return `Your role (${role}) cannot give a key ${scopes.join(", ")}: ask an owner or admin of ${orgName}`;
 }
 
 /**
@@ -55,7 +56,7 @@ export const apiKeysRouter = router({
         target: `${input.mode} key "${input.name}"`,
         stepUp: true,
         allowed: beyond.length === 0,
-        reason: scopeRefusal(ctx.member.role, beyond),
+        reason: scopeRefusal(ctx.member.role, beyond, ctx.member.org.name),
       });
       return createApiKey(
         ctx.member.org.id,
@@ -89,7 +90,7 @@ export const apiKeysRouter = router({
       target: describeKey(key),
       stepUp: true,
       allowed: beyond.length === 0,
-      reason: scopeRefusal(ctx.member.role, beyond),
+      reason: scopeRefusal(ctx.member.role, beyond, ctx.member.org.name),
     });
     return rotateApiKey(ctx.member.org.id, input.id, {
       createdById: ctx.member.user.id,
