@@ -1,6 +1,7 @@
 // Test helpers for the settings: organisations with a member of each role, signed in through better-auth as a browser
 // would be (its session cookie), and the settings router called as that member.
 import { randomBytes } from "node:crypto";
+import { TRPCError } from "@trpc/server";
 import { CLIENT_ADDRESS_HEADER } from "../../server/auth/client-address";
 import type { Role } from "../../server/auth/roles";
 import { prisma } from "../../server/db/transaction";
@@ -120,4 +121,25 @@ export async function addPasskeyRow(userId: string): Promise<void> {
  */
 export async function nextCodeWindow(userId: string): Promise<void> {
   await prisma().twoFactor.updateMany({ where: { userId }, data: { lastAcceptedStep: null } });
+}
+
+/** The tRPC error a settings call is refused with; fails the test when it is not refused (or throws something else). */
+export async function refusal(promise: Promise<unknown>): Promise<TRPCError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof TRPCError) return error;
+    throw error;
+  }
+  throw new Error("expected a refusal");
+}
+
+/** Makes a member's session look signed in (and last confirmed) `minutes` ago, as if 15 minutes of step-up had passed. */
+export async function ageSession(member: Pick<TestMember, "request">, minutes: number): Promise<void> {
+  const session = await authFor(TEST_ORIGIN).api.getSession({ headers: member.request.headers });
+  const at = new Date(Date.now() - minutes * 60_000);
+  await prisma().session.update({
+    where: { id: session?.session.id as string },
+    data: { createdAt: at, reauthenticatedAt: at },
+  });
 }

@@ -4,14 +4,13 @@
 // test events, redeliveries) is in the settings audit trail beside what members change in the settings.
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
-import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
 import { resetEnvCache } from "../../server/env";
 import { StepUpRequiredError } from "../../server/services/settings-session";
 import { client, startApi, type TestServer } from "../helpers/api";
-import { memberIdOf, orgWithRoles, type TestMember } from "../helpers/members";
+import { ageSession, memberIdOf, orgWithRoles, refusal } from "../helpers/members";
 import { type Receiver, startReceiver } from "../helpers/receiver";
 
 resetEnvCache();
@@ -28,30 +27,12 @@ afterAll(async () => {
   await closeDb();
 });
 
-async function refusal(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof TRPCError) return error;
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
-
-/** Makes a member's session look signed in `minutes` ago. */
-async function age(member: TestMember, minutes: number) {
-  const cookie = member.request.headers.get("cookie") ?? "";
-  const token = decodeURIComponent(/msp\.session_token=([^;.]+)/.exec(cookie)?.[1] ?? "");
-  const at = new Date(Date.now() - minutes * 60_000);
-  await prisma().session.update({ where: { token }, data: { createdAt: at, reauthenticatedAt: at } });
-}
-
 describe("creating keys", () => {
   it("a developer needs a recent sign-in even for a test key, and cannot give one admin:read", async () => {
     const { orgId, members } = await orgWithRoles();
     const { name } = await prisma().organisation.findUniqueOrThrow({ where: { id: orgId } });
     const developer = members.developer;
-    await age(developer, 30);
+    await ageSession(developer, 30);
     const stale = await refusal(
       developer.caller.apiKeys.create({ name: "Sync", mode: "test", scopes: ["webhooks:write"] }),
     );

@@ -6,7 +6,6 @@
 // per address, per account) with every failed check in the audit trail, refusals with their documented status, and
 // what the browser may call under /api/auth.
 import { randomBytes } from "node:crypto";
-import { TRPCError } from "@trpc/server";
 import * as OTPAuth from "otpauth";
 import { afterAll, describe, expect, it } from "vitest";
 import { POST as authRoute } from "../../app/api/auth/[...all]/route";
@@ -20,12 +19,14 @@ import { captureLog } from "../helpers/log-capture";
 import {
   addMember,
   addPasskeyRow,
+  ageSession,
   browserRequest,
   cookieHeader,
   memberIdOf,
   nextCodeWindow,
   orgWithRoles,
   randomAddress,
+  refusal,
   signIn,
   TEST_ORIGIN,
   type TestMember,
@@ -34,16 +35,6 @@ import {
 afterAll(() => closeDb());
 
 const auth = () => authFor(TEST_ORIGIN);
-
-async function refusal(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof TRPCError) return error;
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
 
 function totpOf(secret: string) {
   return new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30, algorithm: "SHA1" });
@@ -76,15 +67,6 @@ async function signInWithCode(member: TestMember, totp: OTPAuth.TOTP) {
   });
   const request = browserRequest(cookieHeader(done.headers, challenge.headers.get("cookie") ?? ""));
   return { request, caller: createSettingsCaller({ request }) };
-}
-
-/** Makes a member's session look signed in `minutes` ago. */
-async function age(member: TestMember, minutes: number) {
-  const session = await auth().api.getSession({ headers: member.request.headers });
-  await prisma().session.update({
-    where: { id: session?.session.id as string },
-    data: { createdAt: new Date(Date.now() - minutes * 60_000), reauthenticatedAt: null },
-  });
 }
 
 describe("two-factor with an authenticator app", () => {
@@ -177,7 +159,7 @@ describe("step-up: a sign-in or second factor within 15 minutes", () => {
   it("every key (test keys too), webhook secrets and roles wait for a confirmation; a failed one is recorded", async () => {
     const { orgId, members } = await orgWithRoles();
     const admin = members.admin;
-    await age(admin, 16);
+    await ageSession(admin, 16);
     const live = await refusal(admin.caller.apiKeys.create({ name: "Live", mode: "live", scopes: ["deals:read"] }));
     expect(live.code).toBe("FORBIDDEN");
     expect(live.cause).toBeInstanceOf(StepUpRequiredError);
@@ -574,7 +556,7 @@ describe("what a browser may call under /api/auth", () => {
     );
     expect(options.status).toBe(200);
     expect(await options.json()).toMatchObject({ rp: { id: "localhost" }, user: { name: members.developer.email } });
-    await age(members.developer, 20);
+    await ageSession(members.developer, 20);
     const stale = await authRoute(
       new Request(`${TEST_ORIGIN}/api/auth/passkey/generate-register-options`, {
         headers: { cookie, origin: TEST_ORIGIN },

@@ -1,7 +1,6 @@
 // The settings UI's server side through its tRPC caller: key rotation, the audit log's filters and keyset paging,
 // rate-limit plan, and tenancy, as an organisation's owner signed in through better-auth, against the real PostgreSQL.
 import { randomBytes } from "node:crypto";
-import { TRPCError } from "@trpc/server";
 import { afterAll, describe, expect, it } from "vitest";
 import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
@@ -10,7 +9,7 @@ import { authenticateApiKey } from "../../server/services/api-keys";
 import { authFor } from "../../server/services/auth";
 import { forgetCachedKeys } from "../../server/services/key-cache";
 import { ensureOrganisation } from "../../server/services/organisations";
-import { addMember, browserRequest, TEST_ORIGIN } from "../helpers/members";
+import { addMember, browserRequest, refusal, TEST_ORIGIN } from "../helpers/members";
 
 afterAll(() => closeDb());
 
@@ -21,30 +20,18 @@ async function signedIn(options: { plan?: "STARTER" | "SCALE"; limits?: { perKey
   return { orgId: org.id, slug, userId: owner.userId, caller: owner.caller };
 }
 
-async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof TRPCError) return error;
-    throw error;
-  }
-  throw new Error("expected a TRPCError");
-}
-
 describe("API keys", () => {
   it("creates keys with the scope rules of docs/api-contract.md §5 and the services' messages", async () => {
     const { caller } = await signedIn();
-    const refused = await trpcError(
-      caller.apiKeys.create({ name: "r", mode: "live", scopes: ["reconciliation:write"] }),
-    );
+    const refused = await refusal(caller.apiKeys.create({ name: "r", mode: "live", scopes: ["reconciliation:write"] }));
     expect(refused.code).toBe("FORBIDDEN");
     expect(refused.message).toBe(
       "Scope reconciliation:write refused: reconciliation scopes are deprecated and can no longer be granted",
     );
-    expect((await trpcError(caller.apiKeys.create({ name: "u", mode: "live", scopes: ["nope:read"] }))).code).toBe(
+    expect((await refusal(caller.apiKeys.create({ name: "u", mode: "live", scopes: ["nope:read"] }))).code).toBe(
       "UNPROCESSABLE_CONTENT",
     );
-    expect((await trpcError(caller.apiKeys.create({ name: " ", mode: "live", scopes: ["mrr:read"] }))).code).toBe(
+    expect((await refusal(caller.apiKeys.create({ name: " ", mode: "live", scopes: ["mrr:read"] }))).code).toBe(
       "BAD_REQUEST",
     );
     const { key, raw } = await caller.apiKeys.create({
@@ -71,7 +58,7 @@ describe("API keys", () => {
     expect((await authenticateApiKey(`Bearer ${raw}`)).apiKeyId).toBe(key.id);
     expect((await authenticateApiKey(`Bearer ${rotated.raw}`)).apiKeyId).toBe(rotated.key.id);
 
-    const twice = await trpcError(caller.apiKeys.rotate({ id: key.id }));
+    const twice = await refusal(caller.apiKeys.rotate({ id: key.id }));
     expect(twice.code).toBe("UNPROCESSABLE_CONTENT");
     expect(twice.message).toMatch(/already rotated/);
     // The refused second rotation created no key.
@@ -82,12 +69,12 @@ describe("API keys", () => {
     // The row was changed behind the services' back (only a test does that): drop the 10 s key cache as they would.
     await forgetCachedKeys();
     await expect(authenticateApiKey(`Bearer ${raw}`)).rejects.toMatchObject({ code: "unauthorized" });
-    expect((await trpcError(caller.apiKeys.rotate({ id: key.id }))).code).toBe("NOT_FOUND");
+    expect((await refusal(caller.apiKeys.rotate({ id: key.id }))).code).toBe("NOT_FOUND");
 
     await caller.apiKeys.revoke({ id: rotated.key.id });
     await expect(authenticateApiKey(`Bearer ${rotated.raw}`)).rejects.toMatchObject({ code: "unauthorized" });
-    expect((await trpcError(caller.apiKeys.revoke({ id: rotated.key.id }))).code).toBe("NOT_FOUND");
-    expect((await trpcError(caller.apiKeys.rotate({ id: rotated.key.id }))).code).toBe("NOT_FOUND");
+    expect((await refusal(caller.apiKeys.revoke({ id: rotated.key.id }))).code).toBe("NOT_FOUND");
+    expect((await refusal(caller.apiKeys.rotate({ id: rotated.key.id }))).code).toBe("NOT_FOUND");
   });
 
   it("another organisation's keys are not found", async () => {
@@ -95,8 +82,8 @@ describe("API keys", () => {
     const other = await signedIn();
     const { key, raw } = await owner.caller.apiKeys.create({ name: "Mine", mode: "live", scopes: ["deals:read"] });
     expect(await other.caller.apiKeys.list()).toEqual([]);
-    expect((await trpcError(other.caller.apiKeys.revoke({ id: key.id }))).code).toBe("NOT_FOUND");
-    expect((await trpcError(other.caller.apiKeys.rotate({ id: key.id }))).code).toBe("NOT_FOUND");
+    expect((await refusal(other.caller.apiKeys.revoke({ id: key.id }))).code).toBe("NOT_FOUND");
+    expect((await refusal(other.caller.apiKeys.rotate({ id: key.id }))).code).toBe("NOT_FOUND");
     expect((await authenticateApiKey(`Bearer ${raw}`)).orgId).toBe(owner.orgId);
     expect(await prisma().apiKey.count({ where: { orgId: owner.orgId } })).toBe(1);
   });
@@ -105,10 +92,10 @@ describe("API keys", () => {
 describe("refusals name their reason", () => {
   it("a webhook endpoint's refusal says what is wrong; text PostgreSQL cannot store is refused, not a 500", async () => {
     const { caller } = await signedIn();
-    const refused = await trpcError(caller.webhooks.create({ url: "http://10.0.0.5/hook", events: ["*"] }));
+    const refused = await refusal(caller.webhooks.create({ url: "http://10.0.0.5/hook", events: ["*"] }));
     expect(refused.code).toBe("UNPROCESSABLE_CONTENT");
     expect(refused.message).toContain("private or reserved address (10.0.0.5)");
-    const nul = await trpcError(
+    const nul = await refusal(
       caller.apiKeys.create({ name: "bad\u0000name", scopes: ["accounts:read"], mode: "test" }),
     );
     expect(nul.code).toBe("UNPROCESSABLE_CONTENT");
@@ -171,8 +158,8 @@ describe("usage", () => {
     expect(await all({ status: "4xx" })).toHaveLength(13);
     expect(await all({ path: "DEALS" })).toHaveLength(rows.filter((row) => row.path.endsWith("deals")).length);
     expect(await all({ apiKeyId: "key_odd" })).toHaveLength(65);
-    expect((await trpcError(caller.usage.auditLog({ status: "4x" }))).code).toBe("UNPROCESSABLE_CONTENT");
-    expect((await trpcError(caller.usage.auditLog({ cursor: "garbage" }))).code).toBe("BAD_REQUEST");
+    expect((await refusal(caller.usage.auditLog({ status: "4x" }))).code).toBe("UNPROCESSABLE_CONTENT");
+    expect((await refusal(caller.usage.auditLog({ cursor: "garbage" }))).code).toBe("BAD_REQUEST");
 
     expect((await other.caller.usage.auditLog({ limit: 100 })).data).toHaveLength(10);
     expect((await other.caller.usage.auditLog({ apiKeyId: "key_odd", limit: 100 })).data).toHaveLength(5);
