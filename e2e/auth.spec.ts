@@ -69,6 +69,31 @@ test("a signed-out session cookie no longer works", async ({ page, context, brow
   await other.close();
 });
 
+test("after 10 attempts for one email from one browser the page says how long to wait, even for the right password", async ({
+  page,
+}) => {
+  const locked = await createUser("locked");
+  await page.goto("/signin");
+  // Each attempt is one server action: wait for its answer before the next (the message stays the same).
+  const attempt = async (password: string) => {
+    await page.getByLabel("Email").fill(locked.email);
+    await page.getByLabel("Password").fill(password);
+    await Promise.all([
+      page.waitForResponse((response) => response.request().method() === "POST"),
+      page.getByRole("button", { name: "Sign in", exact: true }).click(),
+    ]);
+  };
+  for (let i = 0; i < 10; i++) {
+    await attempt(`wrong password ${i}`);
+    await expect(page.locator(".alert.error[role=alert]")).toHaveText("Email or password is incorrect");
+  }
+  await attempt(locked.password);
+  await expect(page.locator(".alert.error[role=alert]")).toHaveText(
+    /^Too many attempts: wait 1[45] minutes and try again$/,
+  );
+  await screenshot(page, "signin-too-many-attempts");
+});
+
 test("sign-in works by keyboard alone", async ({ page }) => {
   await page.goto("/signin");
   await page.getByLabel("Email").focus();

@@ -2,7 +2,7 @@
 // keys, endpoints or audit log, through the pages and through the settings tRPC door (another organisation's record is
 // 404).
 import { expect, test } from "@playwright/test";
-import { callApi, createUser, screenshot, signIn, type TestUser } from "./helpers";
+import { baseUrl, callApi, createUser, screenshot, signIn, type TestUser } from "./helpers";
 
 let first: TestUser;
 let second: TestUser;
@@ -62,9 +62,14 @@ test("a second organisation's user sees none of the first one's keys, endpoints 
   );
   expect(get.status()).toBe(404);
   expect((await get.json()).error.message).toMatch(/not found/);
-  const revoke = await other.request.post("/api/trpc/apiKeys.revoke", { data: { id: keyId } });
+  // Every POST there carries the pages' Origin, as the door requires.
+  const door = { Origin: baseUrl() };
+  const revoke = await other.request.post("/api/trpc/apiKeys.revoke", { data: { id: keyId }, headers: door });
   expect(revoke.status()).toBe(404);
-  const reveal = await other.request.post("/api/trpc/webhooks.revealSecret", { data: { id: endpointId } });
+  const reveal = await other.request.post("/api/trpc/webhooks.revealSecret", {
+    data: { id: endpointId },
+    headers: door,
+  });
   expect(reveal.status()).toBe(404);
   expect(await reveal.text()).not.toContain("whsec_");
   expect((await callApi(raw, "GET", "/accounts")).status).toBe(200);
@@ -81,5 +86,7 @@ test("a second organisation's user sees none of the first one's keys, endpoints 
     headers: { Origin: "https://attacker.example" },
   });
   expect(crossSite.status()).toBe(403);
+  const noOrigin = await page.request.post("/api/trpc/apiKeys.revoke", { data: { id: keyId } });
+  expect(noOrigin.status()).toBe(403);
   expect((await callApi(raw, "GET", "/accounts")).status).toBe(200);
 });

@@ -1,6 +1,7 @@
 // Two-factor sign-in in Chromium: enrolling an authenticator app (QR code, secret as text, backup codes, confirmed
-// with a code computed here), then the sign-in asking for the code; and a passkey registered and used with
-// Chromium's virtual authenticator (CDP WebAuthn domain) on http://localhost, since WebAuthn refuses IP addresses.
+// with a code computed here), then the sign-in asking for the code (each code is accepted once); and a passkey
+// registered and used with Chromium's virtual authenticator (CDP WebAuthn domain) on http://localhost, since WebAuthn
+// refuses IP addresses: once a user has one, their password alone no longer signs them in.
 import { expect, test } from "@playwright/test";
 import * as OTPAuth from "otpauth";
 import { baseUrl, createUser, screenshot, signIn } from "./helpers";
@@ -35,14 +36,18 @@ test("an authenticator app: set up with a code, then sign-in asks for one", asyn
   await page.getByLabel("Authentication code").fill("000000" === totp.generate() ? "111111" : "000000");
   await page.getByRole("button", { name: "Verify and sign in" }).click();
   await expect(page.locator(".alert.error[role=alert]")).toHaveText(
-    "The code is not right: enter the current one, or sign in again",
+    "The code is not right: enter the current one from your app",
   );
-  await page.getByLabel("Authentication code").fill(totp.generate());
+  // The code that turned two-factor on is spent: the next one from the app signs in.
+  await page.getByLabel("Authentication code").fill(totp.generate({ timestamp: Date.now() + 30_000 }));
   await page.getByRole("button", { name: "Verify and sign in" }).click();
   await expect(page.getByTestId("org-name")).toHaveText(user.slug);
 });
 
-test("a passkey registered with the virtual authenticator signs in without a password", async ({ page, context }) => {
+test("a passkey registered with the virtual authenticator signs in; the password alone then does not", async ({
+  page,
+  context,
+}) => {
   const user = await createUser("passkey");
   const origin = baseUrl().replace("127.0.0.1", "localhost");
   const cdp = await context.newCDPSession(page);
@@ -69,6 +74,14 @@ test("a passkey registered with the virtual authenticator signs in without a pas
 
   await page.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/signin\?signedOut=1$/);
+  // The password is right, but it makes no session: the page asks for the passkey.
+  await page.getByLabel("Email").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await expect(page.getByTestId("passkey-required")).toContainText("has a passkey: finish signing in with it");
+  await screenshot(page, "signin-passkey-required");
+  await page.goto(`${origin}/signin`);
+  await expect(page.getByRole("heading", { name: "Sign in to the settings" })).toBeVisible();
   await page.getByRole("button", { name: "Sign in with a passkey" }).click();
   await expect(page.getByTestId("org-name")).toHaveText(user.slug);
   await page.goto(`${origin}/settings/audit`);

@@ -1,8 +1,9 @@
 // A team in the settings: the owner invites a developer and a viewer, both accept through their links; the developer
-// creates a test key and cannot create a live key; the viewer creates nothing; the owner removes the developer, whose
-// next page load is refused; the audit trail shows each step with its actor.
+// creates a test key (named as its creator) and cannot create a live key or give one admin:read; the viewer creates
+// nothing; the owner removes the developer with the key they created, and the developer's next page load is refused;
+// the audit trail shows each step with its actor.
 import { type Browser, expect, type Page, test } from "@playwright/test";
-import { createUser, screenshot, signIn, type TestUser } from "./helpers";
+import { baseUrl, createUser, screenshot, signIn, type TestUser } from "./helpers";
 
 let owner: TestUser;
 
@@ -74,8 +75,21 @@ test("an owner invites a developer and a viewer; each may do what the roles tabl
   await expect(developer.getByTestId("revealed-secret")).toHaveText(/^msp_test_/);
   await expect(developer.getByRole("radio", { name: /Live key/ })).toBeDisabled();
   await expect(developer.getByText("Only owners and admins create live keys.")).toBeVisible();
+  await expect(developer.getByRole("checkbox", { name: /^admin:read / })).toBeDisabled();
+  await expect(developer.getByTestId("key-creator")).toHaveText(developerEmail);
+  // Over the tRPC door (with the pages' Origin, as every POST there needs) the server refuses what the page hides.
+  const door = { Origin: baseUrl() };
+  const admin = await developer.request.post("/api/trpc/apiKeys.create", {
+    data: { name: "Sneaky admin key", mode: "test", scopes: ["admin:read"] },
+    headers: door,
+  });
+  expect(admin.status()).toBe(403);
+  expect((await admin.json()).error.message).toBe(
+    `Your role (developer) cannot give a key admin:read: ask an owner or admin of ${owner.slug}`,
+  );
   const live = await developer.request.post("/api/trpc/apiKeys.create", {
     data: { name: "Sneaky live key", mode: "live", scopes: ["accounts:read"] },
+    headers: door,
   });
   expect(live.status()).toBe(403);
   expect((await live.json()).error.message).toBe(
@@ -93,10 +107,12 @@ test("an owner invites a developer and a viewer; each may do what the roles tabl
   await expect(viewer.getByRole("button", { name: "Register endpoint" })).toHaveCount(0);
   const created = await viewer.request.post("/api/trpc/apiKeys.create", {
     data: { name: "Viewer key", mode: "test", scopes: ["accounts:read"] },
+    headers: door,
   });
   expect(created.status()).toBe(403);
   const endpoint = await viewer.request.post("/api/trpc/webhooks.create", {
     data: { url: "https://hooks.example.com/viewer", events: ["*"] },
+    headers: door,
   });
   expect(endpoint.status()).toBe(403);
   await viewer.goto("/settings/team");
@@ -105,10 +121,14 @@ test("an owner invites a developer and a viewer; each may do what the roles tabl
   await expect(viewer.getByTestId("forbidden")).toBeVisible();
   await screenshot(viewer, "audit-viewer-refused");
 
-  // The owner removes the developer; the developer's next page load is refused.
+  // The owner removes the developer, revoking the key they created in the same confirmation; the developer's next
+  // page load is refused.
   await page.goto("/settings/team");
   const card = page.getByTestId("member-card").filter({ hasText: developerEmail });
   await card.getByText("Remove…").click();
+  await expect(card.getByTestId("member-keys")).toContainText("Developer test key");
+  await expect(card.getByRole("checkbox", { name: "Revoke these keys too" })).toBeChecked();
+  await screenshot(page, "team-remove-with-keys");
   await card.getByRole("button", { name: `Remove ${developerEmail}` }).click();
   await expect(card).toHaveCount(0);
   await expect(page.getByTestId("member-card")).toHaveCount(2);
@@ -131,6 +151,8 @@ test("an owner invites a developer and a viewer; each may do what the roles tabl
   await expect(row("invitation.accepted", viewerEmail)).toHaveCount(1);
   await expect(row("apiKey.created", developerEmail, "Developer test key")).toHaveCount(1);
   await expect(row("action.refused", developerEmail, "Sneaky live key")).toHaveCount(1);
+  await expect(row("action.refused", developerEmail, "Sneaky admin key")).toHaveCount(1);
+  await expect(row("apiKey.revoked", owner.email, "Developer test key")).toHaveCount(1);
   await expect(row("action.refused", viewerEmail)).toHaveCount(3);
   await expect(row("member.removed", owner.email, developerEmail)).toHaveCount(1);
   await screenshot(page, "audit-trail");

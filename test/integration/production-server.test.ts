@@ -1,8 +1,9 @@
 // The compiled server as production runs it (`node <npm start's flags> dist/serve.js`, no tsx) on the test database
 // and the real Redis: the liveness and readiness probes outside the rate limits and the audit log, the status
-// endpoint and /readyz still answering after an address has been refused 400 times, and a SIGTERM that turns /readyz
-// to 503 while a slow request is still being served, finishes that request and keeps every audit row. Needs a
-// production build (`npm test` makes one first).
+// endpoint and /readyz still answering after an address has been refused 400 times, the settings' refusals over
+// /api/trpc with their documented statuses (better-auth's included, from the bundles of a production build), and a
+// SIGTERM that turns /readyz to 503 while a slow request is still being served, finishes that request and keeps every
+// audit row. Needs a production build (`npm test` makes one first).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { request } from "node:http";
@@ -10,6 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createTestOrg } from "../helpers/api";
+import { memberIdOf, orgWithRoles, type TestMember } from "../helpers/members";
 import { freePort } from "../helpers/ports";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -134,6 +136,115 @@ describe("probes", () => {
     expect(status.headers.get("ratelimit-policy")).toBe(`"status";q=${ANONYMOUS_PER_MIN};w=60`);
     expect(Number(status.headers.get("x-ratelimit-remaining"))).toBe(ANONYMOUS_PER_MIN - 1);
     expect((await fetch(`${origin}/readyz`)).status).toBe(200);
+  });
+});
+
+/** Calls a settings procedure through the HTTP door as `member` (their session cookie), from the server's own origin. */
+async function door(
+  member: TestMember | null,
+  procedure: string,
+  input: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(`${origin}/api/trpc/${procedure}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      origin,
+      ...(member ? { cookie: member.request.headers.get("cookie") ?? "" } : {}),
+      ...headers,
+    },
+    body: JSON.stringify(input),
+  });
+  const body = (await res.json()) as {
+    result?: { data: Record<string, unknown> };
+    error?: { message: string; data?: { httpStatus: number; apiCode: string | null } };
+  };
+  return { status: res.status, body };
+}
+
+describe("settings refusals over /api/trpc", () => {
+  it("answer with their status and words: wrong password and code 422, existing member 422, last owner 422, 429 after too many", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const wrongPassword = await door(members.viewer, "security.startTotp", { password: "not the password" });
+    expect(wrongPassword.status).toBe(422);
+    expect(wrongPassword.body.error).toMatchObject({
+      message: "The password is not right",
+      data: { httpStatus: 422, apiCode: "validation_error" },
+    });
+    const enrolment = await door(members.admin, "security.startTotp", { password: members.admin.password });
+    expect(enrolment.status).toBe(200);
+    const wrongCode = await door(members.admin, "security.confirmTotp", { code: "12345" });
+    expect(wrongCode.status).toBe(422);
+    expect(wrongCode.body.error?.message).toBe("The code is not right: enter the current one from your app");
+    const existing = await door(members.owner, "team.invite", { email: members.viewer.email, role: "viewer" });
+    expect(existing.status).toBe(422);
+    expect(existing.body.error?.message).toBe("This person is already a member");
+    const lastOwner = await door(members.owner, "team.removeMember", {
+      memberId: await memberIdOf(orgId, members.owner.userId),
+    });
+    expect(lastOwner.status).toBe(422);
+    expect(lastOwner.body.error?.message).toBe("An organisation always keeps at least one owner");
+    const demoteOwner = await door(members.admin, "team.changeRole", {
+      memberId: await memberIdOf(orgId, members.owner.userId),
+      role: "viewer",
+    });
+    expect(demoteOwner.status).toBe(403);
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      statuses.push((await door(members.developer, "security.startTotp", { password: `guess ${i}` })).status);
+    }
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(422));
+    const limited = await door(members.developer, "security.disableTotp", { password: "one more" });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error?.message).toMatch(/^Too many attempts: wait 1[45] minutes and try again$/);
+    expect(statuses[10]).toBe(429);
+    expect(
+      await prisma().settingsAuditEntry.count({
+        where: { orgId, actorUserId: members.developer.userId, action: "verification.failed" },
+      }),
+    ).toBe(12);
+  });
+
+  it("team changes answer at once with better-auth's queries in their transaction; the door keeps the pages' rules", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const invited = await door(members.admin, "team.invite", {
+      email: `prod-${Date.now()}@example.com`,
+      role: "viewer",
+    });
+    expect(invited.status).toBe(200);
+    expect(invited.body.result?.data).toMatchObject({ role: "viewer", link: expect.stringContaining("/invite/") });
+    const changed = await door(members.owner, "team.changeRole", {
+      memberId: await memberIdOf(orgId, members.viewer.userId),
+      role: "developer",
+    });
+    expect(changed.status).toBe(200);
+    expect(
+      await prisma().settingsAuditEntry.count({
+        where: { orgId, action: { in: ["invitation.created", "member.roleChanged"] } },
+      }),
+    ).toBe(2);
+    expect(output).not.toContain("second database connection");
+    expect(output).not.toContain("settings procedure failed");
+
+    expect((await door(null, "team.invite", { email: "z@example.com", role: "viewer" })).status).toBe(401);
+    expect(
+      (
+        await door(
+          members.owner,
+          "team.invite",
+          { email: "x@example.com", role: "viewer" },
+          { origin: "https://evil.example" },
+        )
+      ).status,
+    ).toBe(403);
+    const noOrigin = await fetch(`${origin}/api/trpc/team.invite`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie: members.owner.request.headers.get("cookie") ?? "" },
+      body: JSON.stringify({ email: "y@example.com", role: "viewer" }),
+    });
+    expect(noOrigin.status).toBe(403);
   });
 });
 

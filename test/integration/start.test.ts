@@ -11,7 +11,9 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { makeSignature } from "better-auth/crypto";
 import newman from "newman";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { client } from "../helpers/api";
@@ -224,6 +226,55 @@ describe("npm start (embedded defaults)", () => {
     const byAddress = await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`).then((res) => res.json());
     expect(byAddress.servers[0].url).toBe(`http://127.0.0.1:${port}/api/v1`);
   });
+
+  it("invites and changes a role at once on the embedded database's one connection (better-auth joins the transaction)", async () => {
+    const { base } = server as Started;
+    // The demo owner signed in (a session row and its signed cookie, as a sign-in leaves them) and a colleague.
+    const database = new pg.Client({ connectionString: owner().url });
+    await database.connect();
+    const id = () => randomBytes(12).toString("hex");
+    const token = id();
+    const colleague = { userId: id(), memberId: id() };
+    let orgId = "";
+    try {
+      const demo = await database.query<{ userId: string; orgId: string }>(
+        `SELECT u.id AS "userId", m."orgId" FROM "User" u JOIN "Member" m ON m."userId" = u.id WHERE u.email = 'demo@example.com'`,
+      );
+      const { userId } = demo.rows[0] as { userId: string; orgId: string };
+      orgId = (demo.rows[0] as { orgId: string }).orgId;
+      await database.query(
+        `INSERT INTO "Session" (id, token, "expiresAt", "userId", "activeOrgId", "reauthenticatedAt", "createdAt", "updatedAt")
+         VALUES ($1, $2, now() + interval '1 day', $3, $4, now(), now(), now())`,
+        [id(), token, userId, orgId],
+      );
+      await database.query(
+        `INSERT INTO "User" (id, name, email, "emailVerified", "createdAt", "updatedAt") VALUES ($1, 'Colleague', $2, true, now(), now())`,
+        [colleague.userId, `colleague-${token.slice(0, 8)}@example.com`],
+      );
+      await database.query(
+        `INSERT INTO "Member" (id, "orgId", "userId", role, "createdAt") VALUES ($1, $2, $3, 'viewer', now())`,
+        [colleague.memberId, orgId, colleague.userId],
+      );
+    } finally {
+      await database.end();
+    }
+    // The run's BETTER_AUTH_SECRET (global setup), else the one the first start generated.
+    const secret = inherited.BETTER_AUTH_SECRET ?? readFileSync(path.join(dataDir, "auth-secret"), "utf8").trim();
+    const cookie = `msp.session_token=${encodeURIComponent(`${token}.${await makeSignature(token, secret)}`)}`;
+    const call = (procedure: string, input: unknown) =>
+      fetch(`${base}/api/trpc/${procedure}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: base, cookie },
+        body: JSON.stringify(input),
+      });
+    const invited = await call("team.invite", { email: `invitee-${token.slice(0, 8)}@example.com`, role: "developer" });
+    expect(invited.status, await invited.clone().text()).toBe(200);
+    const changed = await call("team.changeRole", { memberId: colleague.memberId, role: "developer" });
+    expect(changed.status, await changed.clone().text()).toBe(200);
+    expect((await changed.json()).result.data).toMatchObject({ role: "developer" });
+    expect(server?.output()).not.toMatch(/timeout exceeded when trying to connect|second database connection/);
+    expect(orgId).not.toBe("");
+  }, 60_000);
 });
 
 describe("the Postman collection as a user downloads and runs it", () => {

@@ -109,12 +109,12 @@ export default async function KeysPage() {
                     <dd>
                       <Time value={key.createdAt} />
                     </dd>
+                    <dt>Last used</dt>
+                    <dd>{key.lastUsedAt ? <Time value={key.lastUsedAt} /> : <span className="muted">never</span>}</dd>
                     <dt>Created by</dt>
                     <dd data-testid="key-creator">
                       {key.createdBy ? key.createdBy.email : <span className="muted">operator command</span>}
                     </dd>
-                    <dt>Last used</dt>
-                    <dd>{key.lastUsedAt ? <Time value={key.lastUsedAt} /> : <span className="muted">never</span>}</dd>
                     {key.revokedAt ? (
                       <>
                         <dt>Revoked</dt>
