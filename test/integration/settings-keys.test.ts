@@ -115,9 +115,10 @@ describe("removing a member and their keys", () => {
 describe("one audit trail: what a key changes through /api/v1 is in the settings audit", () => {
   it("endpoints, secrets, test events and redeliveries by a key name the key and its creator; the settings' too", async () => {
     const { orgId, members } = await orgWithRoles();
-    const { key, raw } = await members.developer.caller.apiKeys.create({
+    // A live key: test keys send no webhooks (docs/api-contract.md §5.6).
+    const { key, raw } = await members.admin.caller.apiKeys.create({
       name: "Automation",
-      mode: "test",
+      mode: "live",
       scopes: ["webhooks:write"],
     });
     const api = client(server.url, raw);
@@ -152,7 +153,7 @@ describe("one audit trail: what a key changes through /api/v1 is in the settings
       expect(entry).toMatchObject({
         actorEmail: `API key ${key.prefix}… "Automation"`,
         actorUserId: null,
-        details: { endpointId: id, keyCreatedBy: members.developer.email },
+        details: { endpointId: id, keyCreatedBy: members.admin.email },
       });
     }
 
