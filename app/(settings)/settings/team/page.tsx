@@ -26,6 +26,7 @@ const TABLE: { what: string; roles: string[] }[] = [
   },
   { what: "Create, rotate, revoke test keys", roles: ["owner", "admin", "developer"] },
   { what: "Create, rotate, revoke live keys", roles: ["owner", "admin"] },
+  { what: "Give a key admin:read (every read scope)", roles: ["owner", "admin"] },
   {
     what: "Create, edit, delete endpoints; rotate secrets; test events; redeliver",
     roles: ["owner", "admin", "developer"],
