@@ -49,6 +49,9 @@ export function resources(call: Caller) {
       /** Update a contact: `PATCH /contacts/{id}`, scope `contacts:write`. */
       update: (id: string, body: Body<"/contacts/{id}", "patch">, options?: CallOptions): Promise<SuccessData<"/contacts/{id}", "patch">> =>
         call.send("patch", "/contacts/{id}", { path: { id }, body }, options),
+      /** Erase a contact (right to erasure): `POST /contacts/{id}/erase`, scope `contacts:write`. */
+      erase: (id: string, options?: CallOptions): Promise<SuccessData<"/contacts/{id}/erase", "post">> =>
+        call.send("post", "/contacts/{id}/erase", { path: { id } }, options),
     },
     deals: {
       /** List deals: `GET /deals`, scope `deals:read`; every record, page after page. */

@@ -174,6 +174,28 @@ export interface paths {
         patch: operations["contacts-update"];
         trace?: never;
     };
+    "/contacts/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a contact (right to erasure)
+         * @description Erases the person the contact is, in one transaction: the contact and its account relationships are removed, touchpoints that named it keep their rows with contactId null, and its personal data is redacted where the service stored copies of it, rows kept and values replaced by "[erased]": stored events (the events feed and the payload of every later webhook attempt or redelivery), delivery attempts' stored answers and errors, the API audit log's query strings and stored idempotent answers. The contact's own events lose its personal fields (email, names, title, phone, relationship roles); in any other stored text each email, phone number and full name the contact ever had is replaced where it appears as a word. Records contact.erased with a tombstone {id, resource: "contact", deleted: true}. Answers 200 with the rows removed and redacted per store. Copies already delivered to webhook receivers, backups and logs shipped elsewhere are out of its reach. A second erasure of the same id is 404 not_found.
+         *
+         *     Requires scope `contacts:write`.
+         */
+        post: operations["contacts-erase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/deals": {
         parameters: {
             query?: never;
@@ -1320,6 +1342,82 @@ export interface components {
         };
         /**
          * @example {
+         *       "id": "cm7k2x0a80002annalopez0",
+         *       "erased": true,
+         *       "removed": {
+         *         "contacts": 1,
+         *         "accountLinks": 1,
+         *         "touchpointLinks": 3
+         *       },
+         *       "redacted": {
+         *         "events": 4,
+         *         "webhookDeliveries": 8,
+         *         "deliveryAttempts": 1,
+         *         "auditLogs": 2,
+         *         "idempotencyRecords": 0
+         *       }
+         *     }
+         */
+        ContactErasure: {
+            /**
+             * @description Id of the erased contact. It names no record any more: a second erasure is 404.
+             * @example cm7k2x0a80001northwind0
+             */
+            id: string;
+            /**
+             * @description Always true.
+             * @constant
+             */
+            erased: true;
+            /** @description Rows removed, or references cleared, with the contact. */
+            removed: {
+                /**
+                 * Format: int64
+                 * @description The contact itself: 1.
+                 */
+                contacts: number;
+                /**
+                 * Format: int64
+                 * @description Account relationships of the contact, removed with it.
+                 */
+                accountLinks: number;
+                /**
+                 * Format: int64
+                 * @description Touchpoints that named the contact (contactId): they stay, with contactId null and updatedAt moved.
+                 */
+                touchpointLinks: number;
+            };
+            /** @description Rows kept with the person's values replaced by "[erased]". */
+            redacted: {
+                /**
+                 * Format: int64
+                 * @description Stored events (the events feed and the source of every webhook delivery) whose data or previous held the person's data: the contact's own events, and any other event whose text held one of its identifying values.
+                 */
+                events: number;
+                /**
+                 * Format: int64
+                 * @description Webhook deliveries of those events: each later attempt or redelivery sends the redacted payload. Copies already delivered are the receivers'.
+                 */
+                webhookDeliveries: number;
+                /**
+                 * Format: int64
+                 * @description Delivery attempts whose stored answer body or error held one of the values.
+                 */
+                deliveryAttempts: number;
+                /**
+                 * Format: int64
+                 * @description API audit log rows whose query string held one of the values (the row stays, the value goes).
+                 */
+                auditLogs: number;
+                /**
+                 * Format: int64
+                 * @description Stored answers of idempotent requests (kept 24 hours) that carried the contact or one of the values.
+                 */
+                idempotencyRecords: number;
+            };
+        };
+        /**
+         * @example {
          *       "id": "cm7k2x0a80003renewal2027",
          *       "name": "Managed services renewal 2027",
          *       "accountId": "cm7k2x0a80001northwind0",
@@ -2220,7 +2318,7 @@ export interface components {
              * @description Event name, e.g. account.updated; webhook.test only in test deliveries, never in the feed.
              * @enum {string}
              */
-            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "webhook.test";
+            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "webhook.test";
             /**
              * Format: int64
              * @description Position of the event in its organisation's feed: increasing in the order the changes committed within the organisation, the same in the feed and in every webhook delivery. Two events of the same record: the one with the larger sequence carries the newer state, so a receiver that gets webhooks out of order (retries) keeps, per record, the data of the largest sequence it has seen and discards older ones. Numbers are not contiguous for a subscriber: other records, event types it does not receive and webhook test events take numbers too. Compare sequences only within one organisation.
@@ -2236,7 +2334,7 @@ export interface components {
             /** @description The resource the event is about; null only for webhook test events. */
             resource: ("account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint") | null;
             actor: components["schemas"]["Actor"];
-            /** @description The record after the change, exactly as its GET returns it; for a hard deletion a tombstone {id, resource, deleted: true} with the record's external key where it has one (externalId of an account, rmmAgentId of a device). */
+            /** @description The record after the change, exactly as its GET returns it; for a hard deletion (and contact.erased) a tombstone {id, resource, deleted: true} with the record's external key where it has one (externalId of an account, rmmAgentId of a device). */
             data: {
                 [key: string]: unknown;
             };
@@ -2301,7 +2399,7 @@ export interface components {
             /** @description Free text, at most 500 characters; null when none. */
             description: string | null;
             /** @description Subscribed event names (see the webhook guide), or exactly ["*"] for every event. */
-            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "*")[];
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "*")[];
             /** @description false: nothing is delivered until it is enabled again. */
             enabled: boolean;
             /** @description Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or 5 failed deliveries in a row; null while enabled. */
@@ -2357,7 +2455,7 @@ export interface components {
             /** @description Free text, at most 500 characters; null when none. */
             description: string | null;
             /** @description Subscribed event names (see the webhook guide), or exactly ["*"] for every event. */
-            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "*")[];
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "*")[];
             /** @description false: nothing is delivered until it is enabled again. */
             enabled: boolean;
             /** @description Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or 5 failed deliveries in a row; null while enabled. */
@@ -2446,7 +2544,7 @@ export interface components {
              * @description Event name (webhook.test for test events).
              * @enum {string}
              */
-            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "webhook.test";
+            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "webhook.test";
             /**
              * Format: int32
              * @description 1-based number within the delivery, redeliveries included.
@@ -5341,6 +5439,206 @@ export interface operations {
                 };
             };
             /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "contacts-erase": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Record identifier (opaque string, cuid style). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "cm7k2x0a80002annalopez0",
+                     *         "erased": true,
+                     *         "removed": {
+                     *           "contacts": 1,
+                     *           "accountLinks": 1,
+                     *           "touchpointLinks": 3
+                     *         },
+                     *         "redacted": {
+                     *           "events": 4,
+                     *           "webhookDeliveries": 8,
+                     *           "deliveryAttempts": 1,
+                     *           "auditLogs": 2,
+                     *           "idempotencyRecords": 0
+                     *         }
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ContactErasure"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12066,7 +12364,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description Event names to subscribe to, or ["*"] for every event; unknown names are refused (422). */
-                    events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "*")[];
+                    events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "*")[];
                     /** @description Free text, at most 500 characters; null clears it. */
                     description?: string | null;
                 };
@@ -12713,7 +13011,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description Event names to subscribe to, or ["*"] for every event; unknown names are refused (422). */
-                    events?: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "*")[];
+                    events?: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "*")[];
                     /** @description Free text, at most 500 characters; null clears it. */
                     description?: string | null;
                     /** @description true enables it (clearing the failure count and reason); false disables it by the user. */

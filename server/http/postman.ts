@@ -131,8 +131,9 @@ function chain(collection: Json, document: Json): string[] {
       const status = Number(Object.keys(responses).find((code) => /^2\d\d$/.test(code) && code !== "207") ?? 200);
       const params = segments.filter((part) => part.startsWith(":")).map((part) => part.slice(1));
       const last = segments[segments.length - 1] ?? "";
+      // An erasure removes its record as a delete does, so it is ordered and redirected like one.
       const kind =
-        method === "delete"
+        method === "delete" || last === "erase"
           ? "delete"
           : method === "patch"
             ? "update"

@@ -32,6 +32,7 @@ export const EVENT_NAMES = [
   "note.created",
   "note.deleted",
   "touchpoint.deleted",
+  "contact.erased",
 ] as const;
 
 /** One of {@link EVENT_NAMES}. */
@@ -114,7 +115,7 @@ export const EventSchema = z
     data: z
       .record(z.string().max(64), z.unknown())
       .describe(
-        "The record after the change, exactly as its GET returns it; for a hard deletion a tombstone {id, resource, deleted: true} with the record's external key where it has one (externalId of an account, rmmAgentId of a device).",
+        "The record after the change, exactly as its GET returns it; for a hard deletion (and contact.erased) a tombstone {id, resource, deleted: true} with the record's external key where it has one (externalId of an account, rmmAgentId of a device).",
       ),
     changedFields: z
       .array(z.string().max(64))

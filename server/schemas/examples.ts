@@ -106,6 +106,14 @@ export const CONTACT_BULK_RESULT_EXAMPLE = {
   ],
 };
 
+/** Response data of `POST /contacts/{id}/erase` (docs/api-contract.md §4.16). */
+export const CONTACT_ERASURE_EXAMPLE = {
+  id: CONTACT_ID,
+  erased: true,
+  removed: { contacts: 1, accountLinks: 1, touchpointLinks: 3 },
+  redacted: { events: 4, webhookDeliveries: 8, deliveryAttempts: 1, auditLogs: 2, idempotencyRecords: 0 },
+};
+
 /** A deal (docs/api-contract.md §2.5). */
 export const DEAL_EXAMPLE = {
   id: DEAL_ID,

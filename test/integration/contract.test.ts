@@ -93,6 +93,7 @@ function bodyOf(route: RouteEntry): unknown {
   const bodies: Record<string, unknown> = {
     "PATCH /accounts/{id}": { name: "Renamed" },
     "PATCH /contacts/{id}": { firstName: "Renamed" },
+    "POST /contacts/{id}/erase": undefined,
     "PATCH /deals/{id}": { name: "Renamed" },
     "PATCH /devices/{id}": { hostname: "renamed" },
     "PATCH /tasks/{id}": { title: "Renamed" },

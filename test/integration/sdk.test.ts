@@ -41,7 +41,7 @@ describe("resource methods (generated from the document)", () => {
     const crm = createClient({ apiKey: "msp_test_x", baseUrl: server.url });
     const methods = (resource: object) => Object.keys(resource).sort();
     expect(methods(crm.accounts)).toEqual(["bulk", "create", "delete", "get", "list", "update"]);
-    expect(methods(crm.contacts)).toEqual(["bulk", "create", "get", "list", "update"]);
+    expect(methods(crm.contacts)).toEqual(["bulk", "create", "erase", "get", "list", "update"]);
     expect(methods(crm.deals)).toEqual(["bulk", "create", "get", "list", "update"]);
     expect(methods(crm.devices)).toEqual(["bulk", "create", "delete", "get", "list", "update"]);
     expect(methods(crm.tasks)).toEqual(["create", "delete", "get", "list", "update"]);

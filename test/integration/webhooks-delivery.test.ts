@@ -99,6 +99,8 @@ async function causeAllEvents(key: string) {
   await ok("DELETE", `/devices/${spare.id}`);
   await ok("POST", "/devices", { rmmAgentId: "agent-3", accountId: gone.id, hostname: "WS-004" });
   await ok("DELETE", `/accounts/${gone.id}?force=true`);
+  const person = await ok("POST", "/contacts", { email: "erase.me@northwind.example" });
+  await ok("POST", `/contacts/${person.id}/erase`);
   return { account, api };
 }
 

@@ -12,8 +12,10 @@ import {
   ContactSchema,
   ContactUpdateSchema,
 } from "../../schemas/contacts";
+import { ContactErasureSchema } from "../../schemas/erasure";
 import { runBulk } from "../../services/bulk";
 import { bulkUpsertContacts, createContact, getContact, listContacts, updateContact } from "../../services/contacts";
+import { eraseContact } from "../../services/erasure";
 import { apiProcedure, router } from "../../trpc";
 
 const tags = ["Contacts"];
@@ -22,7 +24,8 @@ const SHAPE =
   "A contact is returned with its account relationships (accounts: [{accountId, accountName, role, isPrimary}], the primary one first, then by account name); list items, bulk events and the contact.created / contact.updated webhook data have exactly this shape.";
 
 /**
- * Contacts endpoints (docs/api-contract.md §4.2, §2.4, §6.1): list, create, get, update and bulk upsert. Errors: 401,
+ * Contacts endpoints (docs/api-contract.md §4.2, §2.4, §6.1, §4.16): list, create, get, update, bulk upsert and erasure.
+ * Errors: 401,
  * 403, 404, 400, 422 as documented per operation in OpenAPI.
  */
 export const contactsRouter = router({
@@ -112,4 +115,25 @@ export const contactsRouter = router({
     .input(ContactUpdateSchema)
     .output(ContactSchema)
     .mutation(({ ctx, input }) => updateContact(ctx.principal.orgId, input, ctx.principal)),
+
+  /**
+   * `POST /contacts/{id}/erase` (contacts:write): erases a person (docs/api-contract.md §4.16): removes the contact and
+   * its links, redacts its personal data in stored events, delivery attempts, audit-log queries and idempotent answers,
+   * records `contact.erased` (tombstone). 200 with the counts; 404 when unknown, already erased or another
+   * organisation's.
+   */
+  erase: apiProcedure("contacts:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/contacts/{id}/erase",
+        tags,
+        summary: "Erase a contact (right to erasure)",
+        description:
+          'Erases the person the contact is, in one transaction: the contact and its account relationships are removed, touchpoints that named it keep their rows with contactId null, and its personal data is redacted where the service stored copies of it, rows kept and values replaced by "[erased]": stored events (the events feed and the payload of every later webhook attempt or redelivery), delivery attempts\' stored answers and errors, the API audit log\'s query strings and stored idempotent answers. The contact\'s own events lose its personal fields (email, names, title, phone, relationship roles); in any other stored text each email, phone number and full name the contact ever had is replaced where it appears as a word. Records contact.erased with a tombstone {id, resource: "contact", deleted: true}. Answers 200 with the rows removed and redacted per store. Copies already delivered to webhook receivers, backups and logs shipped elsewhere are out of its reach. A second erasure of the same id is 404 not_found.',
+      },
+    })
+    .input(z.strictObject({ id: IdSchema }))
+    .output(ContactErasureSchema)
+    .mutation(({ ctx, input }) => eraseContact(ctx.principal.orgId, input.id, ctx.principal)),
 });
