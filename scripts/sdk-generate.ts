@@ -62,7 +62,7 @@ function operationsOf(doc: Json): OperationInfo[] {
         resource,
         name,
         summary: String(operation.summary ?? `${method.toUpperCase()} ${route}`),
-        scope: operation["x-required-scope"] as string | undefined,
+        scope: [operation["x-required-scope"] as string | string[] | undefined].flat().filter(Boolean).join("` or `"),
         pathParams: parameters
           .filter((parameter) => parameter.in === "path")
           .map((parameter) => String(parameter.name)),

@@ -11,7 +11,8 @@ import type { ApiKeyPrincipal } from "./services/api-keys";
  * `{ data, hasMore, nextCursor }` to be lifted into the top-level envelope (docs/api-contract.md §2.1).
  */
 export type Meta = OpenApiMeta<{
-  scope?: Scope;
+  /** One scope, or several of which the key needs any one (search: each result type needs its own read scope). */
+  scope?: Scope | readonly Scope[];
   successStatus?: 200 | 201;
   envelope?: "list";
   /** Status of an answer whose data has `mode: "partial"` (bulk requests in partial mode). */
@@ -57,12 +58,13 @@ export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure;
 
 /**
- * A procedure that needs a Bearer API key holding `scope` (docs/api-contract.md §5). The REST facade authenticates the
- * key and checks the scope before the input is parsed, so an unauthenticated caller learns nothing about the schema;
- * this narrows `ctx.principal` (`orgId`, `apiKeyId`, `scopes`, `isTest`) for the procedure.
+ * A procedure that needs a Bearer API key holding `scope`, or any one of several scopes (docs/api-contract.md §5). The
+ * REST facade authenticates the key and checks the scope before the input is parsed, so an unauthenticated caller
+ * learns nothing about the schema; this narrows `ctx.principal` (`orgId`, `apiKeyId`, `scopes`, `isTest`) for the
+ * procedure.
  * @throws ApiError `unauthorized` (401) when called without a principal.
  */
-export function apiProcedure(scope: Scope) {
+export function apiProcedure(scope: Scope | readonly Scope[]) {
   return t.procedure.meta({ scope }).use(({ ctx, next }) => {
     if (!ctx.principal) throw new ApiError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY>");
     return next({ ctx: { principal: ctx.principal } });

@@ -182,5 +182,31 @@ export function resources(call: Caller) {
       redeliver: (id: string, options?: CallOptions): Promise<SuccessData<"/deliveries/{id}/redeliver", "post">> =>
         call.send("post", "/deliveries/{id}/redeliver", { path: { id } }, options),
     },
+    search: {
+      /** Search records: `GET /search`, scope `accounts:read` or `contacts:read` or `deals:read` or `devices:read`; every record, page after page. */
+      quick: (query: ListQuery<"/search">, options?: CallOptions): AsyncGenerator<ItemOf<"/search">> =>
+        call.list("/search", { query }, options),
+      /** Search accounts with filter groups: `POST /accounts/search`, scope `accounts:read`. */
+      accounts: (body: Body<"/accounts/search", "post">, options?: CallOptions): Promise<SuccessData<"/accounts/search", "post">> =>
+        call.send("post", "/accounts/search", { body }, options),
+      /** Search contacts with filter groups: `POST /contacts/search`, scope `contacts:read`. */
+      contacts: (body: Body<"/contacts/search", "post">, options?: CallOptions): Promise<SuccessData<"/contacts/search", "post">> =>
+        call.send("post", "/contacts/search", { body }, options),
+      /** Search deals with filter groups: `POST /deals/search`, scope `deals:read`. */
+      deals: (body: Body<"/deals/search", "post">, options?: CallOptions): Promise<SuccessData<"/deals/search", "post">> =>
+        call.send("post", "/deals/search", { body }, options),
+      /** Search devices with filter groups: `POST /devices/search`, scope `devices:read`. */
+      devices: (body: Body<"/devices/search", "post">, options?: CallOptions): Promise<SuccessData<"/devices/search", "post">> =>
+        call.send("post", "/devices/search", { body }, options),
+      /** Search tasks with filter groups: `POST /tasks/search`, scope `tasks:read`. */
+      tasks: (body: Body<"/tasks/search", "post">, options?: CallOptions): Promise<SuccessData<"/tasks/search", "post">> =>
+        call.send("post", "/tasks/search", { body }, options),
+      /** Search notes with filter groups: `POST /notes/search`, scope `notes:read`. */
+      notes: (body: Body<"/notes/search", "post">, options?: CallOptions): Promise<SuccessData<"/notes/search", "post">> =>
+        call.send("post", "/notes/search", { body }, options),
+      /** Search touchpoints with filter groups: `POST /touchpoints/search`, scope `touchpoints:read`. */
+      touchpoints: (body: Body<"/touchpoints/search", "post">, options?: CallOptions): Promise<SuccessData<"/touchpoints/search", "post">> =>
+        call.send("post", "/touchpoints/search", { body }, options),
+    },
   };
 }

@@ -794,6 +794,182 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search records
+         * @description Finds accounts, contacts, deals and devices of the organisation by the words of their identifying text: account name, domain and externalId; contact first and last name, email (and its domain) and phone number (its digits too, with or without the country code); deal name; device hostname and RMM agent id. Each word of q matches the start of a word, case- and accent-insensitively (ann matches Ann and Anne, zurich matches Zürich), and every word must match; results come best first (a match in the name over one elsewhere, a name equal to q or starting with it first). When nothing matches as written and q has at least 4 characters, records whose name is close to q (a typo: nortwind finds Northwind) are returned, ranked by similarity below 1. Only the types the key may read are searched (accounts:read, contacts:read, deals:read, devices:read); naming another in types is 403. A record is found by the request after the one that created or changed it, and no longer after it is deleted. Page with nextCursor, with no limit on how far.
+         *
+         *     Requires any one of the scopes `accounts:read`, `contacts:read`, `deals:read`, `devices:read`.
+         */
+        get: operations["search-quick"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search accounts with filter groups
+         * @description The accounts list (GET /accounts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         *
+         *     Requires scope `accounts:read`.
+         */
+        post: operations["search-accounts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search contacts with filter groups
+         * @description The contacts list (GET /contacts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         *
+         *     Requires scope `contacts:read`.
+         */
+        post: operations["search-contacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/deals/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search deals with filter groups
+         * @description The deals list (GET /deals) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         *
+         *     Requires scope `deals:read`.
+         */
+        post: operations["search-deals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/devices/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search devices with filter groups
+         * @description The devices list (GET /devices) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         *
+         *     Requires scope `devices:read`.
+         */
+        post: operations["search-devices"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tasks/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search tasks with filter groups
+         * @description The tasks list (GET /tasks) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         *
+         *     Requires scope `tasks:read`.
+         */
+        post: operations["search-tasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notes/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search notes with filter groups
+         * @description The notes list (GET /notes) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         *
+         *     Requires scope `notes:read`.
+         */
+        post: operations["search-notes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/touchpoints/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search touchpoints with filter groups
+         * @description The touchpoints list (GET /touchpoints) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         *
+         *     Requires scope `touchpoints:read`.
+         */
+        post: operations["search-touchpoints"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2566,6 +2742,33 @@ export interface components {
              * @description When the attempt started (ISO 8601 UTC).
              */
             startedAt: string;
+        };
+        /**
+         * @example {
+         *       "type": "account",
+         *       "id": "cm7k2x0a80001northwind0",
+         *       "label": "Northwind Dental",
+         *       "sublabel": "northwind-dental.example",
+         *       "rank": 1.607927
+         *     }
+         */
+        SearchResult: {
+            /**
+             * @description The record's type: its GET is /{type}s/{id}.
+             * @enum {string}
+             */
+            type: "account" | "contact" | "deal" | "device";
+            /**
+             * @description The record's id.
+             * @example cm7k2x0a80001northwind0
+             */
+            id: string;
+            /** @description What to show first: an account's or deal's name, a contact's full name (its email when it has no name), a device's hostname. */
+            label: string;
+            /** @description What to show second: an account's domain (else its externalId), a contact's email, a deal's stage, a device's RMM agent id. */
+            sublabel: string | null;
+            /** @description How well the record matches, higher first: a word matched in the name counts more than one in other identifying text, and a name equal to the query, or starting with it, more still. Results of a typo-tolerant search (nothing matched as written) rank below 1. Compare ranks within one search only. */
+            rank: number;
         };
         ErrorEnvelope: {
             /**
@@ -13991,6 +14194,1999 @@ export interface operations {
                 };
             };
             /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "search-quick": {
+        parameters: {
+            query: {
+                /** @description What to find, 1 to 200 characters (trimmed): words matched as prefixes of the words of each record's identifying text, case- and accent-insensitively, every word required. When nothing matches, records whose name is close to it (a typo) are returned instead. */
+                q: string;
+                /** @description Comma-separated record types to search: account, contact, deal, device. Default: every type the key may read. Naming a type whose read scope the key lacks is 403 insufficient_scope. */
+                types?: string;
+                /** @description Page size, 1 to 100; default 20. Larger values are refused (422). */
+                limit?: number;
+                /** @description The nextCursor of the previous page of the same search (same q and types). Any other string is 400 bad_request. */
+                cursor?: string;
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "type": "account",
+                     *           "id": "cm7k2x0a80001northwind0",
+                     *           "label": "Northwind Dental",
+                     *           "sublabel": "northwind-dental.example",
+                     *           "rank": 1.607927
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80001northwind0",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["SearchResult"][];
+                        /** @description false when this page is the end of the results. */
+                        hasMore: boolean;
+                        /** @description Pass as cursor, with the same q and types, for the next page; null on an empty page. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "search-accounts": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filterGroups": [
+                 *         {
+                 *           "filters": [
+                 *             {
+                 *               "field": "lifecycleStatus",
+                 *               "operator": "in",
+                 *               "value": [
+                 *                 "ACTIVE",
+                 *                 "AT_RISK"
+                 *               ]
+                 *             },
+                 *             {
+                 *               "field": "employeeCount",
+                 *               "operator": "between",
+                 *               "value": [
+                 *                 50,
+                 *                 500
+                 *               ]
+                 *             }
+                 *           ]
+                 *         },
+                 *         {
+                 *           "filters": [
+                 *             {
+                 *               "field": "domain",
+                 *               "operator": "notExists"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "sort": "name:asc",
+                 *       "limit": 50
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 0 to 5 groups: a record matches when it matches any one group. Empty or left out: every record. */
+                    filterGroups?: {
+                        /** @description 1 to 6 filters, all of which a record must match. */
+                        filters: {
+                            /**
+                             * @description A filterable field of accounts: name, industry, domain, externalId, lifecycleStatus, employeeCount, createdAt, updatedAt.
+                             * @enum {string}
+                             */
+                            field: "name" | "industry" | "domain" | "externalId" | "lifecycleStatus" | "employeeCount" | "createdAt" | "updatedAt";
+                            /**
+                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @enum {string}
+                             */
+                            operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            value?: unknown;
+                        }[];
+                    }[];
+                    /**
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @example name:desc
+                     */
+                    sort?: string;
+                    /**
+                     * Format: int32
+                     * @description Page size, 1 to 100; default 50. Larger values are refused (422).
+                     * @default 50
+                     */
+                    limit?: number;
+                    /**
+                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
+                     * @example cm7k2x0a80001northwind0
+                     */
+                    cursor?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "cm7k2x0a80001northwind0",
+                     *           "name": "Northwind Dental",
+                     *           "lifecycleStatus": "ACTIVE",
+                     *           "industry": "Healthcare",
+                     *           "employeeCount": 85,
+                     *           "domain": "northwind-dental.example",
+                     *           "externalId": "psa-42",
+                     *           "createdAt": "2026-11-02T09:15:27.114Z",
+                     *           "updatedAt": "2026-11-20T14:03:51.902Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80001northwind0",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Account"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "search-contacts": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filterGroups": [
+                 *         {
+                 *           "filters": [
+                 *             {
+                 *               "field": "email",
+                 *               "operator": "contains",
+                 *               "value": "northwind-dental"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "sort": "lastName:asc"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 0 to 5 groups: a record matches when it matches any one group. Empty or left out: every record. */
+                    filterGroups?: {
+                        /** @description 1 to 6 filters, all of which a record must match. */
+                        filters: {
+                            /**
+                             * @description A filterable field of contacts: email, firstName, lastName, title, phone, createdAt, updatedAt.
+                             * @enum {string}
+                             */
+                            field: "email" | "firstName" | "lastName" | "title" | "phone" | "createdAt" | "updatedAt";
+                            /**
+                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @enum {string}
+                             */
+                            operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            value?: unknown;
+                        }[];
+                    }[];
+                    /**
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @example createdAt:desc
+                     */
+                    sort?: string;
+                    /**
+                     * Format: int32
+                     * @description Page size, 1 to 100; default 50. Larger values are refused (422).
+                     * @default 50
+                     */
+                    limit?: number;
+                    /**
+                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
+                     * @example cm7k2x0a80001northwind0
+                     */
+                    cursor?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "cm7k2x0a80002annalopez0",
+                     *           "email": "anna.lopez@northwind-dental.example",
+                     *           "firstName": "Anna",
+                     *           "lastName": "Lopez",
+                     *           "title": "Practice manager",
+                     *           "phone": "+442071234567",
+                     *           "accounts": [
+                     *             {
+                     *               "accountId": "cm7k2x0a80001northwind0",
+                     *               "accountName": "Northwind Dental",
+                     *               "role": "Decision maker",
+                     *               "isPrimary": true
+                     *             }
+                     *           ],
+                     *           "createdAt": "2026-11-02T09:15:27.114Z",
+                     *           "updatedAt": "2026-11-20T14:03:51.902Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80002annalopez0",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Contact"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "search-deals": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filterGroups": [
+                 *         {
+                 *           "filters": [
+                 *             {
+                 *               "field": "stage",
+                 *               "operator": "in",
+                 *               "value": [
+                 *                 "PROPOSAL",
+                 *                 "NEGOTIATION"
+                 *               ]
+                 *             },
+                 *             {
+                 *               "field": "estimatedMrr",
+                 *               "operator": "gte",
+                 *               "value": 1000
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "sort": "estimatedMrr:desc"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 0 to 5 groups: a record matches when it matches any one group. Empty or left out: every record. */
+                    filterGroups?: {
+                        /** @description 1 to 6 filters, all of which a record must match. */
+                        filters: {
+                            /**
+                             * @description A filterable field of deals: name, stage, type, accountId, ownerId, serviceCategory, estimatedMrr, probability, closedAt, createdAt, updatedAt.
+                             * @enum {string}
+                             */
+                            field: "name" | "stage" | "type" | "accountId" | "ownerId" | "serviceCategory" | "estimatedMrr" | "probability" | "closedAt" | "createdAt" | "updatedAt";
+                            /**
+                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @enum {string}
+                             */
+                            operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            value?: unknown;
+                        }[];
+                    }[];
+                    /**
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @example estimatedMrr:desc
+                     */
+                    sort?: string;
+                    /**
+                     * Format: int32
+                     * @description Page size, 1 to 100; default 50. Larger values are refused (422).
+                     * @default 50
+                     */
+                    limit?: number;
+                    /**
+                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
+                     * @example cm7k2x0a80001northwind0
+                     */
+                    cursor?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "cm7k2x0a80003renewal2027",
+                     *           "name": "Managed services renewal 2027",
+                     *           "accountId": "cm7k2x0a80001northwind0",
+                     *           "estimatedMrr": 4250,
+                     *           "probability": 70,
+                     *           "stage": "NEGOTIATION",
+                     *           "type": "RENEWAL",
+                     *           "serviceCategory": "Managed Services",
+                     *           "ownerId": "user-17",
+                     *           "expectedCloseDate": "2026-12-15",
+                     *           "closedAt": null,
+                     *           "createdAt": "2026-11-02T09:15:27.114Z",
+                     *           "updatedAt": "2026-11-20T14:03:51.902Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80003renewal2027",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Deal"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "search-devices": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filterGroups": [
+                 *         {
+                 *           "filters": [
+                 *             {
+                 *               "field": "lastSeenAt",
+                 *               "operator": "lt",
+                 *               "value": "2026-11-01T00:00:00Z"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 0 to 5 groups: a record matches when it matches any one group. Empty or left out: every record. */
+                    filterGroups?: {
+                        /** @description 1 to 6 filters, all of which a record must match. */
+                        filters: {
+                            /**
+                             * @description A filterable field of devices: hostname, rmmAgentId, deviceType, os, accountId, lastSeenAt, createdAt, updatedAt.
+                             * @enum {string}
+                             */
+                            field: "hostname" | "rmmAgentId" | "deviceType" | "os" | "accountId" | "lastSeenAt" | "createdAt" | "updatedAt";
+                            /**
+                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @enum {string}
+                             */
+                            operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            value?: unknown;
+                        }[];
+                    }[];
+                    /**
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @example createdAt:desc
+                     */
+                    sort?: string;
+                    /**
+                     * Format: int32
+                     * @description Page size, 1 to 100; default 50. Larger values are refused (422).
+                     * @default 50
+                     */
+                    limit?: number;
+                    /**
+                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
+                     * @example cm7k2x0a80001northwind0
+                     */
+                    cursor?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "cm7k2x0a80005frontdesk01",
+                     *           "rmmAgentId": "agent-7f3c9e",
+                     *           "accountId": "cm7k2x0a80001northwind0",
+                     *           "hostname": "NWD-FRONTDESK-01",
+                     *           "deviceType": "Workstation",
+                     *           "os": "Windows 11 Pro 24H2",
+                     *           "isOnline": true,
+                     *           "isEndOfLife": false,
+                     *           "patchCompliant": true,
+                     *           "lastSeenAt": "2026-11-24T08:59:12.000Z",
+                     *           "createdAt": "2026-11-02T09:15:27.114Z",
+                     *           "updatedAt": "2026-11-20T14:03:51.902Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80005frontdesk01",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Device"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "search-tasks": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filterGroups": [
+                 *         {
+                 *           "filters": [
+                 *             {
+                 *               "field": "status",
+                 *               "operator": "ne",
+                 *               "value": "DONE"
+                 *             },
+                 *             {
+                 *               "field": "dueAt",
+                 *               "operator": "lt",
+                 *               "value": "2026-12-01T00:00:00Z"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "sort": "dueAt:asc"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 0 to 5 groups: a record matches when it matches any one group. Empty or left out: every record. */
+                    filterGroups?: {
+                        /** @description 1 to 6 filters, all of which a record must match. */
+                        filters: {
+                            /**
+                             * @description A filterable field of tasks: title, status, priority, assigneeId, accountId, dealId, dueAt, completedAt, createdAt, updatedAt.
+                             * @enum {string}
+                             */
+                            field: "title" | "status" | "priority" | "assigneeId" | "accountId" | "dealId" | "dueAt" | "completedAt" | "createdAt" | "updatedAt";
+                            /**
+                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @enum {string}
+                             */
+                            operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            value?: unknown;
+                        }[];
+                    }[];
+                    /**
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @example dueAt:desc
+                     */
+                    sort?: string;
+                    /**
+                     * Format: int32
+                     * @description Page size, 1 to 100; default 50. Larger values are refused (422).
+                     * @default 50
+                     */
+                    limit?: number;
+                    /**
+                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
+                     * @example cm7k2x0a80001northwind0
+                     */
+                    cursor?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "cm7k2x0a80004qbrprep0000",
+                     *           "title": "Prepare the quarterly business review",
+                     *           "description": "Uptime, ticket trends and the renewal proposal.",
+                     *           "status": "IN_PROGRESS",
+                     *           "priority": "HIGH",
+                     *           "dueAt": "2026-12-01T16:00:00.000Z",
+                     *           "assigneeId": "user-17",
+                     *           "accountId": "cm7k2x0a80001northwind0",
+                     *           "dealId": "cm7k2x0a80003renewal2027",
+                     *           "completedAt": null,
+                     *           "createdAt": "2026-11-02T09:15:27.114Z",
+                     *           "updatedAt": "2026-11-20T14:03:51.902Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80004qbrprep0000",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Task"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "search-notes": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filterGroups": [
+                 *         {
+                 *           "filters": [
+                 *             {
+                 *               "field": "objectId",
+                 *               "operator": "eq",
+                 *               "value": "cm7k2x0a80001northwind0"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 0 to 5 groups: a record matches when it matches any one group. Empty or left out: every record. */
+                    filterGroups?: {
+                        /** @description 1 to 6 filters, all of which a record must match. */
+                        filters: {
+                            /**
+                             * @description A filterable field of notes: objectId, authorId, createdAt, updatedAt.
+                             * @enum {string}
+                             */
+                            field: "objectId" | "authorId" | "createdAt" | "updatedAt";
+                            /**
+                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @enum {string}
+                             */
+                            operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            value?: unknown;
+                        }[];
+                    }[];
+                    /**
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @example createdAt:desc
+                     */
+                    sort?: string;
+                    /**
+                     * Format: int32
+                     * @description Page size, 1 to 100; default 50. Larger values are refused (422).
+                     * @default 50
+                     */
+                    limit?: number;
+                    /**
+                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
+                     * @example cm7k2x0a80001northwind0
+                     */
+                    cursor?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "cm7k2x0a80007notebackup0",
+                     *           "objectType": "Account",
+                     *           "objectId": "cm7k2x0a80001northwind0",
+                     *           "body": "Backups to the new NAS verified after the move.",
+                     *           "authorId": "user-17",
+                     *           "createdAt": "2026-11-20T14:03:51.902Z",
+                     *           "updatedAt": "2026-11-20T14:03:51.902Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80007notebackup0",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Note"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "search-touchpoints": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filterGroups": [
+                 *         {
+                 *           "filters": [
+                 *             {
+                 *               "field": "occurredAt",
+                 *               "operator": "gte",
+                 *               "value": "2026-11-01T00:00:00Z"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "sort": "occurredAt:desc"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 0 to 5 groups: a record matches when it matches any one group. Empty or left out: every record. */
+                    filterGroups?: {
+                        /** @description 1 to 6 filters, all of which a record must match. */
+                        filters: {
+                            /**
+                             * @description A filterable field of touchpoints: accountId, subject, type, direction, occurredAt, createdAt, updatedAt.
+                             * @enum {string}
+                             */
+                            field: "accountId" | "subject" | "type" | "direction" | "occurredAt" | "createdAt" | "updatedAt";
+                            /**
+                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @enum {string}
+                             */
+                            operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            value?: unknown;
+                        }[];
+                    }[];
+                    /**
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @example occurredAt:desc
+                     */
+                    sort?: string;
+                    /**
+                     * Format: int32
+                     * @description Page size, 1 to 100; default 50. Larger values are refused (422).
+                     * @default 50
+                     */
+                    limit?: number;
+                    /**
+                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
+                     * @example cm7k2x0a80001northwind0
+                     */
+                    cursor?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "cm7k2x0a80006qbrcall0000",
+                     *           "accountId": "cm7k2x0a80001northwind0",
+                     *           "contactId": "cm7k2x0a80002annalopez0",
+                     *           "type": "CALL",
+                     *           "direction": "OUTBOUND",
+                     *           "subject": "QBR scheduling",
+                     *           "notes": "Agreed on 1 December; Anna brings the new office plans.",
+                     *           "occurredAt": "2026-11-20T14:00:00.000Z",
+                     *           "createdAt": "2026-11-20T14:03:51.902Z",
+                     *           "updatedAt": "2026-11-20T14:03:51.902Z"
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80006qbrcall0000",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Touchpoint"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -46,6 +46,19 @@ export class EmbeddedDatabaseBusyError extends Error {
 // "The embedded database").
 const SETTINGS = ["-c", "shared_buffers=16MB"];
 
+/**
+ * PostgreSQL's contrib extensions the migrations create, by export name and module URL (search: docs/architecture.md,
+ * "Search"). PGlite loads an extension's files only when it is named at construction, so every open passes them, the
+ * template's build included.
+ */
+function extensionModules(): Record<string, string> {
+  return {
+    pg_trgm: import.meta.resolve("@electric-sql/pglite/contrib/pg_trgm"),
+    unaccent: import.meta.resolve("@electric-sql/pglite/contrib/unaccent"),
+    btree_gin: import.meta.resolve("@electric-sql/pglite/contrib/btree_gin"),
+  };
+}
+
 /** Most connections the socket serves at once: the server's pool, the admin command, a psql or two. */
 const MAX_CONNECTIONS = 64;
 
@@ -97,7 +110,12 @@ const { parentPort, workerData } = require("node:worker_threads");
     }
     const { PGlite } = await import(workerData.pglite);
     const { PGLiteSocketServer } = await import(workerData.socket);
-    db = await PGlite.create(workerData.dir, { startParams: [...PGlite.defaultStartParams, ...workerData.settings] });
+    const extensions = {};
+    for (const [name, url] of Object.entries(workerData.extensions)) extensions[name] = (await import(url))[name];
+    db = await PGlite.create(workerData.dir, {
+      startParams: [...PGlite.defaultStartParams, ...workerData.settings],
+      extensions,
+    });
     server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: workerData.maxConnections });
     await server.start();
     parentPort.postMessage({ conn: server.getServerConn() });
@@ -186,6 +204,7 @@ export async function openEmbeddedDatabase(
         dir,
         pglite: import.meta.resolve("@electric-sql/pglite"),
         socket: import.meta.resolve("@electric-sql/pglite-socket"),
+        extensions: extensionModules(),
         maxConnections: MAX_CONNECTIONS,
         settings: SETTINGS,
         template,

@@ -43,8 +43,8 @@ export const identify: Step = async (exchange, next) => {
 /**
  * Refuse: answers what the steps before the rate limit found (a malformed target 400, an unknown path 404, a wrong
  * method 405 with `Allow`, a repeated `Authorization` header 400, an invalid key 401), OPTIONS with 204 and `Allow`,
- * and a key that lacks the route's scope with 403 `insufficient_scope` (docs/api-contract.md §5), before anything
- * about the input is revealed.
+ * and a key that lacks the route's scope (or every one of its scopes, when it accepts several) with 403
+ * `insufficient_scope` (docs/api-contract.md §5), before anything about the input is revealed.
  * @throws ApiError the refusal found, or `insufficient_scope` (403).
  */
 export const refuse: Step = async (exchange, next) => {
@@ -57,8 +57,15 @@ export const refuse: Step = async (exchange, next) => {
     };
   }
   const scope = exchange.route?.meta.scope;
-  if (scope && !(exchange.principal && hasScope(exchange.principal.scopes, scope))) {
+  const granted = exchange.principal?.scopes ?? [];
+  if (typeof scope === "string" && !hasScope(granted, scope)) {
     throw new ApiError("insufficient_scope", `This API key lacks the ${scope} scope required by this endpoint`);
+  }
+  if (Array.isArray(scope) && !scope.some((one) => hasScope(granted, one))) {
+    throw new ApiError(
+      "insufficient_scope",
+      `This API key has none of the scopes this endpoint accepts: ${scope.join(", ")}`,
+    );
   }
   return next();
 };

@@ -11,7 +11,7 @@ type Json = Record<string, unknown>;
 
 const API_DESCRIPTION = `JSON REST API of the MSP CRM: accounts and the rest of an MSP's customer data.
 
-**Authentication.** Every operation except GET /status needs \`Authorization: Bearer <API_KEY>\` (msp_live_… or msp_test_…). Each operation names the scope it requires in its description and in \`x-required-scope\`; the bearerAuth scheme's \`x-scopes\` lists every scope with what it grants. \`x:write\` implies \`x:read\` and \`admin:read\` implies every read scope. Send the header once (two are 400 bad_request). A missing or invalid key gives 401 unauthorized, a missing scope 403 insufficient_scope (so does a test key asking for a test event or a redelivery: test keys send no webhooks). (OpenAPI lists scopes in a security requirement only for OAuth2 and OpenID Connect schemes; these keys are neither, so each requirement names the scheme alone.)
+**Authentication.** Every operation except GET /status needs \`Authorization: Bearer <API_KEY>\` (msp_live_… or msp_test_…). Each operation names the scope it requires in its description and in \`x-required-scope\` (an array where any one of several scopes will do: search); the bearerAuth scheme's \`x-scopes\` lists every scope with what it grants. \`x:write\` implies \`x:read\` and \`admin:read\` implies every read scope. Send the header once (two are 400 bad_request). A missing or invalid key gives 401 unauthorized, a missing scope 403 insufficient_scope (so does a test key asking for a test event or a redelivery: test keys send no webhooks). (OpenAPI lists scopes in a security requirement only for OAuth2 and OpenID Connect schemes; these keys are neither, so each requirement names the scheme alone.)
 
 **Browsers (CORS).** API keys are server-side secrets: the API sends no Access-Control-Allow-* headers, so a web page on another origin cannot call it. Call it from your server, never from a browser with a key in it.
 
@@ -33,11 +33,11 @@ const TAGS = [
   {
     name: "Accounts",
     description:
-      "The MSP's customers: list, create, read, update, soft delete (CHURNED) and hard delete, bulk upsert on externalId.",
+      "The MSP's customers: list, search, create, read, update, soft delete (CHURNED) and hard delete, bulk upsert on externalId.",
   },
   {
     name: "Contacts",
-    description: "People at accounts with their account relationships; bulk upsert on email.",
+    description: "People at accounts with their account relationships; bulk upsert on email; erasure of a person.",
   },
   { name: "Deals", description: "The pipeline: stages, won and lost outcomes, MRR per deal." },
   { name: "Tasks", description: "Follow-ups on accounts and deals." },
@@ -61,6 +61,11 @@ const TAGS = [
     name: "Webhooks",
     description:
       "Endpoints that receive signed event deliveries (Standard Webhooks), their delivery attempts, tests and redelivery.",
+  },
+  {
+    name: "Search",
+    description:
+      "Find accounts, contacts, deals and devices by the words of their names, emails, domains, phone numbers and ids, best first.",
   },
 ] as const;
 
@@ -526,9 +531,15 @@ function build(baseUrl: string): Json {
     operation.responses = result;
     if (isProtected && route.meta.scope) {
       // The scope goes in x-required-scope: OpenAPI names scopes in a requirement for OAuth2 and OpenID Connect only.
+      // An operation that accepts any of several scopes lists them there as an array.
+      const scope = route.meta.scope;
       operation.security = [{ bearerAuth: [] }];
-      operation["x-required-scope"] = route.meta.scope;
-      operation.description = `${operation.description ? `${operation.description}\n\n` : ""}Requires scope \`${route.meta.scope}\`.`;
+      operation["x-required-scope"] = typeof scope === "string" ? scope : [...scope];
+      const needs =
+        typeof scope === "string"
+          ? `scope \`${scope}\``
+          : `any one of the scopes ${scope.map((one) => `\`${one}\``).join(", ")}`;
+      operation.description = `${operation.description ? `${operation.description}\n\n` : ""}Requires ${needs}.`;
     } else {
       operation.security = [];
     }

@@ -131,13 +131,14 @@ function chain(collection: Json, document: Json): string[] {
       const status = Number(Object.keys(responses).find((code) => /^2\d\d$/.test(code) && code !== "207") ?? 200);
       const params = segments.filter((part) => part.startsWith(":")).map((part) => part.slice(1));
       const last = segments[segments.length - 1] ?? "";
-      // An erasure removes its record as a delete does, so it is ordered and redirected like one.
+      // An erasure removes its record as a delete does, so it is ordered and redirected like one; a structured search
+      // (POST /{resource}/search) reads as a list does.
       const kind =
         method === "delete" || last === "erase"
           ? "delete"
           : method === "patch"
             ? "update"
-            : method === "get"
+            : method === "get" || last === "search"
               ? params.length === 0
                 ? "list"
                 : last.startsWith(":")

@@ -114,6 +114,82 @@ export const CONTACT_ERASURE_EXAMPLE = {
   redacted: { events: 4, webhookDeliveries: 8, deliveryAttempts: 1, auditLogs: 2, idempotencyRecords: 0 },
 };
 
+/** One result of `GET /search` (docs/api-contract.md §4.17). */
+export const SEARCH_RESULT_EXAMPLE = {
+  type: "account",
+  id: ACCOUNT_ID,
+  label: "Northwind Dental",
+  sublabel: "northwind-dental.example",
+  rank: 1.607927,
+};
+
+/** A page of `GET /search?q=northw`. */
+export const SEARCH_PAGE_EXAMPLE = {
+  data: [
+    SEARCH_RESULT_EXAMPLE,
+    {
+      type: "contact",
+      id: CONTACT_ID,
+      label: "Anna Lopez",
+      sublabel: "anna.lopez@northwind-dental.example",
+      rank: 0.243171,
+    },
+  ],
+  hasMore: false,
+  nextCursor: "djEuMC4yNDMxNzEuY203azJ4MGE4MDAwMmFubmFsb3BlejAuY29udGFjdC5hYjEyY2QzNA",
+};
+
+/** Bodies of `POST /{resource}/search` (docs/api-contract.md §4.18), by resource. */
+export const STRUCTURED_SEARCH_EXAMPLES: Record<string, unknown> = {
+  accounts: {
+    filterGroups: [
+      {
+        filters: [
+          { field: "lifecycleStatus", operator: "in", value: ["ACTIVE", "AT_RISK"] },
+          { field: "employeeCount", operator: "between", value: [50, 500] },
+        ],
+      },
+      { filters: [{ field: "domain", operator: "notExists" }] },
+    ],
+    sort: "name:asc",
+    limit: 50,
+  },
+  contacts: {
+    filterGroups: [{ filters: [{ field: "email", operator: "contains", value: "northwind-dental" }] }],
+    sort: "lastName:asc",
+  },
+  deals: {
+    filterGroups: [
+      {
+        filters: [
+          { field: "stage", operator: "in", value: ["PROPOSAL", "NEGOTIATION"] },
+          { field: "estimatedMrr", operator: "gte", value: 1000 },
+        ],
+      },
+    ],
+    sort: "estimatedMrr:desc",
+  },
+  devices: {
+    filterGroups: [{ filters: [{ field: "lastSeenAt", operator: "lt", value: "2026-11-01T00:00:00Z" }] }],
+  },
+  tasks: {
+    filterGroups: [
+      {
+        filters: [
+          { field: "status", operator: "ne", value: "DONE" },
+          { field: "dueAt", operator: "lt", value: "2026-12-01T00:00:00Z" },
+        ],
+      },
+    ],
+    sort: "dueAt:asc",
+  },
+  notes: { filterGroups: [{ filters: [{ field: "objectId", operator: "eq", value: ACCOUNT_ID }] }] },
+  touchpoints: {
+    filterGroups: [{ filters: [{ field: "occurredAt", operator: "gte", value: "2026-11-01T00:00:00Z" }] }],
+    sort: "occurredAt:desc",
+  },
+};
+
 /** A deal (docs/api-contract.md §2.5). */
 export const DEAL_EXAMPLE = {
   id: DEAL_ID,

@@ -53,21 +53,16 @@ describe("POST /contacts/{id}/erase", () => {
     await createWebhookEndpoint(org.orgId, { url: receiver.url, events: ["*"] });
 
     const account = await ok(api, "POST", "/accounts", { name: "Northwind Dental" });
-    const ann = await ok(
-      api,
-      "POST",
-      "/contacts",
-      {
-        email: "ann.old@northwind.example",
-        firstName: "Ann",
-        lastName: "Smith",
-        title: "Practice manager",
-        phone: "+44 20 7123 4567",
-        accountId: account.id,
-        role: "Decision maker",
-      },
-      { "Idempotency-Key": "create-ann" },
-    );
+    const annCreate = {
+      email: "ann.old@northwind.example",
+      firstName: "Ann",
+      lastName: "Smith",
+      title: "Practice manager",
+      phone: "+44 20 7123 4567",
+      accountId: account.id,
+      role: "Decision maker",
+    };
+    const ann = await ok(api, "POST", "/contacts", annCreate, { "Idempotency-Key": "create-ann" });
     // A later email: the old one survives only in the event's previous, and must go too.
     await ok(api, "PATCH", `/contacts/${ann.id}`, { email: "Ann.Smith@Northwind.example" });
     // A colleague sharing the switchboard number, whose record must come through untouched.
@@ -200,20 +195,7 @@ describe("POST /contacts/{id}/erase", () => {
     ]);
 
     // A replay of the stored create answers the redacted copy; a second erasure finds nothing.
-    const replay = await api(
-      "POST",
-      "/contacts",
-      {
-        email: "ann.old@northwind.example",
-        firstName: "Ann",
-        lastName: "Smith",
-        title: "Practice manager",
-        phone: "+44 20 7123 4567",
-        accountId: account.id,
-        role: "Decision maker",
-      },
-      { "Idempotency-Key": "create-ann" },
-    );
+    const replay = await api("POST", "/contacts", annCreate, { "Idempotency-Key": "create-ann" });
     expect(replay.status).toBe(201);
     expect(replay.headers.get("x-idempotent-replay")).toBe("true");
     expect(replay.body.data).toMatchObject({ id: ann.id, email: "[erased]", lastName: "[erased]" });

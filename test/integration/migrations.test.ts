@@ -92,9 +92,11 @@ async function schemaDump(url: string): Promise<string> {
 
 /**
  * Drops what differs between two dumps of the same schema (comments, SET lines, pg_dump's random `\restrict` key) and
- * what Prisma does not model, which only hand-written migration SQL creates (functions and constraint triggers: the
- * events feed's numbering, tested by its own behaviour), and sorts the columns inside each CREATE TABLE: a column
- * added by a later migration lands at the end of the table, which Prisma does not consider drift.
+ * what Prisma does not model, which only hand-written migration SQL creates (functions and triggers: the events feed's
+ * numbering and the search index's upkeep, tested by their own behaviour; extensions; GIN indexes of several columns,
+ * which Prisma refuses and `search.test.ts` checks exist and are used), and sorts the columns inside each CREATE TABLE (a
+ * column added by a later migration lands at the end of the table, which Prisma does not consider drift) and the
+ * statements.
  */
 function normaliseDump(dump: string): string {
   const lines = dump.split("\n").map((line) => line.trimEnd());
@@ -105,10 +107,13 @@ function normaliseDump(dump: string): string {
       while (i < lines.length && lines[i] !== "$$;") i++;
       continue;
     }
-    if (line.startsWith("CREATE CONSTRAINT TRIGGER ")) {
+    if (/^CREATE (CONSTRAINT )?TRIGGER /.test(line)) {
       while (i < lines.length && !(lines[i] as string).endsWith(";")) i++;
       continue;
     }
+    if (/^(CREATE|COMMENT ON) EXTENSION /.test(line)) continue;
+    // One line in pg_dump's output: `CREATE INDEX "…" ON public."…" USING gin ("orgId", …);`
+    if (/^CREATE INDEX .* USING gin \([^)]*,/.test(line)) continue;
     modelled.push(line);
   }
   const kept = modelled.filter(
@@ -129,7 +134,19 @@ function normaliseDump(dump: string): string {
     while (i + 1 < kept.length && kept[i + 1] !== ");") columns.push((kept[++i] as string).replace(/,$/, ""));
     out.push(...columns.sort());
   }
-  return out.join("\n");
+  // Statements compared as a set: pg_dump orders objects by their dependencies, and a function over a table's row type
+  // (search's entries) moves the tables it names ahead of others.
+  const statements: string[] = [];
+  let current: string[] = [];
+  for (const line of out) {
+    current.push(line);
+    if (line.endsWith(";")) {
+      statements.push(current.join("\n"));
+      current = [];
+    }
+  }
+  if (current.length > 0) statements.push(current.join("\n"));
+  return statements.sort().join("\n");
 }
 
 async function execSql(url: string, sql: string): Promise<void> {

@@ -7,6 +7,7 @@ import { eventsRouter } from "./events";
 import { healthRouter } from "./health";
 import { mrrRouter } from "./mrr";
 import { notesRouter } from "./notes";
+import { searchRouter } from "./search";
 import { statusRouter } from "./status";
 import { tasksRouter } from "./tasks";
 import { touchpointsRouter } from "./touchpoints";
@@ -26,6 +27,7 @@ export const v1Router = router({
   mrr: mrrRouter,
   events: eventsRouter,
   webhookEndpoints: webhookEndpointsRouter,
+  search: searchRouter,
 });
 
 /** Type of the v1 router. */

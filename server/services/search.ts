@@ -1,0 +1,165 @@
+// Quick search (docs/api-contract.md §4.17; docs/architecture.md, "Search"): one query over the organisation's
+// `SearchEntry` rows, which triggers keep in the transaction of every write of accounts, contacts, deals and devices
+// (migration 20261127200000_search), so a record is findable by the next request after its write commits. Words are
+// prefixes, case- and accent-insensitive (`search_query`); results are ranked and paged by keyset on (rank, id, type),
+// so any page costs what the first one does and there is no cap on how far one pages. When nothing matches as written,
+// the same search runs typo-tolerant over the records' labels (trigrams).
+import { createHash } from "node:crypto";
+import { hasScope } from "../auth/scopes";
+import { Prisma } from "../db/generated/client";
+import { prisma } from "../db/transaction";
+import { ApiError } from "../errors";
+import {
+  SEARCH_TYPE_SCOPES,
+  SEARCH_TYPES,
+  type SearchQuery,
+  type SearchResult,
+  type SearchType,
+} from "../schemas/search";
+
+/** Shortest query, normalised, that runs typo-tolerant when nothing matches: shorter ones share trigrams with most. */
+const FUZZY_MIN_LENGTH = 4;
+
+/** How a search matches: its words as prefixes (`text`), or its whole text as a near word of a label (`fuzzy`). */
+type Mode = "text" | "fuzzy";
+
+/** Where a page ends: the last result's rank (as PostgreSQL wrote the numeric), id and type. */
+interface Position {
+  mode: Mode;
+  rank: string;
+  id: string;
+  type: SearchType;
+}
+
+/** The first characters of a digest of the search (q and types), so a cursor of another search is refused. */
+function searchDigest(q: string, types: readonly SearchType[]): string {
+  return createHash("sha256")
+    .update(`${q}\n${[...types].sort().join(",")}`)
+    .digest("base64url")
+    .slice(0, 11);
+}
+
+/** A cursor: base64url of `v1.<mode>.<rank>.<id>.<type>.<digest of the search>`. */
+function encodeCursor(position: Position, digest: string): string {
+  const { mode, rank, id, type } = position;
+  return Buffer.from(`v1.${mode}.${rank}.${id}.${type}.${digest}`).toString("base64url");
+}
+
+function notACursor(): ApiError {
+  return new ApiError("bad_request", "cursor is not a nextCursor of this search (same q and types); search again", {
+    details: [{ path: ["cursor"], message: "not a cursor of this search" }],
+  });
+}
+
+/**
+ * Reads a cursor of this search.
+ * @throws ApiError `bad_request` (400) for a string quick search did not make, or made for another q or types.
+ */
+function decodeCursor(cursor: string, digest: string): Position {
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const match = /^v1\.(text|fuzzy)\.(\d{1,4}\.\d{6})\.([A-Za-z0-9_-]{1,64})\.([a-z]+)\.([A-Za-z0-9_-]{11})$/.exec(text);
+  const type = match?.[4] as SearchType | undefined;
+  if (!match || !type || !SEARCH_TYPES.includes(type) || match[5] !== digest) throw notACursor();
+  return { mode: match[1] as Mode, rank: match[2] as string, id: match[3] as string, type };
+}
+
+/**
+ * The types a search covers: those asked for (`types`), else every type the key may read.
+ * @throws ApiError `insufficient_scope` (403) naming a type asked for whose read scope the key lacks.
+ */
+export function searchTypes(scopes: readonly string[], asked: string | undefined): SearchType[] {
+  const readable = SEARCH_TYPES.filter((type) => hasScope(scopes, SEARCH_TYPE_SCOPES[type]));
+  if (asked === undefined) return readable;
+  const wanted = [...new Set(asked.split(","))] as SearchType[];
+  const refused = wanted.filter((type) => !readable.includes(type));
+  if (refused.length > 0) {
+    throw new ApiError(
+      "insufficient_scope",
+      `This API key cannot read ${refused.join(", ")}: searching them needs ${refused.map((type) => SEARCH_TYPE_SCOPES[type]).join(", ")}`,
+    );
+  }
+  return wanted;
+}
+
+interface Row {
+  type: SearchType;
+  id: string;
+  label: string;
+  sublabel: string | null;
+  rank: string;
+}
+
+/**
+ * One page of results of `mode`. The rank is a numeric of 6 decimals computed per row by PostgreSQL, so the keyset
+ * comparison with a cursor's rank is exact: text mode, `ts_rank` over the weighted words (A label, B identifiers) plus
+ * 1 when the normalised label equals the normalised query and 0.5 when it starts with it; fuzzy mode, the strict word
+ * similarity of the query to the label (pg_trgm, at least 0.5).
+ */
+function page(
+  orgId: string,
+  q: string,
+  types: readonly SearchType[],
+  mode: Mode,
+  after: Position | null,
+  take: number,
+) {
+  const rank =
+    mode === "text"
+      ? Prisma.sql`ts_rank(s."document", "search_query"(${q}))
+          + CASE WHEN s."fuzzy" = "search_normalise"(${q}) THEN 1
+                 WHEN starts_with(s."fuzzy", "search_normalise"(${q})) THEN 0.5 ELSE 0 END`
+      : Prisma.sql`strict_word_similarity("search_normalise"(${q}), s."fuzzy")`;
+  const match =
+    mode === "text"
+      ? Prisma.sql`s."document" @@ "search_query"(${q})`
+      : Prisma.sql`"search_normalise"(${q}) <<% s."fuzzy"`;
+  const seek = after
+    ? Prisma.sql`AND (r."rank" < ${after.rank}::numeric
+        OR (r."rank" = ${after.rank}::numeric AND (s."id", s."type") > (${after.id}, ${after.type})))`
+    : Prisma.empty;
+  return prisma().$queryRaw<Row[]>`
+    SELECT s."type", s."id", s."label", s."sublabel", r."rank"::text AS "rank"
+    FROM "SearchEntry" AS s
+    CROSS JOIN LATERAL (SELECT round((${rank})::numeric, 6) AS "rank") AS r
+    WHERE s."orgId" = ${orgId} AND s."type" = ANY(${types}::text[]) AND ${match}
+      ${seek}
+    ORDER BY r."rank" DESC, s."id", s."type"
+    LIMIT ${take}`;
+}
+
+/**
+ * Quick search over the organisation's accounts, contacts, deals and devices (docs/api-contract.md §4.17): words of `q`
+ * as prefixes, case- and accent-insensitive, every word required (with several words, also run together: "ws 001"
+ * finds "WS001"), over each type's identifying text (account name, domain, externalId; contact names, email and its
+ * domain, phone number and its digits; deal name; device hostname and RMM agent id), ranked best first. When the first
+ * page finds nothing and `q` has at least {@link FUZZY_MIN_LENGTH} characters, records whose label is near `q` (a
+ * typo) are returned instead, ranked by similarity (below 1). Only the types the key may read are searched.
+ * @param scopes the key's granted scopes.
+ * @returns `{ data, hasMore, nextCursor }`: `nextCursor` continues the same search after the last result (null on an
+ *          empty page); pages never repeat or skip a result while the records are unchanged.
+ * @throws ApiError `insufficient_scope` (403) when `types` names a type the key may not read; `bad_request` (400) for a
+ *         cursor of another search or none of ours.
+ */
+export async function quickSearch(
+  orgId: string,
+  scopes: readonly string[],
+  query: SearchQuery,
+): Promise<{ data: SearchResult[]; hasMore: boolean; nextCursor: string | null }> {
+  const types = searchTypes(scopes, query.types);
+  const digest = searchDigest(query.q, types);
+  const after = query.cursor ? decodeCursor(query.cursor, digest) : null;
+  let mode: Mode = after?.mode ?? "text";
+  let rows = types.length === 0 ? [] : await page(orgId, query.q, types, mode, after, query.limit + 1);
+  if (!after && rows.length === 0 && types.length > 0 && query.q.length >= FUZZY_MIN_LENGTH) {
+    mode = "fuzzy";
+    rows = await page(orgId, query.q, types, mode, null, query.limit + 1);
+  }
+  const hasMore = rows.length > query.limit;
+  const shown = hasMore ? rows.slice(0, query.limit) : rows;
+  const last = shown.at(-1);
+  return {
+    data: shown.map((row) => ({ ...row, rank: Number(row.rank) })),
+    hasMore,
+    nextCursor: last ? encodeCursor({ mode, rank: last.rank, id: last.id, type: last.type }, digest) : null,
+  };
+}
