@@ -19,7 +19,9 @@
 //      POST with an Idempotency-Key; target: rate limiting + audit together cost ≤ 15% of throughput.
 //   7. Observability (bench/telemetry.ts): GET throughput as shipped (request log line, OpenTelemetry off), with the
 //      log silenced, and with OpenTelemetry exporting every span and metric; reported, no target.
-//   8. Start-up (bench/startup.ts): spawn → first 200 of `npm start` for a first start on an empty embedded database
+//   8. Search (bench/search.ts): quick search and structured search on 100,000 accounts versus 1,000; targets ≤ 2×;
+//      a typo, and a word every record has, reported; the index's size; a write's cost with its triggers on and off.
+//   9. Start-up (bench/startup.ts): spawn → first 200 of `npm start` for a first start on an empty embedded database
 //      (migrations, demo seed; target ≤ 5 s) and a restart on it (target ≤ 1.5 s), beside a bare node:http server.
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
@@ -50,6 +52,7 @@ import {
 import { FLOOR_PATH, installFloorRoute, removeFloorRoute } from "./floor-route";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
 import { LAYER_ENV, measurePlatformLayers } from "./platform";
+import { measureSearch, type SearchResult } from "./search";
 import { type ChildServer, startServer } from "./servers";
 import { measureStartup, type StartupResult } from "./startup";
 import { measureObservability, observedEnv, startOtlpSink } from "./telemetry";
@@ -94,7 +97,17 @@ const PAGE_LIMIT = 100;
 // Rate limits (docs/api-contract.md §8) would turn a load test into a 429 test; the override columns are the operator's
 // escape hatch.
 const NO_LIMITS = { perKey: 1_000_000_000, perOrg: 1_000_000_000 };
-const TARGETS = { floor: 0.9, bare: 0.5, rssMb: 400, bulk: 3, pagination: 1.5, health: 2, feed: 1.5, platform: 0.15 };
+const TARGETS = {
+  floor: 0.9,
+  bare: 0.5,
+  rssMb: 400,
+  bulk: 3,
+  pagination: 1.5,
+  health: 2,
+  feed: 1.5,
+  platform: 0.15,
+  search: 2,
+};
 const DIST_DIR = ".next-bench";
 // One secret for the servers and for the deep page's cursor, which the bench signs as they do.
 process.env.BETTER_AUTH_SECRET ??= randomBytes(32).toString("base64");
@@ -800,6 +813,14 @@ async function main(): Promise<void> {
   const bulk = await measureBulk(servers.start, fixture, client);
   const pagination = await measurePagination(servers.start, fixture);
   const health = await measureHealth(servers.start, client);
+  const search: SearchResult = await measureSearch({
+    origin: servers.start.origin,
+    client,
+    large: { orgId: fixture.pagedOrgId, key: fixture.pagedKey, accounts: SEED_ROWS },
+    runs: PROFILE.pageRuns,
+    warmup: PROFILE.pageWarmup,
+    log,
+  });
   const peakRss = peakRssMb(servers.start.pid);
   await servers.start.stop();
   const feed: EventsFeedResult = await measureEventsFeed(client, {
@@ -862,6 +883,12 @@ async function main(): Promise<void> {
       target: `<= ${TARGETS.health}`,
       pass: health.ratio <= TARGETS.health && !health.rowsWritten,
     },
+    ...(["quick", "structured"] as const).map((name) => ({
+      name: `${name} search 100k/1k`,
+      value: search[name].ratio,
+      target: `<= ${TARGETS.search}`,
+      pass: search[name].ratio <= TARGETS.search,
+    })),
     {
       name: "events feed deep/first",
       value: feed.ratio,
@@ -934,6 +961,26 @@ async function main(): Promise<void> {
   lines.push("");
   lines.push(
     `GET /api/v1/health-scores?limit=50: ${HEALTH_LARGE.toLocaleString("en")} accounts ${health.largeMs.toFixed(2)} ms, ${HEALTH_SMALL} accounts ${health.smallMs.toFixed(2)} ms; rows written by the GETs: ${health.rowsWritten ? "YES" : "none"}`,
+  );
+  lines.push(
+    `Search, ${search.largeAccounts.toLocaleString("en")} accounts vs ${search.smallAccounts.toLocaleString("en")} — median of ${PROFILE.pageRuns} requests each`,
+  );
+  lines.push(`  ${pad("case", 46)}${pad("large ms", 10, true)}${pad("small ms", 10, true)}${pad("ratio", 8, true)}`);
+  for (const [label, entry] of [
+    ["GET /search?q=zephyr den (10 matches)", search.quick],
+    ["GET /search?q=zephir dental (typo)", search.fuzzy],
+    ["POST /accounts/search (2 groups, limit 50)", search.structured],
+    ["GET /search?q=account (every record)", search.broad],
+  ] as const) {
+    lines.push(
+      `  ${pad(label, 46)}${pad(entry.largeMs.toFixed(2), 10, true)}${pad(entry.smallMs.toFixed(2), 10, true)}${pad(`${entry.ratio.toFixed(2)}x`, 8, true)}`,
+    );
+  }
+  lines.push(
+    `  index: ${search.index.entries.toLocaleString("en")} entries, table ${search.index.tableMb.toFixed(1)} MB + words ${search.index.documentIndexMb.toFixed(1)} MB + trigrams ${search.index.fuzzyIndexMb.toFixed(1)} MB (${search.index.bytesPerEntry.toFixed(0)} bytes an entry)`,
+  );
+  lines.push(
+    `  writes: INSERT of 500 accounts ${search.writes.bulkOnMs.toFixed(1)} ms with the index, ${search.writes.bulkOffMs.toFixed(1)} ms without; UPDATE of a name ${search.writes.oneOnMs.toFixed(2)} vs ${search.writes.oneOffMs.toFixed(2)} ms`,
   );
   lines.push(
     `GET /api/v1/events?limit=100 (service): first page ${feed.firstPageMs.toFixed(2)} ms, after ${(feed.events - 100).toLocaleString("en")} events ${feed.deepPageMs.toFixed(2)} ms`,
@@ -1057,6 +1104,7 @@ async function main(): Promise<void> {
     bulk,
     pagination: { ...pagination, seededRows: SEED_ROWS, deepRow: DEEP_ROW, limit: PAGE_LIMIT },
     health: { ...health, large: HEALTH_LARGE, small: HEALTH_SMALL },
+    search,
     feed,
     writes,
     platform,

@@ -103,16 +103,17 @@ function page(
   after: Position | null,
   take: number,
 ) {
+  // The query's tsquery and normalised text are computed once (InitPlans), never per row: a prepared statement's
+  // generic plan does not fold the functions of a parameter into constants (a search matching 100,000 entries took
+  // 7.5 s that way, 0.7 s this way).
+  const tsquery = Prisma.sql`(SELECT "search_query"(${q}))`;
+  const normalised = Prisma.sql`(SELECT "search_normalise"(${q}))`;
   const rank =
     mode === "text"
-      ? Prisma.sql`ts_rank(s."document", "search_query"(${q}))
-          + CASE WHEN s."fuzzy" = "search_normalise"(${q}) THEN 1
-                 WHEN starts_with(s."fuzzy", "search_normalise"(${q})) THEN 0.5 ELSE 0 END`
-      : Prisma.sql`strict_word_similarity("search_normalise"(${q}), s."fuzzy")`;
-  const match =
-    mode === "text"
-      ? Prisma.sql`s."document" @@ "search_query"(${q})`
-      : Prisma.sql`"search_normalise"(${q}) <<% s."fuzzy"`;
+      ? Prisma.sql`ts_rank(s."document", ${tsquery})
+          + CASE WHEN s."fuzzy" = ${normalised} THEN 1 WHEN starts_with(s."fuzzy", ${normalised}) THEN 0.5 ELSE 0 END`
+      : Prisma.sql`strict_word_similarity(${normalised}, s."fuzzy")`;
+  const match = mode === "text" ? Prisma.sql`s."document" @@ ${tsquery}` : Prisma.sql`${normalised} <<% s."fuzzy"`;
   const seek = after
     ? Prisma.sql`AND (r."rank" < ${after.rank}::numeric
         OR (r."rank" = ${after.rank}::numeric AND (s."id", s."type") > (${after.id}, ${after.type})))`

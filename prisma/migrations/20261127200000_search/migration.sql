@@ -30,34 +30,31 @@ CREATE INDEX "SearchEntry_orgId_fuzzy_idx" ON "SearchEntry" USING GIN ("orgId", 
 ALTER TABLE "SearchEntry" ADD CONSTRAINT "SearchEntry_orgId_fkey" FOREIGN KEY ("orgId") REFERENCES "Organisation"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- Text as search compares it: accents removed (unaccent's own rules) and lower-case. unaccent() is only STABLE (it
--- reads its dictionary through the search path); the dictionary named with this schema makes the result immutable,
--- and the function resolves names in the schema the migration ran in, whatever the caller's search path.
-CREATE FUNCTION "search_normalise"(value TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-SET search_path FROM CURRENT AS $$
+-- reads its dictionary through the search path); naming the dictionary makes the result immutable. A plain SQL
+-- expression, so PostgreSQL inlines it (a SET clause on these functions made every call re-plan: 1 ms an entry).
+CREATE FUNCTION "search_normalise"(value TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
   SELECT lower(unaccent('unaccent'::regdictionary, value))
 $$;
 
--- The words of a text, as the index and the query both split it: normalised, cut at white space and punctuation, plus
--- each white-space-separated token with its punctuation removed ("WS-001" gives ws, 001 and ws001; "O'Brien" o, brien
--- and obrien), so a query written either way finds it.
-CREATE FUNCTION "search_words"(value TEXT) RETURNS TEXT[] LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-SET search_path FROM CURRENT AS $$
-  SELECT coalesce(array_agg(DISTINCT word), '{}')
-  FROM (
-    SELECT regexp_split_to_table("search_normalise"(value), '[[:space:][:punct:]]+') AS word
-    UNION ALL
-    SELECT regexp_replace(token, '[[:punct:]]+', '', 'g')
-    FROM regexp_split_to_table("search_normalise"(value), '[[:space:]]+') AS token
-  ) AS words
-  WHERE word <> ''
-$$;
-
--- A weighted document: A for the label's words, B for identifiers, C for other searchable text.
-CREATE FUNCTION "search_document"(label TEXT, identifiers TEXT, other TEXT) RETURNS tsvector LANGUAGE sql IMMUTABLE
-PARALLEL SAFE SET search_path FROM CURRENT AS $$
-  SELECT setweight(to_tsvector('simple', array_to_string("search_words"(coalesce(label, '')), ' ')), 'A')
-      || setweight(to_tsvector('simple', array_to_string("search_words"(coalesce(identifiers, '')), ' ')), 'B')
-      || setweight(to_tsvector('simple', array_to_string("search_words"(coalesce(other, '')), ' ')), 'C')
+-- The words of a text with one weight, as the index and the query both split it: normalised, cut at white space and
+-- punctuation, plus each white-space-separated token with its punctuation removed ("WS-001" gives ws, 001 and ws001;
+-- "O'Brien" o, brien and obrien), so a query written either way finds it; a joined token that is already a word is
+-- not repeated (repeats would raise its rank). PL/pgSQL: its expressions are planned once per session.
+CREATE FUNCTION "search_part"(value TEXT, weight "char") RETURNS tsvector LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  normalised TEXT;
+  words tsvector;
+BEGIN
+  IF value IS NULL OR value = '' THEN
+    RETURN ''::tsvector;
+  END IF;
+  normalised := "search_normalise"(value);
+  words := to_tsvector('simple', regexp_replace(normalised, '[[:space:][:punct:]]+', ' ', 'g'));
+  RETURN setweight(
+    words || ts_delete(to_tsvector('simple', regexp_replace(normalised, '[[:punct:]]+', '', 'g')), tsvector_to_array(words)),
+    weight
+  );
+END
 $$;
 
 -- A phone number's digits, and each of their endings of 7 digits or more, so "5551234567" and "123 4567" find
@@ -71,8 +68,7 @@ $$;
 
 -- The query of a text: every word as a prefix (word:*), all of them required; with several words, also the words run
 -- together as one prefix ("ws 001" finds "WS001"). Null when the text has no word.
-CREATE FUNCTION "search_query"(value TEXT) RETURNS tsquery LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-SET search_path FROM CURRENT AS $$
+CREATE FUNCTION "search_query"(value TEXT) RETURNS tsquery LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
   SELECT CASE
     WHEN count(*) = 0 THEN NULL
     WHEN count(*) = 1 THEN to_tsquery('simple', quote_literal(min(word)) || ':*')
@@ -84,76 +80,97 @@ SET search_path FROM CURRENT AS $$
   ) AS words
 $$;
 
--- The entry of each type: label, sublabel and the identifying text of docs/api-contract.md §4.17.
-CREATE FUNCTION "search_entry_account"(a "Account") RETURNS "SearchEntry" LANGUAGE sql IMMUTABLE
-SET search_path FROM CURRENT AS $$
-  SELECT a."orgId", 'account', a."id", a."name", coalesce(a."domain", a."externalId"),
-         "search_document"(a."name", concat_ws(' ', a."domain", a."externalId"), NULL), "search_normalise"(a."name")
+-- The entry of each type: label, sublabel and the identifying text of docs/api-contract.md §4.17 (A: the label's
+-- words, B: identifiers).
+CREATE FUNCTION "search_entry_account"(a "Account") RETURNS "SearchEntry" LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  RETURN ROW(a."orgId", 'account', a."id", a."name", coalesce(a."domain", a."externalId"),
+             "search_part"(a."name", 'A') || "search_part"(concat_ws(' ', a."domain", a."externalId"), 'B'),
+             "search_normalise"(a."name"))::"SearchEntry";
+END
 $$;
 
-CREATE FUNCTION "search_entry_contact"(c "Contact") RETURNS "SearchEntry" LANGUAGE sql IMMUTABLE
-SET search_path FROM CURRENT AS $$
-  SELECT c."orgId", 'contact', c."id", coalesce(nullif(concat_ws(' ', c."firstName", c."lastName"), ''), c."email"),
-         c."email",
-         "search_document"(concat_ws(' ', c."firstName", c."lastName"),
-                           concat_ws(' ', c."email", c."phone", "search_phone_digits"(c."phone")), NULL),
-         "search_normalise"(coalesce(nullif(concat_ws(' ', c."firstName", c."lastName"), ''), c."email"))
+CREATE FUNCTION "search_entry_contact"(c "Contact") RETURNS "SearchEntry" LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  name TEXT := nullif(concat_ws(' ', c."firstName", c."lastName"), '');
+BEGIN
+  RETURN ROW(c."orgId", 'contact', c."id", coalesce(name, c."email"), c."email",
+             "search_part"(name, 'A')
+               || "search_part"(concat_ws(' ', c."email", c."phone", "search_phone_digits"(c."phone")), 'B'),
+             "search_normalise"(coalesce(name, c."email")))::"SearchEntry";
+END
 $$;
 
-CREATE FUNCTION "search_entry_deal"(d "Deal") RETURNS "SearchEntry" LANGUAGE sql IMMUTABLE
-SET search_path FROM CURRENT AS $$
-  SELECT d."orgId", 'deal', d."id", d."name", d."stage"::text,
-         "search_document"(d."name", NULL, NULL), "search_normalise"(d."name")
+CREATE FUNCTION "search_entry_deal"(d "Deal") RETURNS "SearchEntry" LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  RETURN ROW(d."orgId", 'deal', d."id", d."name", d."stage"::text, "search_part"(d."name", 'A'),
+             "search_normalise"(d."name"))::"SearchEntry";
+END
 $$;
 
-CREATE FUNCTION "search_entry_device"(v "Device") RETURNS "SearchEntry" LANGUAGE sql IMMUTABLE
-SET search_path FROM CURRENT AS $$
-  SELECT v."orgId", 'device', v."id", v."hostname", v."rmmAgentId",
-         "search_document"(v."hostname", v."rmmAgentId", NULL), "search_normalise"(v."hostname")
+CREATE FUNCTION "search_entry_device"(v "Device") RETURNS "SearchEntry" LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  RETURN ROW(v."orgId", 'device', v."id", v."hostname", v."rmmAgentId",
+             "search_part"(v."hostname", 'A') || "search_part"(v."rmmAgentId", 'B'),
+             "search_normalise"(v."hostname"))::"SearchEntry";
+END
 $$;
 
 -- Keeps the entries of one table's rows: statement-level, over the rows the statement changed (a bulk of 500 is one
--- INSERT … SELECT, not 500 calls); an update rewrites an entry only when what it holds changed.
-CREATE FUNCTION "search_sync"() RETURNS TRIGGER LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+-- INSERT … SELECT, not 500 calls). Arguments: the type, then the columns an entry is made of; an update recomputes
+-- only the rows where one of those changed (a device going offline costs nothing here), and rewrites an entry only
+-- when what it holds changed.
+CREATE FUNCTION "search_sync"() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+DECLARE
+  kind TEXT := TG_ARGV[0];
+  changed TEXT := 'true';
 BEGIN
   IF TG_OP = 'DELETE' THEN
-    DELETE FROM "SearchEntry" AS s USING old_rows AS o WHERE s."type" = TG_ARGV[0] AND s."id" = o."id";
+    DELETE FROM "SearchEntry" AS s USING old_rows AS o WHERE s."type" = kind AND s."id" = o."id";
     RETURN NULL;
   END IF;
+  IF TG_OP = 'UPDATE' THEN
+    SELECT format('(%s) IS DISTINCT FROM (%s)',
+                  string_agg(format('n.%I', column_name), ', '), string_agg(format('o.%I', column_name), ', '))
+    INTO changed
+    FROM unnest(TG_ARGV[1:]) AS column_name;
+  END IF;
   EXECUTE format(
-    'INSERT INTO "SearchEntry" SELECT e.* FROM new_rows AS n CROSS JOIN LATERAL %I(n) AS e
+    'INSERT INTO "SearchEntry" SELECT e.* FROM new_rows AS n %s CROSS JOIN LATERAL %I(n) AS e WHERE %s
      ON CONFLICT ("type", "id") DO UPDATE
        SET "label" = excluded."label", "sublabel" = excluded."sublabel", "document" = excluded."document",
            "fuzzy" = excluded."fuzzy"
        WHERE ("SearchEntry"."label", "SearchEntry"."sublabel", "SearchEntry"."document", "SearchEntry"."fuzzy")
              IS DISTINCT FROM (excluded."label", excluded."sublabel", excluded."document", excluded."fuzzy")',
-    'search_entry_' || TG_ARGV[0]);
+    CASE WHEN TG_OP = 'UPDATE' THEN 'JOIN old_rows AS o ON o."id" = n."id"' ELSE '' END,
+    'search_entry_' || kind,
+    changed);
   RETURN NULL;
 END
 $$;
 
 CREATE TRIGGER "Account_search_insert" AFTER INSERT ON "Account" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('account');
-CREATE TRIGGER "Account_search_update" AFTER UPDATE ON "Account" REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('account');
+CREATE TRIGGER "Account_search_update" AFTER UPDATE ON "Account" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('account', 'name', 'domain', 'externalId');
 CREATE TRIGGER "Account_search_delete" AFTER DELETE ON "Account" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('account');
 CREATE TRIGGER "Contact_search_insert" AFTER INSERT ON "Contact" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('contact');
-CREATE TRIGGER "Contact_search_update" AFTER UPDATE ON "Contact" REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('contact');
+CREATE TRIGGER "Contact_search_update" AFTER UPDATE ON "Contact" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('contact', 'email', 'firstName', 'lastName', 'phone');
 CREATE TRIGGER "Contact_search_delete" AFTER DELETE ON "Contact" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('contact');
 CREATE TRIGGER "Deal_search_insert" AFTER INSERT ON "Deal" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('deal');
-CREATE TRIGGER "Deal_search_update" AFTER UPDATE ON "Deal" REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('deal');
+CREATE TRIGGER "Deal_search_update" AFTER UPDATE ON "Deal" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('deal', 'name', 'stage');
 CREATE TRIGGER "Deal_search_delete" AFTER DELETE ON "Deal" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('deal');
 CREATE TRIGGER "Device_search_insert" AFTER INSERT ON "Device" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('device');
-CREATE TRIGGER "Device_search_update" AFTER UPDATE ON "Device" REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('device');
+CREATE TRIGGER "Device_search_update" AFTER UPDATE ON "Device" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('device', 'hostname', 'rmmAgentId');
 CREATE TRIGGER "Device_search_delete" AFTER DELETE ON "Device" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "search_sync"('device');
 
