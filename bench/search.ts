@@ -7,14 +7,14 @@ import { performance } from "node:perf_hooks";
 import type pg from "pg";
 import { median, send } from "./load";
 
-/** One comparison of the large organisation with the small one, medians in ms. */
+/** One comparison of the large organisation with the small one, medians in ms (docs/architecture.md, "Search"). */
 export interface SearchCase {
   largeMs: number;
   smallMs: number;
   ratio: number;
 }
 
-/** What `measureSearch` reports. */
+/** What `measureSearch` reports (docs/architecture.md, "Search"); times in ms, sizes in MB. */
 export interface SearchResult {
   largeAccounts: number;
   smallAccounts: number;

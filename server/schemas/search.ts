@@ -69,7 +69,7 @@ export const SearchQuerySchema = z.strictObject({
 /** A validated quick-search query. */
 export type SearchQuery = z.infer<typeof SearchQuerySchema>;
 
-/** One result of quick search. */
+/** One result of quick search (docs/api-contract.md §4.17): `{type, id, label, sublabel, rank}`. */
 export const SearchResultSchema = z
   .object({
     type: z.enum(SEARCH_TYPES).describe("The record's type: its GET is /{type}s/{id}."),
@@ -100,7 +100,10 @@ export const SearchResultSchema = z
 /** One quick-search result. */
 export type SearchResult = z.infer<typeof SearchResultSchema>;
 
-/** A page of quick-search results, best first; `nextCursor` continues the same search. */
+/**
+ * A page of quick-search results, best first (docs/api-contract.md §4.17): `{data, hasMore, nextCursor}`, lifted into
+ * the list envelope; `nextCursor` continues the same search.
+ */
 export const SearchPageSchema = z
   .object({
     data: z.array(SearchResultSchema).max(PAGE_SIZE.max),
@@ -124,7 +127,9 @@ export const SEARCH_BODY_MAX_BYTES = 8_192;
 /** Most values of an `in` filter. */
 const IN_VALUES_MAX = 50;
 
-/** Every operator of structured search: the list filters' (docs/api-contract.md §4.9.3), presence, and ranges. */
+/**
+ * Every operator of structured search (docs/api-contract.md §4.18): the list filters' (§4.9.3), presence, and ranges.
+ */
 export const SEARCH_OPERATORS = [
   "eq",
   "ne",
@@ -249,7 +254,7 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
     .meta({ examples: [STRUCTURED_SEARCH_EXAMPLES[resource] ?? { filterGroups: [] }] });
 }
 
-/** A validated structured search body. */
+/** A validated structured search body (docs/api-contract.md §4.18). */
 export interface StructuredSearch {
   filterGroups?: Array<{
     filters: Array<{ field: string; operator: (typeof SEARCH_OPERATORS)[number]; value?: unknown }>;

@@ -30,13 +30,16 @@ export const CONTACT_PERSONAL_FIELDS = [
   "customFields",
 ] as const;
 
-/** What replaces an erased value. */
+/** What replaces an erased value (docs/api-contract.md §4.16). */
 export const ERASED = "[erased]";
 
 /** Fewest digits a phone number needs to be matched as a value: shorter ones (extensions) would match other text. */
 const PHONE_MIN_DIGITS = 6;
 
-/** One state of a contact's identifying fields: its row now, or as one of its events carried it. */
+/**
+ * One state of a contact's identifying fields: its row now, or as one of its events carried it (docs/architecture.md,
+ * "Erasure of a person").
+ */
 export interface IdentifyingValues {
   email: string | null;
   phone: string | null;

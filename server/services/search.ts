@@ -64,7 +64,7 @@ function decodeCursor(cursor: string, digest: string): Position {
 }
 
 /**
- * The types a search covers: those asked for (`types`), else every type the key may read.
+ * The types a search covers (docs/api-contract.md §4.17): those asked for (`types`), else every type the key may read.
  * @throws ApiError `insufficient_scope` (403) naming a type asked for whose read scope the key lacks.
  */
 export function searchTypes(scopes: readonly string[], asked: string | undefined): SearchType[] {

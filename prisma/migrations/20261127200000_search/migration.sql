@@ -50,10 +50,11 @@ BEGIN
   END IF;
   normalised := "search_normalise"(value);
   words := to_tsvector('simple', regexp_replace(normalised, '[[:space:][:punct:]]+', ' ', 'g'));
-  RETURN setweight(
-    words || ts_delete(to_tsvector('simple', regexp_replace(normalised, '[[:punct:]]+', '', 'g')), tsvector_to_array(words)),
-    weight
-  );
+  IF normalised ~ '[[:punct:]]' THEN
+    words := words
+      || ts_delete(to_tsvector('simple', regexp_replace(normalised, '[[:punct:]]+', '', 'g')), tsvector_to_array(words));
+  END IF;
+  RETURN setweight(words, weight);
 END
 $$;
 
