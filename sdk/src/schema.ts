@@ -5727,7 +5727,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5743,7 +5743,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5759,7 +5759,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5775,7 +5775,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description not_found: The record does not exist or belongs to another organisation, or no endpoint exists at this path. */
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5791,7 +5791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5808,7 +5808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5824,7 +5824,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5841,7 +5841,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14220,7 +14220,7 @@ export interface operations {
                 types?: string;
                 /** @description Page size, 1 to 100; default 20. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page of the same search (same q and types). Any other string is 400 bad_request. */
+                /** @description The nextCursor of the previous page of the same search (same q and types; opaque). Any other string is 400 bad_request. */
                 cursor?: string;
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
@@ -14268,7 +14268,7 @@ export interface operations {
                         data: components["schemas"]["SearchResult"][];
                         /** @description false when this page is the end of the results. */
                         hasMore: boolean;
-                        /** @description Pass as cursor, with the same q and types, for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor, with the same q and types, for the next page; null on an empty page. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -14280,7 +14280,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14296,7 +14296,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14312,7 +14312,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14328,7 +14328,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14344,7 +14344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14361,7 +14361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14447,7 +14447,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example name:desc
                      */
                     sort?: string;
@@ -14457,10 +14457,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /**
-                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
-                     * @example cm7k2x0a80001northwind0
-                     */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -14509,7 +14506,7 @@ export interface operations {
                         data: components["schemas"]["Account"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -14521,7 +14518,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14537,7 +14534,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14553,7 +14550,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14569,7 +14566,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14586,7 +14583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14602,7 +14599,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14618,7 +14615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14635,7 +14632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14701,7 +14698,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example createdAt:desc
                      */
                     sort?: string;
@@ -14711,10 +14708,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /**
-                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
-                     * @example cm7k2x0a80001northwind0
-                     */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -14770,7 +14764,7 @@ export interface operations {
                         data: components["schemas"]["Contact"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -14782,7 +14776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14798,7 +14792,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14814,7 +14808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14830,7 +14824,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14847,7 +14841,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14863,7 +14857,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14879,7 +14873,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14896,7 +14890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14970,7 +14964,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example estimatedMrr:desc
                      */
                     sort?: string;
@@ -14980,10 +14974,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /**
-                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
-                     * @example cm7k2x0a80001northwind0
-                     */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -15036,7 +15027,7 @@ export interface operations {
                         data: components["schemas"]["Deal"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -15048,7 +15039,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15064,7 +15055,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15080,7 +15071,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15096,7 +15087,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15113,7 +15104,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15129,7 +15120,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15145,7 +15136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15162,7 +15153,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15227,7 +15218,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example createdAt:desc
                      */
                     sort?: string;
@@ -15237,10 +15228,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /**
-                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
-                     * @example cm7k2x0a80001northwind0
-                     */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -15292,7 +15280,7 @@ export interface operations {
                         data: components["schemas"]["Device"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -15304,7 +15292,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15320,7 +15308,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15336,7 +15324,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15352,7 +15340,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15369,7 +15357,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15385,7 +15373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15401,7 +15389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15418,7 +15406,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15489,7 +15477,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example dueAt:desc
                      */
                     sort?: string;
@@ -15499,10 +15487,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /**
-                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
-                     * @example cm7k2x0a80001northwind0
-                     */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -15554,7 +15539,7 @@ export interface operations {
                         data: components["schemas"]["Task"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -15566,7 +15551,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15582,7 +15567,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15598,7 +15583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15614,7 +15599,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15631,7 +15616,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15647,7 +15632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15663,7 +15648,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15680,7 +15665,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15745,7 +15730,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example createdAt:desc
                      */
                     sort?: string;
@@ -15755,10 +15740,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /**
-                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
-                     * @example cm7k2x0a80001northwind0
-                     */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -15805,7 +15787,7 @@ export interface operations {
                         data: components["schemas"]["Note"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -15817,7 +15799,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15833,7 +15815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15849,7 +15831,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15865,7 +15847,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15882,7 +15864,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15898,7 +15880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15914,7 +15896,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15931,7 +15913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15997,7 +15979,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt. Unknown fields are ignored; with none left the default sort applies: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example occurredAt:desc
                      */
                     sort?: string;
@@ -16007,10 +15989,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /**
-                     * @description The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.
-                     * @example cm7k2x0a80001northwind0
-                     */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -16060,7 +16039,7 @@ export interface operations {
                         data: components["schemas"]["Touchpoint"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Id of the last record of this page, to pass as cursor for the next page; null on an empty page. */
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -16072,7 +16051,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: A path parameter is missing or malformed, or a header such as Idempotency-Key or a query value such as cursor is not usable. invalid_json: The request body is not valid JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16088,7 +16067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description unauthorized: The Authorization header is missing, or the API key is unknown, malformed or revoked. Send Authorization: Bearer msp_live_… or msp_test_…. */
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16104,7 +16083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description insufficient_scope: The API key lacks the scope the endpoint requires. Each operation in the OpenAPI document names its scope; create a key with that scope. */
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16120,7 +16099,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running (IETF draft-ietf-httpapi-idempotency-key-header). Retry after it completes, per Retry-After; the retry replays its response. An extension: not in the contract's error table. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16137,7 +16116,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description payload_too_large: The request body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items). An extension: not in the contract's error table. */
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16153,7 +16132,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was already used with a different request body within 24 hours. Use a new key for a new request. validation_error: The body or query fails schema validation. error.details lists each issue as a path (array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16169,7 +16148,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description rate_limited: A per-key or organisation-wide sliding window is exhausted. Wait the number of seconds in the Retry-After header. */
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16186,7 +16165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description internal_error: An unexpected error occurred; nothing internal is disclosed. Retry with exponential backoff and quote the requestId if it persists. */
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1,7 +1,15 @@
 // Quick search across record types (docs/api-contract.md §4.17): `GET /search`.
 import { z } from "zod";
 import type { Scope } from "../auth/scopes";
-import { DATE_TIME_MAX_LENGTH, IdSchema, ListQueryBase, PAGE_SIZE } from "./common";
+import {
+  cursorParam,
+  DATE_TIME_MAX_LENGTH,
+  IdSchema,
+  ListQueryBase,
+  NextCursorSchema,
+  PAGE_SIZE,
+  toNfc,
+} from "./common";
 import { SEARCH_PAGE_EXAMPLE, SEARCH_RESULT_EXAMPLE, STRUCTURED_SEARCH_EXAMPLES } from "./examples";
 import { FILTER_OPERATORS, type FilterKind, type FilterTable } from "./filters";
 
@@ -21,9 +29,6 @@ export const SEARCH_TYPES = Object.keys(SEARCH_TYPE_SCOPES) as SearchType[];
 
 /** Longest `q`, in characters (docs/api-contract.md §4.17). */
 export const SEARCH_QUERY_MAX = 200;
-
-/** Longest cursor quick search makes, in characters. */
-export const SEARCH_CURSOR_MAX = 512;
 
 /** Default page size of quick search: a search box shows a short list. */
 export const SEARCH_PAGE_DEFAULT = 20;
@@ -56,14 +61,9 @@ export const SearchQuerySchema = z.strictObject({
     .max(PAGE_SIZE.max)
     .default(SEARCH_PAGE_DEFAULT)
     .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${SEARCH_PAGE_DEFAULT}. Larger values are refused (422).`),
-  cursor: z
-    .string()
-    .min(1)
-    .max(SEARCH_CURSOR_MAX)
-    .describe(
-      "The nextCursor of the previous page of the same search (same q and types). Any other string is 400 bad_request.",
-    )
-    .optional(),
+  cursor: cursorParam(
+    "The nextCursor of the previous page of the same search (same q and types; opaque). Any other string is 400 bad_request.",
+  ),
 });
 
 /** A validated quick-search query. */
@@ -108,11 +108,9 @@ export const SearchPageSchema = z
   .object({
     data: z.array(SearchResultSchema).max(PAGE_SIZE.max),
     hasMore: z.boolean().describe("false when this page is the end of the results."),
-    nextCursor: z
-      .string()
-      .max(SEARCH_CURSOR_MAX)
-      .nullable()
-      .describe("Pass as cursor, with the same q and types, for the next page; null on an empty page."),
+    nextCursor: NextCursorSchema.describe(
+      "Opaque: pass it as cursor, with the same q and types, for the next page; null on an empty page.",
+    ),
   })
   .meta({ example: SEARCH_PAGE_EXAMPLE });
 
@@ -157,6 +155,8 @@ function scalarOf(kind: FilterKind): z.ZodType {
   if (kind === "date") return z.iso.datetime({ offset: true }).max(DATE_TIME_MAX_LENGTH);
   if (kind === "id") return IdSchema;
   if (typeof kind === "object") return z.enum(kind.enum as [string, ...string[]]);
+  // An external key is compared in Unicode NFC, as it is stored (docs/architecture.md, "Data and migrations").
+  if (kind === "key") return z.string().min(1).max(255).overwrite(toNfc);
   return z.string().min(1).max(255);
 }
 
@@ -216,9 +216,9 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
         .optional(),
       sort,
       limit: ListQueryBase.limit,
-      cursor: IdSchema.describe(
-        "The nextCursor of the previous page (the id of its last record), with the same filterGroups and sort.",
-      ).optional(),
+      cursor: cursorParam(
+        "The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request.",
+      ),
     })
     .superRefine((body, ctx) => {
       if (Buffer.byteLength(JSON.stringify(body)) > SEARCH_BODY_MAX_BYTES) {
@@ -243,7 +243,9 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
             return;
           }
           const parsed = expected.safeParse(one.value);
-          if (!parsed.success) {
+          // The value as its schema reads it (an external key in NFC) is what the list filters with.
+          if (parsed.success) one.value = parsed.data;
+          else {
             for (const issue of parsed.error.issues) {
               ctx.addIssue({ code: "custom", path: [...at, "value", ...issue.path], message: issue.message });
             }

@@ -76,6 +76,8 @@ export function filterWhere(query: Readonly<Record<string | symbol, unknown>>, t
   );
   const groups = query[FILTER_GROUPS] as readonly (readonly SearchTerm[])[] | undefined;
   if (!groups || groups.length === 0) return terms;
-  const or = groups.map((group) => ({ AND: group.map((term) => termWhere(term.field, term.kind, term.op, term.value)) }));
+  const or = groups.map((group) => ({
+    AND: group.map((term) => termWhere(term.field, term.kind, term.op, term.value)),
+  }));
   return [...terms, { OR: or }];
 }

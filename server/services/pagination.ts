@@ -25,8 +25,11 @@ function mac(body: Buffer, context: string): Buffer {
   return createHmac("sha256", key()).update(`${context}\0`).update(body).digest().subarray(0, CURSOR_MAC_BYTES);
 }
 
-/** What a cursor holds: a record id as text, a record id as a number, or a position in the events feed. */
-export const CURSOR_KINDS = { text: 1, number: 2, feed: 3 } as const;
+/**
+ * What a cursor holds: a record id as text, a record id as a number, a position in the events feed, or a position in a
+ * quick search's results (rank, id, type: server/services/search.ts).
+ */
+export const CURSOR_KINDS = { text: 1, number: 2, feed: 3, search: 4 } as const;
 
 /**
  * Signs a cursor: base64url of `kind`, `payload` and its MAC over both and `context` (a feed cursor's organisation, so

@@ -1,10 +1,9 @@
 // Quick search (docs/api-contract.md §4.17; docs/architecture.md, "Search"): one query over the organisation's
 // `SearchEntry` rows, which triggers keep in the transaction of every write of accounts, contacts, deals and devices
-// (migration 20261127200000_search), so a record is findable by the next request after its write commits. Words are
+// (migration 20261127130100_search), so a record is findable by the next request after its write commits. Words are
 // prefixes, case- and accent-insensitive (`search_query`); results are ranked and paged by keyset on (rank, id, type),
 // so any page costs what the first one does and there is no cap on how far one pages. When nothing matches as written,
 // the same search runs typo-tolerant over the records' labels (trigrams).
-import { createHash } from "node:crypto";
 import { hasScope } from "../auth/scopes";
 import { Prisma } from "../db/generated/client";
 import { prisma } from "../db/transaction";
@@ -16,51 +15,54 @@ import {
   type SearchResult,
   type SearchType,
 } from "../schemas/search";
+import { CURSOR_KINDS, notACursor, openCursor, sealCursor } from "./pagination";
 
 /** Shortest query, normalised, that runs typo-tolerant when nothing matches: shorter ones share trigrams with most. */
 const FUZZY_MIN_LENGTH = 4;
 
-/** How a search matches: its words as prefixes (`text`), or its whole text as a near word of a label (`fuzzy`). */
-type Mode = "text" | "fuzzy";
+/** Ranks are computed and compared in millionths, as integers, so a cursor's rank compares exactly. */
+const RANK_SCALE = 1_000_000;
 
-/** Where a page ends: the last result's rank (as PostgreSQL wrote the numeric), id and type. */
+/** How a search matches: its words as prefixes (`text`), or its whole text as a near word of a label (`fuzzy`). */
+const MODES = ["text", "fuzzy"] as const;
+type Mode = (typeof MODES)[number];
+
+/** Where a page ends: the last result's rank (in millionths), id and type. */
 interface Position {
   mode: Mode;
-  rank: string;
+  rank: bigint;
   id: string;
   type: SearchType;
 }
 
-/** The first characters of a digest of the search (q and types), so a cursor of another search is refused. */
-function searchDigest(q: string, types: readonly SearchType[]): string {
-  return createHash("sha256")
-    .update(`${q}\n${[...types].sort().join(",")}`)
-    .digest("base64url")
-    .slice(0, 11);
+/** What a cursor is signed for: the organisation, the types and q, so it opens for the same search only. */
+function searchContext(orgId: string, q: string, types: readonly SearchType[]): string {
+  return `search\0${orgId}\0${[...types].sort().join(",")}\0${q}`;
 }
 
-/** A cursor: base64url of `v1.<mode>.<rank>.<id>.<type>.<digest of the search>`. */
-function encodeCursor(position: Position, digest: string): string {
-  const { mode, rank, id, type } = position;
-  return Buffer.from(`v1.${mode}.${rank}.${id}.${type}.${digest}`).toString("base64url");
-}
-
-function notACursor(): ApiError {
-  return new ApiError("bad_request", "cursor is not a nextCursor of this search (same q and types); search again", {
-    details: [{ path: ["cursor"], message: "not a cursor of this search" }],
-  });
+/**
+ * A cursor, signed with the project's cursor key (`sealCursor`): the mode, the rank (8 bytes), the type and the id
+ * (at most 64 characters: a cursor of at most 116 characters).
+ */
+function encodeCursor(position: Position, context: string): string {
+  const head = Buffer.alloc(10);
+  head.writeUInt8(MODES.indexOf(position.mode), 0);
+  head.writeBigInt64BE(position.rank, 1);
+  head.writeUInt8(SEARCH_TYPES.indexOf(position.type), 9);
+  return sealCursor(CURSOR_KINDS.search, Buffer.concat([head, Buffer.from(position.id, "utf8")]), context);
 }
 
 /**
  * Reads a cursor of this search.
- * @throws ApiError `bad_request` (400) for a string quick search did not make, or made for another q or types.
+ * @throws ApiError `bad_request` (400) for a string the service did not make, or made for another search.
  */
-function decodeCursor(cursor: string, digest: string): Position {
-  const text = Buffer.from(cursor, "base64url").toString("utf8");
-  const match = /^v1\.(text|fuzzy)\.(\d{1,4}\.\d{6})\.([A-Za-z0-9_-]{1,64})\.([a-z]+)\.([A-Za-z0-9_-]{11})$/.exec(text);
-  const type = match?.[4] as SearchType | undefined;
-  if (!match || !type || !SEARCH_TYPES.includes(type) || match[5] !== digest) throw notACursor();
-  return { mode: match[1] as Mode, rank: match[2] as string, id: match[3] as string, type };
+function decodeCursor(cursor: string, context: string): Position {
+  const opened = openCursor(cursor, context);
+  if (opened?.kind !== CURSOR_KINDS.search || opened.payload.length < 11) throw notACursor();
+  const mode = MODES[opened.payload.readUInt8(0)];
+  const type = SEARCH_TYPES[opened.payload.readUInt8(9)];
+  if (!mode || !type) throw notACursor();
+  return { mode, rank: opened.payload.readBigInt64BE(1), type, id: opened.payload.subarray(10).toString("utf8") };
 }
 
 /**
@@ -86,11 +88,11 @@ interface Row {
   id: string;
   label: string;
   sublabel: string | null;
-  rank: string;
+  rank: bigint;
 }
 
 /**
- * One page of results of `mode`. The rank is a numeric of 6 decimals computed per row by PostgreSQL, so the keyset
+ * One page of results of `mode`. The rank is computed per row by PostgreSQL in millionths, an integer, so the keyset
  * comparison with a cursor's rank is exact: text mode, `ts_rank` over the weighted words (A label, B identifiers) plus
  * 1 when the normalised label equals the normalised query and 0.5 when it starts with it; fuzzy mode, the strict word
  * similarity of the query to the label (pg_trgm, at least 0.5).
@@ -115,16 +117,16 @@ function page(
       : Prisma.sql`strict_word_similarity(${normalised}, s."fuzzy")`;
   const match = mode === "text" ? Prisma.sql`s."document" @@ ${tsquery}` : Prisma.sql`${normalised} <<% s."fuzzy"`;
   const seek = after
-    ? Prisma.sql`AND (r."rank" < ${after.rank}::numeric
-        OR (r."rank" = ${after.rank}::numeric AND (s."id", s."type") > (${after.id}, ${after.type})))`
+    ? Prisma.sql`AND (r."rank" < ${after.rank}
+        OR (r."rank" = ${after.rank} AND (s."id" COLLATE "C", s."type" COLLATE "C") > (${after.id}, ${after.type})))`
     : Prisma.empty;
   return prisma().$queryRaw<Row[]>`
-    SELECT s."type", s."id", s."label", s."sublabel", r."rank"::text AS "rank"
+    SELECT s."type", s."id", s."label", s."sublabel", r."rank"
     FROM "SearchEntry" AS s
-    CROSS JOIN LATERAL (SELECT round((${rank})::numeric, 6) AS "rank") AS r
+    CROSS JOIN LATERAL (SELECT round((${rank}) * ${RANK_SCALE})::bigint AS "rank") AS r
     WHERE s."orgId" = ${orgId} AND s."type" = ANY(${types}::text[]) AND ${match}
       ${seek}
-    ORDER BY r."rank" DESC, s."id", s."type"
+    ORDER BY r."rank" DESC, s."id" COLLATE "C", s."type" COLLATE "C"
     LIMIT ${take}`;
 }
 
@@ -139,7 +141,7 @@ function page(
  * @returns `{ data, hasMore, nextCursor }`: `nextCursor` continues the same search after the last result (null on an
  *          empty page); pages never repeat or skip a result while the records are unchanged.
  * @throws ApiError `insufficient_scope` (403) when `types` names a type the key may not read; `bad_request` (400) for a
- *         cursor of another search or none of ours.
+ *         cursor of another search (organisation, q or types) or none of ours.
  */
 export async function quickSearch(
   orgId: string,
@@ -147,8 +149,8 @@ export async function quickSearch(
   query: SearchQuery,
 ): Promise<{ data: SearchResult[]; hasMore: boolean; nextCursor: string | null }> {
   const types = searchTypes(scopes, query.types);
-  const digest = searchDigest(query.q, types);
-  const after = query.cursor ? decodeCursor(query.cursor, digest) : null;
+  const context = searchContext(orgId, query.q, types);
+  const after = query.cursor !== undefined ? decodeCursor(query.cursor, context) : null;
   let mode: Mode = after?.mode ?? "text";
   let rows = types.length === 0 ? [] : await page(orgId, query.q, types, mode, after, query.limit + 1);
   if (!after && rows.length === 0 && types.length > 0 && query.q.length >= FUZZY_MIN_LENGTH) {
@@ -159,8 +161,8 @@ export async function quickSearch(
   const shown = hasMore ? rows.slice(0, query.limit) : rows;
   const last = shown.at(-1);
   return {
-    data: shown.map((row) => ({ ...row, rank: Number(row.rank) })),
+    data: shown.map((row) => ({ ...row, rank: Number(row.rank) / RANK_SCALE })),
     hasMore,
-    nextCursor: last ? encodeCursor({ mode, rank: last.rank, id: last.id, type: last.type }, digest) : null,
+    nextCursor: last ? encodeCursor({ mode, rank: last.rank, id: last.id, type: last.type }, context) : null,
   };
 }
