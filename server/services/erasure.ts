@@ -220,22 +220,27 @@ export async function eraseContact(orgId: string, id: string, origin: WriteOrigi
       UPDATE "AuditLog" SET "query" = regexp_replace("query", ${patterns.query.regex}, ${ERASED}, 'gi')
       WHERE "orgId" = ${orgId} AND lower("query") LIKE ANY(${patterns.query.like}::text[])
         AND "query" ~* ${patterns.query.regex}`;
-    // Stored answers are the JSON envelope the request was answered with; a redacted one is replayed redacted.
+    // Stored answers are the JSON envelope the request was answered with (a claim of a request still running holds an
+    // empty body, which is left alone); a redacted one is replayed redacted.
     const idempotencyRecords = await tx.$executeRaw`
       WITH found AS (
-        SELECT k."id", k."responseBody" AS "before", k."path" AS "pathBefore",
-               "erase_jsonb"(k."responseBody"::jsonb, ${id}, ${fields}::text[], ${patterns.text.regex},
-                             CASE WHEN k."path" LIKE '%/contacts%' THEN ${fields}::text[] ELSE '{}'::text[] END,
-                             false) AS "body",
+        SELECT k."id", k."path" AS "pathBefore",
+               CASE WHEN left(k."responseBody", 1) = '{' THEN k."responseBody"::jsonb END AS "before",
                regexp_replace(k."path", ${patterns.query.regex}, ${ERASED}, 'gi') AS "path"
         FROM "IdempotencyKey" AS k
         WHERE k."orgId" = ${orgId}
           AND (strpos(k."responseBody", ${id}) > 0 OR lower(k."responseBody") LIKE ANY(${patterns.json.like}::text[])
             OR lower(k."path") LIKE ANY(${patterns.query.like}::text[]))
+      ), redacted AS (
+        SELECT f.*, "erase_jsonb"(f."before", ${id}, ${fields}::text[], ${patterns.text.regex},
+                                  CASE WHEN f."pathBefore" LIKE '%/contacts%' THEN ${fields}::text[] ELSE '{}'::text[] END,
+                                  false) AS "body"
+        FROM found AS f
       )
-      UPDATE "IdempotencyKey" AS k SET "responseBody" = f."body"::text, "path" = f."path"
-      FROM found AS f
-      WHERE k."id" = f."id" AND (f."body" IS DISTINCT FROM f."before"::jsonb OR f."path" <> f."pathBefore")`;
+      UPDATE "IdempotencyKey" AS k
+      SET "responseBody" = coalesce(r."body"::text, k."responseBody"), "path" = r."path"
+      FROM redacted AS r
+      WHERE k."id" = r."id" AND (r."body" IS DISTINCT FROM r."before" OR r."path" <> r."pathBefore")`;
 
     const accountLinks = await tx.$executeRaw`
       DELETE FROM "ContactAccount" WHERE "orgId" = ${orgId} AND "contactId" = ${id}`;

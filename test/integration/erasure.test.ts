@@ -94,6 +94,23 @@ describe("POST /contacts/{id}/erase", () => {
     const bobEventsBefore = (await prisma().event.findMany({ where: { orgId: org.orgId, resourceId: bob.id } })).map(
       (event) => ({ id: event.id, data: event.data, previous: event.previous }),
     );
+    // A claim of a request still running: no answer yet (an empty body), its path naming her.
+    const claim = await prisma().idempotencyKey.create({
+      data: {
+        orgId: org.orgId,
+        apiKeyId: org.apiKeyId,
+        key: "running",
+        method: "POST",
+        path: "/contacts/bulk?note=ann.smith%40northwind.example",
+        fingerprint: "0".repeat(64),
+        status: 0,
+        responseBody: "",
+        responseHeaders: {},
+        requestId: "req_000000000000000000000000",
+        expiresAt: new Date(Date.now() + 60_000),
+      },
+    });
+
     const [events, attempts, audits, idempotency] = await rowsOf(org.orgId);
     const annEvents = events.filter((event) => event.resourceId === ann.id);
     expect(annEvents.map((event) => event.name)).toEqual(["contact.created", "contact.updated"]);
@@ -107,7 +124,7 @@ describe("POST /contacts/{id}/erase", () => {
       id: ann.id,
       erased: true,
       removed: { contacts: 1, accountLinks: 1, touchpointLinks: 1 },
-      redacted: { events: 4, webhookDeliveries: 4, deliveryAttempts: 5, auditLogs: 2, idempotencyRecords: 1 },
+      redacted: { events: 4, webhookDeliveries: 4, deliveryAttempts: 5, auditLogs: 2, idempotencyRecords: 2 },
     });
 
     expect((await api("GET", `/contacts/${ann.id}`)).status).toBe(404);
@@ -155,6 +172,10 @@ describe("POST /contacts/{id}/erase", () => {
     expect(queries).toContain("email=[erased]");
     expect(queries).toContain("phone%5Beq%5D=[erased]");
     expect(queries).toContain("lastName%5Beq%5D=Jones");
+    expect(await prisma().idempotencyKey.findUnique({ where: { id: claim.id } })).toMatchObject({
+      path: "/contacts/bulk?note=[erased]",
+      responseBody: "",
+    });
     expect(JSON.parse(idempotencyAfter[0]?.responseBody ?? "{}").data).toMatchObject({
       id: ann.id,
       email: "[erased]",
