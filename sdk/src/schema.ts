@@ -827,7 +827,7 @@ export interface paths {
         put?: never;
         /**
          * Search accounts with filter groups
-         * @description The accounts list (GET /accounts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The accounts list (GET /accounts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `accounts:read`.
          */
@@ -849,7 +849,7 @@ export interface paths {
         put?: never;
         /**
          * Search contacts with filter groups
-         * @description The contacts list (GET /contacts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The contacts list (GET /contacts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `contacts:read`.
          */
@@ -871,7 +871,7 @@ export interface paths {
         put?: never;
         /**
          * Search deals with filter groups
-         * @description The deals list (GET /deals) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The deals list (GET /deals) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `deals:read`.
          */
@@ -893,7 +893,7 @@ export interface paths {
         put?: never;
         /**
          * Search devices with filter groups
-         * @description The devices list (GET /devices) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The devices list (GET /devices) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `devices:read`.
          */
@@ -915,7 +915,7 @@ export interface paths {
         put?: never;
         /**
          * Search tasks with filter groups
-         * @description The tasks list (GET /tasks) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The tasks list (GET /tasks) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `tasks:read`.
          */
@@ -937,7 +937,7 @@ export interface paths {
         put?: never;
         /**
          * Search notes with filter groups
-         * @description The notes list (GET /notes) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The notes list (GET /notes) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `notes:read`.
          */
@@ -959,7 +959,7 @@ export interface paths {
         put?: never;
         /**
          * Search touchpoints with filter groups
-         * @description The touchpoints list (GET /touchpoints) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The touchpoints list (GET /touchpoints) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `touchpoints:read`.
          */

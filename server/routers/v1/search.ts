@@ -49,7 +49,7 @@ function structured<Query>(spec: {
         path: `/${spec.resource}/search`,
         tags: [spec.tag],
         summary: `Search ${spec.resource} with filter groups`,
-        description: `The ${spec.resource} list (GET /${spec.resource}) with its filters as a body: filterGroups, up to ${FILTER_GROUPS_MAX} groups of up to ${FILTERS_PER_GROUP_MAX} filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages, nextCursor the id of the last record, no limit on how far one pages). The body's JSON is at most ${SEARCH_BODY_MAX_BYTES} bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.`,
+        description: `The ${spec.resource} list (GET /${spec.resource}) with its filters as a body: filterGroups, up to ${FILTER_GROUPS_MAX} groups of up to ${FILTERS_PER_GROUP_MAX} filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most ${SEARCH_BODY_MAX_BYTES} bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.`,
       },
       envelope: "list",
     })
