@@ -4,6 +4,7 @@ import { purgeExpiredEventsFunction } from "./functions/purge-expired-events";
 import { purgeExpiredSignInsFunction } from "./functions/purge-expired-sign-ins";
 import { purgeIdempotencyKeysFunction } from "./functions/purge-idempotency-keys";
 import { refreshHealthScoresFunction } from "./functions/refresh-health-scores";
+import { rollUpUsageFunction } from "./functions/roll-up-usage";
 import { sweepOutboxFunction } from "./functions/sweep-outbox";
 
 export { inngest } from "./client";
@@ -17,4 +18,5 @@ export const functions = [
   purgeExpiredEventsFunction,
   purgeExpiredSignInsFunction,
   refreshHealthScoresFunction,
+  rollUpUsageFunction,
 ];

@@ -572,3 +572,39 @@ export const WEBHOOK_TEST_EXAMPLE = {
   eventId: "evt_1763984160_VGVzdEV2ZW50MDE",
   attempt: { ...DELIVERY_ATTEMPT_EXAMPLE, eventId: "evt_1763984160_VGVzdEV2ZW50MDE", event: "webhook.test" },
 };
+
+/** Response data of `GET /usage` (three 30-minute buckets, shortened from the 48 of a day). */
+export const USAGE_EXAMPLE = {
+  from: "2026-11-24T09:00:00.000Z",
+  to: "2026-11-24T10:30:00.000Z",
+  granularity: "30m",
+  totals: { requests: 1290, byStatusClass: { "2xx": 1204, "3xx": 31, "4xx": 52, "5xx": 3 }, p95Ms: 75 },
+  topErrors: [
+    { status: 404, errorCode: "not_found", requests: 30 },
+    { status: 429, errorCode: "rate_limited", requests: 22 },
+    { status: 500, errorCode: "internal_error", requests: 3 },
+  ],
+  buckets: [
+    {
+      start: "2026-11-24T09:00:00.000Z",
+      end: "2026-11-24T09:30:00.000Z",
+      requests: 420,
+      byStatusClass: { "2xx": 401, "3xx": 10, "4xx": 9, "5xx": 0 },
+      p95Ms: 50,
+    },
+    {
+      start: "2026-11-24T09:30:00.000Z",
+      end: "2026-11-24T10:00:00.000Z",
+      requests: 610,
+      byStatusClass: { "2xx": 560, "3xx": 15, "4xx": 32, "5xx": 3 },
+      p95Ms: 75,
+    },
+    {
+      start: "2026-11-24T10:00:00.000Z",
+      end: "2026-11-24T10:30:00.000Z",
+      requests: 260,
+      byStatusClass: { "2xx": 243, "3xx": 6, "4xx": 11, "5xx": 0 },
+      p95Ms: 50,
+    },
+  ],
+};

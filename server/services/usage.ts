@@ -5,6 +5,7 @@ import { ApiError } from "../errors";
 import type { AuditEntry } from "./audit";
 import { PLAN_LIMITS } from "./organisations";
 import { listPage } from "./pagination";
+import { statusRange, type UsageFilters } from "./usage-rollup";
 
 /**
  * One audited API call as the usage page shows it (docs/api-contract.md §1 "every call is audit-logged"): the stored
@@ -13,21 +14,17 @@ import { listPage } from "./pagination";
  */
 export type AuditLogEntry = Omit<AuditEntry, "orgId" | "ip" | "userAgent"> & { id: string };
 
-/** Filters and page of {@link listAuditLog}. */
-export interface AuditLogQuery {
-  /** Only calls made with this key (an id from the organisation's keys). */
-  apiKeyId?: string;
-  /** Exact status (`"429"`) or class (`"4xx"`). */
-  status?: string;
-  /** Only paths containing this text, case-insensitive (e.g. `/accounts`). */
-  path?: string;
+/** Filters, range and page of {@link listAuditLog} (docs/api-contract.md §1.2). */
+export interface AuditLogQuery extends UsageFilters {
+  /** Only calls answered at or after this time. */
+  from?: Date;
+  /** Only calls answered before this time. */
+  to?: Date;
   /** `nextCursor` of the previous page. */
   cursor?: string;
-  /** Page size, 1–100, default 50. */
+  /** Page size, 1–100, default 50 (the export reads pages of 1,000). */
   limit?: number;
 }
-
-const STATUS_PATTERN = /^(?:([1-5])xx|([1-5]\d\d))$/;
 
 const auditSelect = {
   id: true,
@@ -43,6 +40,22 @@ const auditSelect = {
   createdAt: true,
 } satisfies Prisma.AuditLogSelect;
 
+/** Most rows of one page: the export's page size; the settings router allows 100. */
+const MAX_PAGE = 1_000;
+
+function auditWhere(orgId: string, query: AuditLogQuery): Prisma.AuditLogWhereInput {
+  const where: Prisma.AuditLogWhereInput = { orgId };
+  if (query.apiKeyId) where.apiKeyId = query.apiKeyId;
+  if (query.method) where.method = query.method.toUpperCase();
+  if (query.path?.trim()) where.path = containsInsensitive(query.path.trim());
+  if (query.status) {
+    const [low, high] = statusRange(query.status);
+    where.status = { gte: low, lt: high };
+  }
+  if (query.from || query.to) where.createdAt = { gte: query.from, lt: query.to };
+  return where;
+}
+
 /**
  * The organisation's audit log, newest first, one keyset page at a time over `(createdAt, id)` (the `(orgId,
  * createdAt)` index) with the list helper every list uses, so a late page costs what the first one does. Rows are
@@ -56,28 +69,14 @@ export function listAuditLog(
   query: AuditLogQuery = {},
 ): Promise<{ data: AuditLogEntry[]; hasMore: boolean; nextCursor: string | null }> {
   const limit = query.limit ?? 50;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    throw new ApiError("validation_error", "limit must be an integer from 1 to 100");
-  }
-  const where: Prisma.AuditLogWhereInput = { orgId };
-  if (query.apiKeyId) where.apiKeyId = query.apiKeyId;
-  if (query.path?.trim()) where.path = containsInsensitive(query.path.trim());
-  if (query.status) {
-    const match = STATUS_PATTERN.exec(query.status.trim());
-    if (!match)
-      throw new ApiError("validation_error", "status must be an HTTP status such as 404 or a class such as 4xx");
-    if (match[1]) {
-      const base = Number(match[1]) * 100;
-      where.status = { gte: base, lt: base + 100 };
-    } else {
-      where.status = Number(match[2]);
-    }
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new ApiError("validation_error", `limit must be an integer from 1 to ${MAX_PAGE}`);
   }
   return listPage({
     query: { limit, cursor: query.cursor },
     fields: { createdAt: { nullable: false } },
     defaultSort: [{ field: "createdAt", direction: "desc" }],
-    filters: [where],
+    filters: [auditWhere(orgId, query)],
     findCursor: async (cursor) =>
       /^\d{1,19}$/.test(cursor)
         ? prisma().auditLog.findFirst({ where: { orgId, id: BigInt(cursor) }, select: auditSelect })
@@ -85,6 +84,34 @@ export function listAuditLog(
     findMany: (args) => prisma().auditLog.findMany({ ...(args as Prisma.AuditLogFindManyArgs), select: auditSelect }),
     map: (row) => ({ ...row, id: row.id.toString() }),
   });
+}
+
+/**
+ * Every row of the audit log matching `query`, newest first, read one keyset page of 1,000 at a time as the consumer
+ * asks for more: memory holds one page whatever the number of rows, and a consumer that stops (`return()`, a
+ * `for await` left early) stops the reading.
+ * @throws ApiError as {@link listAuditLog}.
+ */
+export async function* auditLogPages(orgId: string, query: Omit<AuditLogQuery, "cursor" | "limit">) {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await listAuditLog(orgId, { ...query, cursor, limit: MAX_PAGE });
+    yield page.data;
+    if (!page.hasMore || !page.nextCursor) return;
+    cursor = page.nextCursor;
+  }
+}
+
+/**
+ * One audited call of the organisation by its row id (the request's detail on the usage page).
+ * @throws ApiError `not_found` (404) when the id names no row of the organisation's log.
+ */
+export async function getAuditEntry(orgId: string, id: string): Promise<AuditLogEntry> {
+  const row = /^\d{1,19}$/.test(id)
+    ? await prisma().auditLog.findFirst({ where: { orgId, id: BigInt(id) }, select: auditSelect })
+    : null;
+  if (!row) throw new ApiError("not_found", `Request ${id} not found`);
+  return { ...row, id: row.id.toString() };
 }
 
 /** The organisation's rate-limit plan and the limits in force (docs/api-contract.md §8), requests per minute. */
@@ -119,13 +146,4 @@ export async function getRateLimitSummary(orgId: string): Promise<RateLimitSumma
     planDefaults,
     overridden: { perKey: org.rateLimitPerKey !== null, perOrg: org.rateLimitPerOrg !== null },
   };
-}
-
-/** Counts of the organisation's API calls since a time, for the overview page. */
-export async function countCallsSince(orgId: string, since: Date): Promise<{ total: number; errors: number }> {
-  const [total, errors] = await Promise.all([
-    prisma().auditLog.count({ where: { orgId, createdAt: { gte: since } } }),
-    prisma().auditLog.count({ where: { orgId, createdAt: { gte: since }, status: { gte: 400 } } }),
-  ]);
-  return { total, errors };
 }

@@ -108,6 +108,19 @@ const ACTIONS: Action[] = [
   { row: "see", name: "usage.auditLog", allowed: ALL, run: (m) => m.caller.usage.auditLog({}) },
   { row: "see", name: "usage.limits", allowed: ALL, run: (m) => m.caller.usage.limits() },
   { row: "see", name: "usage.lastDay", allowed: ALL, run: (m) => m.caller.usage.lastDay() },
+  { row: "see", name: "usage.series", allowed: ALL, run: (m) => m.caller.usage.series({ granularity: "3h" }) },
+  { row: "see", name: "usage.export", allowed: ALL, run: (m) => m.caller.usage.export({}) },
+  {
+    row: "see",
+    name: "usage.request",
+    allowed: ALL,
+    run: async (m, { orgId }) => {
+      const call = await prisma().auditLog.create({
+        data: { orgId, requestId: "req_roles", method: "GET", path: "/api/v1/mrr", status: 200, durationMs: 3 },
+      });
+      return m.caller.usage.request({ id: call.id.toString() });
+    },
+  },
   { row: "see", name: "team.members", allowed: ALL, run: (m) => m.caller.team.members() },
 
   {

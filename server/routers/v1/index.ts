@@ -11,6 +11,7 @@ import { searchRouter } from "./search";
 import { statusRouter } from "./status";
 import { tasksRouter } from "./tasks";
 import { touchpointsRouter } from "./touchpoints";
+import { usageRouter } from "./usage";
 import { webhookEndpointsRouter } from "./webhook-endpoints";
 
 /** The public API v1: every procedure here is a REST operation under `/api/v1` (docs/api-contract.md §4). */
@@ -28,6 +29,7 @@ export const v1Router = router({
   events: eventsRouter,
   webhookEndpoints: webhookEndpointsRouter,
   search: searchRouter,
+  usage: usageRouter,
 });
 
 /** Type of the v1 router. */

@@ -1,33 +1,47 @@
 import { settingsErrorMessage } from "../../../../server/routers/settings/trpc";
 import { PLAN_LIMITS } from "../../../../server/services/organisations";
+import { type ChartSeries, StackedBarChart } from "../../_components/chart";
 import { Time } from "../../_components/time";
 import { formatDuration } from "../../_lib/format";
 import { requireMember, settingsCaller } from "../../_lib/session";
+import { bucketLabel, type UsageParams, usageHref, usageParams } from "./params";
 
 export const metadata = { title: "Usage · Settings" };
 
 const STATUS_OPTIONS = [
   ["", "Any status"],
   ["2xx", "2xx success"],
+  ["3xx", "3xx not modified"],
   ["4xx", "4xx client errors"],
   ["5xx", "5xx server errors"],
-  ...["200", "201", "400", "401", "403", "404", "405", "409", "413", "422", "429", "500", "503"].map((s) => [s, s]),
+  ...["200", "201", "304", "400", "401", "403", "404", "405", "409", "413", "422", "429", "500", "503"].map((s) => [s, s]),
 ] as const;
 
-function one(value: string | string[] | undefined): string {
-  return (Array.isArray(value) ? value[0] : value)?.trim() ?? "";
-}
+const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"] as const;
 
-function query(params: Record<string, string>): string {
-  const search = new URLSearchParams(Object.entries(params).filter(([, value]) => value !== ""));
-  const text = search.toString();
-  return text ? `?${text}` : "";
-}
+const RANGES = [
+  ["24h", "Last 24 hours"],
+  ["7d", "Last 7 days"],
+  ["30d", "Last 30 days"],
+  ["custom", "Custom (UTC)"],
+] as const;
+
+const SERIES: ChartSeries[] = [
+  { key: "2xx", label: "2xx", className: "chart-2xx" },
+  { key: "3xx", label: "3xx", className: "chart-3xx" },
+  { key: "4xx", label: "4xx", className: "chart-4xx" },
+  { key: "5xx", label: "5xx", className: "chart-5xx" },
+];
+
+type Caller = Awaited<ReturnType<typeof settingsCaller>>;
+type Series = Awaited<ReturnType<Caller["usage"]["series"]>>;
 
 /**
- * The organisation's usage: its rate-limit plan and limits (docs/api-contract.md §8) and its audit log
- * (docs/api-contract.md §1) with filters by key, status and path, keyset-paginated. Filters are a plain GET form, so it
- * works without JavaScript.
+ * The organisation's usage (docs/architecture.md, "Usage: the roll-up, the chart and the export"): for a range (last
+ * 24 h, 7 d, 30 d or custom) and filters (key, status, method, path), a chart of requests per bucket by status class
+ * with p95 latency, totals, top errors, then the request log of the same range and filters, 50 a page with keyset
+ * cursors, and its CSV download. Every control is a link or a GET form, so it works without JavaScript. Rate-limit
+ * plan and limits (docs/api-contract.md §8) close the page.
  */
 export default async function UsagePage({
   searchParams,
@@ -35,34 +49,182 @@ export default async function UsagePage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   await requireMember("/settings/usage");
-  const params = await searchParams;
-  const filters = { key: one(params.key), status: one(params.status), path: one(params.path) };
-  const cursor = one(params.cursor);
+  const params = usageParams(await searchParams);
   const caller = await settingsCaller();
-  const [limits, keys, lastDay] = await Promise.all([
-    caller.usage.limits(),
-    caller.apiKeys.list(),
-    caller.usage.lastDay(),
-  ]);
+  const [limits, keys] = await Promise.all([caller.usage.limits(), caller.apiKeys.list()]);
   const keyNames = new Map(keys.map((key) => [key.id, key]));
-  let log: Awaited<ReturnType<typeof caller.usage.auditLog>> = { data: [], hasMore: false, nextCursor: null };
+  const filters = {
+    apiKeyId: params.key || undefined,
+    status: params.status || undefined,
+    method: (params.method || undefined) as (typeof METHODS)[number] | undefined,
+    path: params.path || undefined,
+  };
+  let series: Series | null = null;
+  let log: Awaited<ReturnType<Caller["usage"]["auditLog"]>> = { data: [], hasMore: false, nextCursor: null };
   let error: string | null = null;
   try {
+    series = await caller.usage.series({ from: params.from, to: params.to, ...filters });
     log = await caller.usage.auditLog({
-      apiKeyId: filters.key || undefined,
-      status: filters.status || undefined,
-      path: filters.path || undefined,
-      cursor: cursor || undefined,
+      from: series.from,
+      to: series.to,
+      ...filters,
+      cursor: params.cursor || undefined,
       limit: 50,
     });
   } catch (caught) {
     error = settingsErrorMessage(caught);
   }
-  const filtered = Boolean(filters.key || filters.status || filters.path);
+  const filtered = Boolean(params.key || params.status || params.method || params.path);
+  const exportHref = series ? usageHref({ ...params, from: series.from, to: series.to, cursor: "" }, "/settings/usage/export") : "";
 
   return (
     <>
       <h1>Usage</h1>
+      <p className="hint">
+        Every call to <code>/api/v1</code> made with your keys, refused ones included. Calls appear a moment (under a
+        second) after they are answered. Times are UTC.
+      </p>
+
+      <form method="get" className="filters usage-filters" aria-label="Range and filters">
+        <div className="field">
+          <label htmlFor="filter-range">Range</label>
+          <select id="filter-range" name="range" defaultValue={params.range}>
+            {RANGES.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-from">From (UTC, custom)</label>
+          <input id="filter-from" name="from" type="datetime-local" defaultValue={params.customFrom} />
+        </div>
+        <div className="field">
+          <label htmlFor="filter-to">To (UTC, custom)</label>
+          <input id="filter-to" name="to" type="datetime-local" defaultValue={params.customTo} />
+        </div>
+        <div className="field">
+          <label htmlFor="filter-key">Key</label>
+          <select id="filter-key" name="key" defaultValue={params.key}>
+            <option value="">Any key</option>
+            {keys.map((key) => (
+              <option key={key.id} value={key.id}>
+                {key.name} ({key.prefix}…)
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-status">Status</label>
+          <select id="filter-status" name="status" defaultValue={params.status}>
+            {STATUS_OPTIONS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-method">Method</label>
+          <select id="filter-method" name="method" defaultValue={params.method}>
+            <option value="">Any method</option>
+            {METHODS.map((method) => (
+              <option key={method} value={method}>
+                {method}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-path">Path contains</label>
+          <input id="filter-path" name="path" type="search" defaultValue={params.path} placeholder="/accounts" />
+        </div>
+        <div className="actions">
+          <button type="submit">Apply</button>
+          {filtered || params.range !== "24h" ? (
+            <a className="button secondary" href="/settings/usage">
+              Reset
+            </a>
+          ) : null}
+        </div>
+      </form>
+
+      {error ? (
+        <p role="alert" className="alert error" data-testid="usage-error">
+          {error}
+        </p>
+      ) : null}
+
+      {series ? <UsageSummary series={series} params={params} /> : null}
+
+      {series ? (
+        <section aria-labelledby="log-heading">
+          <div className="section-head">
+            <h2 id="log-heading">Requests</h2>
+            <a className="button secondary" href={exportHref} download data-testid="usage-export">
+              Download CSV
+            </a>
+          </div>
+          {log.data.length === 0 ? (
+            <p data-testid="audit-empty">
+              {filtered || params.cursor ? "No calls match these filters." : "No API calls in this range."}
+            </p>
+          ) : (
+            <div className="table-wrap">
+              <table data-testid="audit-log">
+                <caption className="visually-hidden">API calls, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Request</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Duration</th>
+                    <th scope="col">Key</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {log.data.map((row) => {
+                    const key = row.apiKeyId ? keyNames.get(row.apiKeyId) : undefined;
+                    return (
+                      <tr key={row.id}>
+                        <td className="nowrap">
+                          <a href={`/settings/usage/requests/${row.id}`} aria-label={`Request ${row.requestId}`}>
+                            <Time value={row.createdAt} />
+                          </a>
+                        </td>
+                        <td className="breakable">
+                          <code>
+                            {row.method} {row.path}
+                            {row.query ? `?${row.query}` : ""}
+                          </code>
+                        </td>
+                        <td>
+                          <span className={`badge ${row.status >= 400 ? "error" : "ok"}`}>{row.status}</span>
+                          {row.errorCode ? <code> {row.errorCode}</code> : null}
+                        </td>
+                        <td className="num nowrap">{formatDuration(row.durationMs)}</td>
+                        <td>
+                          {key ? `${key.name} (${key.prefix}…)` : <span className="muted">—</span>}
+                          {row.isTest ? <span className="badge test"> test</span> : null}
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <nav className="pager" aria-label="Request log pages">
+            {params.cursor ? <a href={usageHref({ ...params, cursor: "" })}>Newest calls</a> : null}
+            {log.hasMore && log.nextCursor ? (
+              <a href={usageHref({ ...params, cursor: log.nextCursor })} data-testid="older">
+                Older calls →
+              </a>
+            ) : null}
+          </nav>
+        </section>
+      ) : null}
 
       <section aria-labelledby="limits-heading">
         <h2 id="limits-heading">Rate limits</h2>
@@ -75,10 +237,6 @@ export default async function UsagePage({
           sliding windows apply at once; a request over either gets 429 <code>rate_limited</code> with{" "}
           <code>Retry-After</code>. Every response carries <code>X-RateLimit-Limit</code>,{" "}
           <code>X-RateLimit-Remaining</code> and <code>X-RateLimit-Reset</code>.
-        </p>
-        <p>
-          Last 24 hours: <strong>{lastDay.total}</strong> calls, <strong>{lastDay.errors}</strong> with status 400 or
-          above.
         </p>
         <details>
           <summary>All plans</summary>
@@ -105,111 +263,64 @@ export default async function UsagePage({
           </div>
         </details>
       </section>
-
-      <section aria-labelledby="log-heading">
-        <h2 id="log-heading">Audit log</h2>
-        <p className="hint">
-          Every call to <code>/api/v1</code> made with your keys, refused ones included, newest first. Calls appear a
-          moment (under a second) after they are answered.
-        </p>
-        <form method="get" className="filters" aria-label="Filter the audit log">
-          <div className="field">
-            <label htmlFor="filter-key">Key</label>
-            <select id="filter-key" name="key" defaultValue={filters.key}>
-              <option value="">Any key</option>
-              {keys.map((key) => (
-                <option key={key.id} value={key.id}>
-                  {key.name} ({key.prefix}…)
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="filter-status">Status</label>
-            <select id="filter-status" name="status" defaultValue={filters.status}>
-              {STATUS_OPTIONS.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="filter-path">Path contains</label>
-            <input id="filter-path" name="path" type="search" defaultValue={filters.path} placeholder="/accounts" />
-          </div>
-          <div className="actions">
-            <button type="submit">Apply filters</button>
-            {filtered ? (
-              <a className="button secondary" href="/settings/usage">
-                Clear
-              </a>
-            ) : null}
-          </div>
-        </form>
-
-        {error ? (
-          <p role="alert" className="alert error">
-            {error}
-          </p>
-        ) : log.data.length === 0 ? (
-          <p data-testid="audit-empty">
-            {filtered || cursor ? "No calls match these filters." : "No API calls yet. Create a key and call the API."}
-          </p>
-        ) : (
-          <div className="table-wrap">
-            <table data-testid="audit-log">
-              <caption className="visually-hidden">API calls, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Request</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Request id</th>
-                </tr>
-              </thead>
-              <tbody>
-                {log.data.map((row) => {
-                  const key = row.apiKeyId ? keyNames.get(row.apiKeyId) : undefined;
-                  return (
-                    <tr key={row.id}>
-                      <td className="nowrap">
-                        <Time value={row.createdAt} />
-                      </td>
-                      <td className="breakable">
-                        <code>
-                          {row.method} {row.path}
-                          {row.query ? `?${row.query}` : ""}
-                        </code>
-                      </td>
-                      <td>
-                        <span className={`badge ${row.status >= 400 ? "error" : "ok"}`}>{row.status}</span>
-                        {row.errorCode ? <code> {row.errorCode}</code> : null}
-                      </td>
-                      <td className="num nowrap">{formatDuration(row.durationMs)}</td>
-                      <td>
-                        {key ? `${key.name} (${key.prefix}…)` : <span className="muted">—</span>}
-                        {row.isTest ? <span className="badge test"> test</span> : null}
-                      </td>
-                      <td className="breakable">
-                        <code>{row.requestId}</code>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-        )}
-        <nav className="pager" aria-label="Audit log pages">
-          {cursor ? <a href={`/settings/usage${query(filters)}`}>Newest calls</a> : null}
-          {log.hasMore && log.nextCursor ? (
-            <a href={`/settings/usage${query({ ...filters, cursor: log.nextCursor })}`}>Older calls →</a>
-          ) : null}
-        </nav>
-      </section>
     </>
+  );
+}
+
+/** The chart, the totals and the top errors of the range. */
+function UsageSummary({ series, params }: { series: Series; params: UsageParams }) {
+  const { totals } = series;
+  const span = `${bucketLabel(series.from)} – ${bucketLabel(series.to)} UTC`;
+  return (
+    <section aria-labelledby="chart-heading">
+      <h2 id="chart-heading">Requests over time</h2>
+      <dl className="usage-totals" data-testid="usage-totals">
+        <div>
+          <dt>Requests</dt>
+          <dd data-testid="total-requests">{totals.requests.toLocaleString("en-GB")}</dd>
+        </div>
+        <div>
+          <dt>Errors (4xx + 5xx)</dt>
+          <dd>{(totals.byStatusClass["4xx"] + totals.byStatusClass["5xx"]).toLocaleString("en-GB")}</dd>
+        </div>
+        <div>
+          <dt>p95 latency</dt>
+          <dd>{totals.p95Ms === null ? "—" : formatDuration(totals.p95Ms)}</dd>
+        </div>
+      </dl>
+      <StackedBarChart
+        testId="usage-chart"
+        title={`Requests per ${series.granularity} by status class, ${span}`}
+        summary={`${totals.requests} requests: ${totals.byStatusClass["2xx"]} 2xx, ${totals.byStatusClass["3xx"]} 3xx, ${totals.byStatusClass["4xx"]} 4xx, ${totals.byStatusClass["5xx"]} 5xx; p95 latency ${totals.p95Ms ?? "—"} ms.`}
+        series={SERIES}
+        unit={`requests per ${series.granularity}`}
+        line={{ label: "p95 latency", unit: "ms" }}
+        barHeading="Period starting (UTC)"
+        linkLabel="Show only this period"
+        bars={series.buckets.map((bucket) => ({
+          label: bucketLabel(bucket.start),
+          href: usageHref({ ...params, range: "custom", from: bucket.start, to: bucket.end, cursor: "" }),
+          values: bucket.byStatusClass,
+          line: bucket.p95Ms,
+        }))}
+      />
+      <h3>Top errors</h3>
+      {series.topErrors.length === 0 ? (
+        <p className="muted" data-testid="top-errors-none">
+          No errors in this range.
+        </p>
+      ) : (
+        <ol className="top-errors" data-testid="top-errors">
+          {series.topErrors.map((entry) => (
+            <li key={`${entry.status} ${entry.errorCode}`}>
+              <a href={usageHref({ ...params, status: String(entry.status), cursor: "" })}>
+                <span className="badge error">{entry.status}</span> <code>{entry.errorCode ?? "—"}</code>
+              </a>{" "}
+              {entry.requests.toLocaleString("en-GB")}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
   );
 }

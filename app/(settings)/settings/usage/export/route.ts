@@ -1,0 +1,56 @@
+import { TRPCError } from "@trpc/server";
+import { createSettingsCaller } from "../../../../../server/routers/settings";
+import { settingsErrorMessage } from "../../../../../server/routers/settings/trpc";
+import { settingsRequestFrom } from "../../../_lib/session";
+import { usageParams } from "../params";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+const STATUS: Partial<Record<TRPCError["code"], number>> = {
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  BAD_REQUEST: 400,
+  UNPROCESSABLE_CONTENT: 422,
+};
+
+/**
+ * `GET /settings/usage/export`: the usage page's request log as a CSV download (docs/architecture.md, "Usage: the
+ * roll-up, the chart and the export"), for the page's range and filters (its query string), authenticated by the
+ * session cookie with the page's role rules (every role, docs/api-contract.md §5.10). The rows stream as they are
+ * read, a page of 1,000 at a time; a client that goes away stops the reading. A refusal (signed out 401, not a member
+ * 403, a range over 90 days or a bad filter 422) is a plain-text answer naming the reason. Only GET is served: it
+ * changes nothing, so like every settings GET it needs the session cookie (SameSite=Lax) and no Origin check, and a
+ * page of another site cannot read what it answers.
+ */
+export async function GET(req: Request): Promise<Response> {
+  const params = usageParams(Object.fromEntries(new URL(req.url).searchParams));
+  const caller = createSettingsCaller({ request: settingsRequestFrom(req.headers) });
+  try {
+    const { filename, open } = await caller.usage.export({
+      from: params.from,
+      to: params.to,
+      apiKeyId: params.key || undefined,
+      status: params.status || undefined,
+      method: (params.method || undefined) as "GET" | undefined,
+      path: params.path || undefined,
+    });
+    const body = open();
+    // Next.js cancels the body when the client disconnects; the signal covers hosts that only abort the request.
+    req.signal.addEventListener("abort", () => void body.cancel().catch(() => undefined), { once: true });
+    return new Response(body, {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="${filename}"`,
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      },
+    });
+  } catch (error) {
+    const status = (error instanceof TRPCError && STATUS[error.code]) || 500;
+    return new Response(`${settingsErrorMessage(error)}\n`, {
+      status,
+      headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+    });
+  }
+}
