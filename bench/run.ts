@@ -23,6 +23,9 @@
 //      a typo, and a word every record has, reported; the index's size; a write's cost with its triggers on and off.
 //   9. Start-up (bench/startup.ts): spawn → first 200 of `npm start` for a first start on an empty embedded database
 //      (migrations, demo seed; target ≤ 5 s) and a restart on it (target ≤ 1.5 s), beside a bare node:http server.
+//   9. Usage (bench/usage.ts): the usage page and GET /api/v1/usage over 30 days for an organisation with 1,000,000
+//      logged requests versus one with 1,000 (target ≤ 2× each), and the RSS growth of a fresh `npm start` streaming
+//      the CSV of the 1,000,000 rows (target ≤ 100 MB over idle). `-- --only=usage` runs this section alone.
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
 // The build: `next build` into .next-bench (NEXT_DIST_DIR) with the floor route written into app/ for the build only
@@ -56,12 +59,24 @@ import { measureSearch, type SearchResult } from "./search";
 import { type ChildServer, startServer } from "./servers";
 import { measureStartup, type StartupResult } from "./startup";
 import { measureObservability, observedEnv, startOtlpSink } from "./telemetry";
+import {
+  measureUsage,
+  measureUsageCsv,
+  prepareUsage,
+  procMemoryMb,
+  USAGE_LARGE,
+  USAGE_SMALL,
+  type UsageCsvResult,
+  type UsageResult,
+} from "./usage";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const argv = new Set(process.argv.slice(2));
 const QUICK = argv.has("--quick");
 const FORCE_BUILD = argv.has("--build");
 const CPU_PROFILE = argv.has("--profile");
+// `--only=usage`: the usage section alone (build, database, the usage measures), for work on the usage view.
+const ONLY_USAGE = argv.has("--only=usage");
 const PROFILES_DIR = path.join(ROOT, "bench", "results", "profiles");
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -107,6 +122,8 @@ const TARGETS = {
   feed: 1.5,
   platform: 0.15,
   search: 2,
+  usage: 2,
+  csvGrowthMb: 100,
 };
 const DIST_DIR = ".next-bench";
 // One secret for the servers and for the deep page's cursor, which the bench signs as they do.
@@ -347,13 +364,7 @@ function npmStartNodeFlags(): string[] {
 
 /** Peak resident memory of a process so far (VmHWM), MB; null where /proc is not readable. */
 function peakRssMb(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
+  return procMemoryMb(pid, "VmHWM");
 }
 
 type Target = "bare" | "facade" | "floor" | "start";
@@ -511,6 +522,58 @@ async function measureHealth(start: ChildServer, client: pg.Client) {
     `health: limit=50 on ${HEALTH_LARGE.toLocaleString("en")} accounts ${result.largeMs.toFixed(2)} ms vs ${HEALTH_SMALL} accounts ${result.smallMs.toFixed(2)} ms; rows written by the GETs: ${result.rowsWritten ? "YES" : "none"}`,
   );
   return result;
+}
+
+// ---------- usage: the page and GET /usage at 1,000,000 vs 1,000 requests; the CSV's memory ----------
+
+/**
+ * The usage section (bench/usage.ts): seeds and rolls up the two organisations, times the page and the API on
+ * `server`, then streams the large organisation's CSV from a fresh `npm start` and reports its RSS growth.
+ */
+async function usageSection(
+  server: ChildServer,
+  databaseUrl: string,
+  client: pg.Client,
+): Promise<UsageResult & { csv: UsageCsvResult }> {
+  const fixture = await prepareUsage(client, server.origin, log);
+  const timed = await measureUsage(server, fixture, { runs: PROFILE.pageRuns, warmup: PROFILE.pageWarmup, log });
+  const fresh = await launch("start", databaseUrl);
+  // The session cookie belongs to the first server's origin: sign-in is per origin, the cookie is not.
+  const csv = await measureUsageCsv(fresh, fixture.large, log);
+  await fresh.stop();
+  return { seedMs: fixture.seedMs, rollUpMs: fixture.rollUpMs, rollUpSlots: fixture.rollUpSlots, ...timed, csv };
+}
+
+function usageLines(usage: UsageResult & { csv: UsageCsvResult }): string[] {
+  return [
+    `Usage over 30 days (12-hour buckets), ${USAGE_LARGE.toLocaleString("en")} vs ${USAGE_SMALL.toLocaleString("en")} logged requests — median of ${PROFILE.pageRuns}; roll-up of ${usage.rollUpSlots.toLocaleString("en")} slots took ${(usage.rollUpMs / 1000).toFixed(1)} s`,
+    `  GET /api/v1/usage   ${usage.api.largeMs.toFixed(2)} ms vs ${usage.api.smallMs.toFixed(2)} ms: ${usage.api.ratio.toFixed(2)}x`,
+    `  /settings/usage     ${usage.page.largeMs.toFixed(1)} ms vs ${usage.page.smallMs.toFixed(1)} ms: ${usage.page.ratio.toFixed(2)}x`,
+    `  CSV of ${usage.csv.rows.toLocaleString("en")} rows: ${(usage.csv.bytes / 2 ** 20).toFixed(0)} MB in ${usage.csv.seconds.toFixed(1)} s; RSS ${usage.csv.idleMb?.toFixed(0)} MB idle, peak ${usage.csv.peakMb?.toFixed(0)} MB (+${usage.csv.growthMb?.toFixed(0)} MB)`,
+  ];
+}
+
+function usageRatios(usage: UsageResult & { csv: UsageCsvResult }) {
+  return [
+    {
+      name: "usage API 1M/1k, 30 d",
+      value: usage.api.ratio,
+      target: `<= ${TARGETS.usage}`,
+      pass: usage.api.ratio <= TARGETS.usage,
+    },
+    {
+      name: "usage page 1M/1k, 30 d",
+      value: usage.page.ratio,
+      target: `<= ${TARGETS.usage}`,
+      pass: usage.page.ratio <= TARGETS.usage,
+    },
+    {
+      name: "CSV 1M rows, RSS +MB",
+      value: usage.csv.growthMb ?? Number.NaN,
+      target: `<= ${TARGETS.csvGrowthMb}`,
+      pass: usage.csv.growthMb !== null && usage.csv.growthMb <= TARGETS.csvGrowthMb,
+    },
+  ];
 }
 
 // ---------- 2. bulk upsert ----------
@@ -754,6 +817,22 @@ async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
   await client.connect();
   cleanups.push(() => client.end());
+  // The bench signs settings users in itself (the usage page), with the secret its servers get.
+  process.env.BETTER_AUTH_SECRET ??= BENCH_AUTH_SECRET;
+  if (ONLY_USAGE) {
+    await migrateDatabase({ url: databaseUrl }, { migrationsDir: path.join(ROOT, "prisma", "migrations") });
+    const start = await launch("start", databaseUrl);
+    const usage = await usageSection(start, databaseUrl, client);
+    await start.stop();
+    const lines = ["", ...usageLines(usage), "", "Targets"];
+    for (const ratio of usageRatios(usage)) {
+      lines.push(
+        `  ${pad(ratio.name, 26)}${pad(ratio.value.toFixed(2), 8, true)}   target ${pad(ratio.target, 8)} ${verdict(ratio.pass)}`,
+      );
+    }
+    console.log(lines.join("\n"));
+    return;
+  }
   const fixture = await prepareFixture(databaseUrl, client);
   const pgVersion = (await client.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v;
 
@@ -822,6 +901,7 @@ async function main(): Promise<void> {
     log,
   });
   const peakRss = peakRssMb(servers.start.pid);
+  const usage = await usageSection(servers.start, databaseUrl, client);
   await servers.start.stop();
   const feed: EventsFeedResult = await measureEventsFeed(client, {
     runs: PROFILE.pageRuns,
@@ -907,6 +987,7 @@ async function main(): Promise<void> {
       target: `<= ${startup.targets.restartMs}`,
       pass: startup.medians.restart.wallMs <= startup.targets.restartMs,
     },
+    ...usageRatios(usage),
     ...(["getTogether", "postTogether"] as const).map((name) => ({
       name: `rate limit+audit ${name.startsWith("get") ? "GET" : "POST"}`,
       value: platform.costs[name],
@@ -962,6 +1043,7 @@ async function main(): Promise<void> {
   lines.push(
     `GET /api/v1/health-scores?limit=50: ${HEALTH_LARGE.toLocaleString("en")} accounts ${health.largeMs.toFixed(2)} ms, ${HEALTH_SMALL} accounts ${health.smallMs.toFixed(2)} ms; rows written by the GETs: ${health.rowsWritten ? "YES" : "none"}`,
   );
+  lines.push(...usageLines(usage));
   lines.push(
     `Search, ${search.largeAccounts.toLocaleString("en")} accounts vs ${search.smallAccounts.toLocaleString("en")} — median of ${PROFILE.pageRuns} requests each`,
   );
@@ -1105,6 +1187,7 @@ async function main(): Promise<void> {
     pagination: { ...pagination, seededRows: SEED_ROWS, deepRow: DEEP_ROW, limit: PAGE_LIMIT },
     health: { ...health, large: HEALTH_LARGE, small: HEALTH_SMALL },
     search,
+    usage: { ...usage, large: USAGE_LARGE, small: USAGE_SMALL },
     feed,
     writes,
     platform,

@@ -67,6 +67,10 @@ const TAGS = [
     description:
       "Find accounts, contacts, deals and devices by the words of their names, emails, domains, phone numbers and ids, best first.",
   },
+  {
+    name: "Usage",
+    description: "The organisation's calls to this API per time bucket: status classes, p95 latency and top errors.",
+  },
 ] as const;
 
 /**

@@ -2,16 +2,16 @@ import { z } from "zod";
 import { TimestampSchema } from "./common";
 import { USAGE_EXAMPLE } from "./examples";
 
-/** Bucket widths of the usage figures, seconds by name (docs/api-contract.md §4.16). */
+/** Bucket widths of the usage figures, seconds by name (docs/api-contract.md §4.19). */
 export const GRANULARITIES = { "30m": 1_800, "3h": 10_800, "12h": 43_200 } as const;
 
 /** A bucket width of the usage figures: `30m`, `3h` or `12h`. */
 export type Granularity = keyof typeof GRANULARITIES;
 
-/** Longest range the usage figures and the CSV export cover: 90 days (docs/api-contract.md §4.16). */
+/** Longest range the usage figures and the CSV export cover: 90 days (docs/api-contract.md §4.19). */
 export const USAGE_MAX_RANGE_MS = 90 * 24 * 60 * 60 * 1000;
 
-/** Most buckets one answer holds (docs/api-contract.md §4.16). */
+/** Most buckets one answer holds (docs/api-contract.md §4.19). */
 export const USAGE_MAX_BUCKETS = 1_000;
 
 /**
@@ -21,7 +21,7 @@ export const USAGE_MAX_BUCKETS = 1_000;
 export const LATENCY_BANDS_MS = [5, 10, 25, 50, 75, 100, 150, 250, 500, 750, 1000, 2500, 5000, 10000, 30000] as const;
 
 /**
- * The default bucket width for a range (docs/api-contract.md §4.16): up to 24 hours 30 minutes, up to 7 days 3 hours,
+ * The default bucket width for a range (docs/api-contract.md §4.19): up to 24 hours 30 minutes, up to 7 days 3 hours,
  * longer 12 hours.
  */
 export function defaultGranularity(rangeMs: number): Granularity {
@@ -32,7 +32,7 @@ export function defaultGranularity(rangeMs: number): Granularity {
 
 const count = () => z.int().min(0);
 
-/** Requests per status class (docs/api-contract.md §4.16); 1xx never occurs. */
+/** Requests per status class (docs/api-contract.md §4.19); 1xx never occurs. */
 export const StatusClassCountsSchema = z
   .object({
     "2xx": count().describe("Requests answered 200–299."),
@@ -54,7 +54,7 @@ const p95 = () =>
       `95th percentile of the time to answer, ms: the upper bound of the latency band holding it (bands end at ${LATENCY_BANDS_MS.join(", ")} ms), or the slowest request's time when that is lower; null without requests.`,
     );
 
-/** One bucket of the usage figures (docs/api-contract.md §4.16). */
+/** One bucket of the usage figures (docs/api-contract.md §4.19). */
 export const UsageBucketSchema = z
   .object({
     start: TimestampSchema.describe("Start of the bucket (included), a multiple of its width since the Unix epoch."),
@@ -68,23 +68,31 @@ export const UsageBucketSchema = z
 /** One bucket of the usage figures. */
 export type UsageBucket = z.infer<typeof UsageBucketSchema>;
 
-/** An error code and how often it was answered (docs/api-contract.md §4.16). */
+/** An error code and how often it was answered (docs/api-contract.md §4.19). */
 export const UsageErrorCountSchema = z
   .object({
     status: z.int().min(400).max(599).describe("HTTP status."),
-    errorCode: z.string().nullable().describe("Error code of the answer (§7); null when none was recorded."),
+    errorCode: z
+      .string()
+      .max(64)
+      .nullable()
+      .describe("Error code of the answer (see the error reference); null when none was recorded."),
     requests: count().describe("Requests answered with this status and code in the range."),
   })
   .meta({ id: "UsageErrorCount" });
 
-/** `GET /usage` response data (docs/api-contract.md §4.16). */
+/** `GET /usage` response data (docs/api-contract.md §4.19). */
 export const UsageSeriesSchema = z
   .object({
     from: TimestampSchema.describe("Start of the first bucket: the requested from, rounded down to the granularity."),
     to: TimestampSchema.describe("End of the last bucket: the requested to, rounded up to the granularity."),
     granularity: z.enum(Object.keys(GRANULARITIES) as [Granularity, ...Granularity[]]).describe("Bucket width."),
     totals: z
-      .object({ requests: count(), byStatusClass: StatusClassCountsSchema, p95Ms: p95() })
+      .object({
+        requests: count().describe("Requests answered in the range."),
+        byStatusClass: StatusClassCountsSchema,
+        p95Ms: p95(),
+      })
       .describe("The figures over the whole range."),
     topErrors: z
       .array(UsageErrorCountSchema)
@@ -100,18 +108,18 @@ export const UsageSeriesSchema = z
 /** The usage figures of a range. */
 export type UsageSeries = z.infer<typeof UsageSeriesSchema>;
 
-/** Query of `GET /usage` (docs/api-contract.md §4.16). */
+/** Query of `GET /usage` (docs/api-contract.md §4.19). */
 export const UsageQuerySchema = z.strictObject({
-  from: TimestampSchema.optional().describe(
-    "Start of the range (ISO 8601), rounded down to the granularity; default: 24 hours before to.",
-  ),
-  to: TimestampSchema.optional().describe(
-    "End of the range (ISO 8601, excluded), rounded up to the granularity; default: now.",
-  ),
+  from: TimestampSchema.describe(
+    "Start of the range (ISO 8601 UTC), rounded down to the granularity; default: 24 hours before to.",
+  ).optional(),
+  to: TimestampSchema.describe(
+    "End of the range (ISO 8601 UTC, excluded), rounded up to the granularity; default: now.",
+  ).optional(),
   granularity: z
     .enum(Object.keys(GRANULARITIES) as [Granularity, ...Granularity[]])
-    .optional()
-    .describe("Bucket width: 30m, 3h or 12h; default: 30m up to 24 hours, 3h up to 7 days, 12h beyond."),
+    .describe("Bucket width: 30m, 3h or 12h; default: 30m up to 24 hours, 3h up to 7 days, 12h beyond.")
+    .optional(),
 });
 
 /** Query of `GET /usage`. */

@@ -30,14 +30,20 @@ const EPOCH = "TIMESTAMP '1970-01-01'";
 const HISTOGRAM_OF_ROWS = `ARRAY[${Array.from({ length: BANDS }, (_, band) => {
   const low = band === 0 ? null : LATENCY_BANDS_MS[band - 1];
   const high = LATENCY_BANDS_MS[band];
-  const conditions = [low === null ? null : `a."durationMs" > ${low}`, high === undefined ? null : `a."durationMs" <= ${high}`];
+  const conditions = [
+    low === null ? null : `a."durationMs" > ${low}`,
+    high === undefined ? null : `a."durationMs" <= ${high}`,
+  ];
   return `count(*) FILTER (WHERE ${conditions.filter(Boolean).join(" AND ")})`;
 }).join(", ")}]::int[]`;
+
+const ROLLUP_COLUMNS = `("orgId", "widthSeconds", "start", "apiKeyId", "method", "status", "errorCode", "requests",
+  "durationMsSum", "durationMsMax", "latencyHistogram")`;
 
 /** `ARRAY[sum(r."latencyHistogram"[1]), …]`: the histogram of a group of roll-up rows. */
 const HISTOGRAM_OF_ROLLUPS = `ARRAY[${Array.from({ length: BANDS }, (_, band) => `sum(r."latencyHistogram"[${band + 1}])`).join(", ")}]::int[]`;
 
-/** The filters of the usage figures, the log and the export (docs/api-contract.md §4.16). */
+/** The filters of the usage figures, the log and the export (docs/api-contract.md §4.19). */
 export interface UsageFilters {
   /** Only calls made with this key. */
   apiKeyId?: string;
@@ -57,7 +63,8 @@ const STATUS_PATTERN = /^(?:([1-5])xx|([1-5]\d\d))$/;
  */
 export function statusRange(status: string): [number, number] {
   const match = STATUS_PATTERN.exec(status.trim());
-  if (!match) throw new ApiError("validation_error", "status must be an HTTP status such as 404 or a class such as 4xx");
+  if (!match)
+    throw new ApiError("validation_error", "status must be an HTTP status such as 404 or a class such as 4xx");
   if (match[1]) return [Number(match[1]) * 100, Number(match[1]) * 100 + 100];
   return [Number(match[2]), Number(match[2]) + 1];
 }
@@ -70,7 +77,7 @@ export interface UsageRange {
 }
 
 /**
- * Aligns a requested range to whole buckets (docs/api-contract.md §4.16): `from` rounded down and `to` rounded up to
+ * Aligns a requested range to whole buckets (docs/api-contract.md §4.19): `from` rounded down and `to` rounded up to
  * the granularity (default by the range's length); `to` defaults to now and `from` to 24 hours before `to`.
  * @throws ApiError `validation_error` (422) when `from` is not before `to`, the range exceeds 90 days or would hold
  *         more than 1,000 buckets.
@@ -195,7 +202,7 @@ function p95(histogram: number[], max: number): number | null {
 }
 
 /**
- * The usage figures of an organisation for a range of whole buckets (docs/api-contract.md §4.16): every bucket with
+ * The usage figures of an organisation for a range of whole buckets (docs/api-contract.md §4.19): every bucket with
  * its requests by status class and p95 latency, the totals and the five most frequent error answers. Without a path
  * filter they come from the roll-up (cost follows the number of buckets, not of requests); with one, from the audit
  * rows of the range.
@@ -244,7 +251,10 @@ export async function usageSeries(orgId: string, range: UsageRange, filters: Usa
     granularity: range.granularity,
     totals: { requests: sum(totals.classes), byStatusClass: totals.classes, p95Ms: p95(totals.histogram, totals.max) },
     topErrors: [...errors.values()]
-      .sort((a, b) => b.requests - a.requests || a.status - b.status || (a.errorCode ?? "").localeCompare(b.errorCode ?? ""))
+      .sort(
+        (a, b) =>
+          b.requests - a.requests || a.status - b.status || (a.errorCode ?? "").localeCompare(b.errorCode ?? ""),
+      )
       .slice(0, 5),
     buckets: [...buckets].map(([start, bucket]) => ({
       start: new Date(start).toISOString(),
@@ -283,8 +293,7 @@ export async function rollUpUsage(now = new Date()): Promise<{ slots: number }> 
         list,
       );
       await tx.$executeRawUnsafe(
-        `INSERT INTO "UsageRollup" ("orgId", "widthSeconds", "start", "apiKeyId", "method", "status", "errorCode",
-           "requests", "durationMsSum", "durationMsMax", "latencyHistogram")
+        `INSERT INTO "UsageRollup" ${ROLLUP_COLUMNS}
          SELECT s."orgId", ${SLOT_SECONDS}, s."slot", a."apiKeyId", a."method", a."status", a."errorCode", count(*),
            sum(a."durationMs"), max(a."durationMs"), ${HISTOGRAM_OF_ROWS}
          FROM (${marked}) s
@@ -302,8 +311,7 @@ export async function rollUpUsage(now = new Date()): Promise<{ slots: number }> 
           list,
         );
         await tx.$executeRawUnsafe(
-          `INSERT INTO "UsageRollup" ("orgId", "widthSeconds", "start", "apiKeyId", "method", "status", "errorCode",
-             "requests", "durationMsSum", "durationMsMax", "latencyHistogram")
+          `INSERT INTO "UsageRollup" ${ROLLUP_COLUMNS}
            SELECT p."orgId", ${width}, p."start", r."apiKeyId", r."method", r."status", r."errorCode", sum(r."requests"),
              sum(r."durationMsSum"), max(r."durationMsMax"), ${HISTOGRAM_OF_ROLLUPS}
            FROM (${parents}) p

@@ -93,7 +93,7 @@ async function schemaDump(url: string): Promise<string> {
 /**
  * Drops what differs between two dumps of the same schema (comments, SET lines, pg_dump's random `\restrict` key) and
  * what Prisma does not model, which only hand-written migration SQL creates (functions and triggers: the events feed's
- * numbering and the search index's upkeep, tested by their own behaviour; extensions; GIN indexes of several columns,
+ * numbering, the search index's upkeep and the usage roll-up's marks, tested by their own behaviour; extensions; GIN indexes of several columns,
  * which Prisma refuses and `search.test.ts` checks exist and are used), and sorts the columns inside each CREATE TABLE (a
  * column added by a later migration lands at the end of the table, which Prisma does not consider drift) and the
  * statements.

@@ -1,17 +1,17 @@
 // The usage figures, log and export (docs/architecture.md, "Usage: the roll-up, the chart and the export";
-// docs/api-contract.md §4.16): buckets by status class with p95 and top errors, the same before and after the roll-up,
+// docs/api-contract.md §4.19): buckets by status class with p95 and top errors, the same before and after the roll-up,
 // late rows, the lock that keeps a late row from being missed, filters, keyset paging, the CSV (bytes, BOM, formulas,
 // 90-day refusal, abort), roles, isolation and GET /api/v1/usage, against the real PostgreSQL.
-import { TRPCError } from "@trpc/server";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as exportCsv } from "../../app/(settings)/settings/usage/export/route";
 import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
+import type { AuditEntry } from "../../server/services/audit";
 import { rollUpUsage } from "../../server/services/usage-rollup";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { captureLog } from "../helpers/log-capture";
-import { orgWithRoles, type TestMember, TEST_ORIGIN } from "../helpers/members";
+import { orgWithRoles, TEST_ORIGIN, type TestMember } from "../helpers/members";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -27,18 +27,7 @@ const DAY = 24 * HOUR;
 // A 12-hour boundary three days back: every slot of the fixture is closed, so the roll-up takes it.
 const BASE = Math.floor((Date.now() - 3 * DAY) / (12 * HOUR)) * 12 * HOUR;
 
-interface Row {
-  orgId: string;
-  apiKeyId: string | null;
-  requestId: string;
-  method: string;
-  path: string;
-  query: string | null;
-  status: number;
-  errorCode: string | null;
-  durationMs: number;
-  createdAt: Date;
-}
+type Row = Omit<AuditEntry, "ip" | "userAgent" | "isTest"> & { orgId: string };
 
 let sequence = 0;
 function row(orgId: string, at: number, fields: Partial<Row> = {}): Row {
@@ -64,7 +53,8 @@ function fixture(orgId: string): Row[] {
   for (let i = 0; i < 60; i++) {
     const at = BASE + i * 3 * 60 * 1000; // every 3 minutes: 10 per 30-minute slot, 6 slots
     rows.push(row(orgId, at, { durationMs: 3 + (i % 5) }));
-    if (i % 2 === 0) rows.push(row(orgId, at + 1000, { method: "POST", status: 201, apiKeyId: "key_b", durationMs: 40 }));
+    if (i % 2 === 0)
+      rows.push(row(orgId, at + 1000, { method: "POST", status: 201, apiKeyId: "key_b", durationMs: 40 }));
     if (i % 3 === 0)
       rows.push(row(orgId, at + 2000, { status: 404, errorCode: "not_found", path: "/api/v1/deals/x", durationMs: 8 }));
     if (i % 10 === 0) rows.push(row(orgId, at + 3000, { status: 500, errorCode: "internal_error", durationMs: 900 }));
@@ -75,16 +65,6 @@ function fixture(orgId: string): Row[] {
 
 async function insert(rows: Row[]): Promise<void> {
   await prisma().auditLog.createMany({ data: rows });
-}
-
-async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof TRPCError) return error;
-    throw error;
-  }
-  throw new Error("expected a TRPCError");
 }
 
 function exportRequest(member: TestMember | null, query: Record<string, string>): Request {
@@ -138,7 +118,11 @@ describe("usage figures", () => {
     const threeHours = await owner.caller.usage.series({ ...range3h, granularity: "3h" });
     expect(threeHours.buckets).toHaveLength(1);
     expect(threeHours.totals).toEqual(before.totals);
-    const half = await owner.caller.usage.series({ from: iso(BASE + HOUR), to: iso(BASE + 2 * HOUR), granularity: "12h" });
+    const half = await owner.caller.usage.series({
+      from: iso(BASE + HOUR),
+      to: iso(BASE + 2 * HOUR),
+      granularity: "12h",
+    });
     expect(half).toMatchObject({ from: iso(BASE), to: iso(BASE + 12 * HOUR), totals: before.totals });
   });
 
@@ -171,12 +155,11 @@ describe("usage figures", () => {
       );
       expect(locked.rowCount).toBe(1);
       const writerPid = (await writer.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
-      const writing = writer
-        .query(
-          `INSERT INTO "AuditLog" ("orgId", "requestId", "method", "path", "status", "durationMs", "createdAt")
+      const writing = writer.query(
+        `INSERT INTO "AuditLog" ("orgId", "requestId", "method", "path", "status", "durationMs", "createdAt")
            VALUES ($1, 'req_usage_racing', 'GET', '/api/v1/accounts', 200, 5, $2::timestamp)`,
-          [orgId, new Date(slot.getTime() + 2000).toISOString()],
-        )
+        [orgId, new Date(slot.getTime() + 2000).toISOString()],
+      );
       // The insert waits for the mark the roll-up holds (its trigger's DO UPDATE locks the mark).
       let waiting = "";
       for (let i = 0; i < 200 && waiting !== "Lock"; i++) {
@@ -261,15 +244,17 @@ describe("CSV export", () => {
     const { orgId, members } = await orgWithRoles();
     const rows = fixture(orgId);
     rows.push(
-      row(orgId, BASE + 5000, { path: "=HYPERLINK(\"http://x\")", query: "+SUM(1)", method: "GET" }),
+      row(orgId, BASE + 5000, { path: '=HYPERLINK("http://x")', query: "+SUM(1)", method: "GET" }),
       row(orgId, BASE + 6000, { path: "@cmd", query: "-2+3", method: "GET" }),
-      row(orgId, BASE + 7000, { path: "\tpath", query: "\rq", method: "GET", errorCode: "a,\"b\"" }),
+      row(orgId, BASE + 7000, { path: "\tpath", query: "\rq", method: "GET", errorCode: 'a,"b"' }),
     );
     await insert(rows);
     const response = await exportCsv(exportRequest(members.viewer, { ...range3h, method: "GET" }));
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/csv; charset=utf-8");
-    expect(response.headers.get("content-disposition")).toMatch(/^attachment; filename="usage-team-[a-f0-9]+-\d{8}T\d{4}-\d{8}T\d{4}\.csv"$/);
+    expect(response.headers.get("content-disposition")).toMatch(
+      /^attachment; filename="usage-team-[a-f0-9]+-\d{8}T\d{4}-\d{8}T\d{4}\.csv"$/,
+    );
     const bytes = new Uint8Array(await response.arrayBuffer());
     expect([...bytes.slice(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const text = new TextDecoder().decode(bytes.slice(3));
@@ -280,7 +265,11 @@ describe("CSV export", () => {
     expect(text).toContain(",GET,'@cmd,'-2+3,200,");
     expect(text).toContain(`,GET,'\tpath,"'\rq",200,"a,""b""",20,key_a,false`);
     // Newest first.
-    expect(lines[1]).toMatch(new RegExp(`^${new Date(Math.max(...rows.filter((r) => r.method === "GET").map((r) => r.createdAt.getTime()))).toISOString()}`));
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^${new Date(Math.max(...rows.filter((r) => r.method === "GET").map((r) => r.createdAt.getTime()))).toISOString()}`,
+      ),
+    );
   });
 
   it("refuses a range over 90 days with the reason, a signed-out browser with 401, and shows no other organisation's rows", async () => {

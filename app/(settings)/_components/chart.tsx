@@ -126,7 +126,9 @@ export function StackedBarChart(props: StackedBarChartProps): ReactNode {
                 ) : null;
               });
               const tooltip = `${bar.label}: ${series.map((s) => `${format(bar.values[s.key] ?? 0)} ${s.label}`).join(", ")}${
-                line && bar.line !== undefined && bar.line !== null ? `, ${line.label} ${format(bar.line)} ${line.unit}` : ""
+                line && bar.line !== undefined && bar.line !== null
+                  ? `, ${line.label} ${format(bar.line)} ${line.unit}`
+                  : ""
               }`;
               const content = (
                 <>
@@ -136,7 +138,7 @@ export function StackedBarChart(props: StackedBarChartProps): ReactNode {
                 </>
               );
               return bar.href ? (
-                <a key={bar.label} href={bar.href} data-bar={index} data-total={totals[index]} aria-hidden="true" tabIndex={-1}>
+                <a key={bar.label} href={bar.href} data-bar={index} data-total={totals[index]} aria-label={tooltip}>
                   {content}
                 </a>
               ) : (
@@ -149,7 +151,10 @@ export function StackedBarChart(props: StackedBarChartProps): ReactNode {
               ? runs
                   .filter((run) => run.length > 0)
                   .map((run) => {
-                    const drawn = run.length > 1 ? run : [0, BAR].map((dx) => ({ x: (run[0]?.x ?? 0) - BAR / 2 + dx, y: run[0]?.y ?? 0 }));
+                    const drawn =
+                      run.length > 1
+                        ? run
+                        : [0, BAR].map((dx) => ({ x: (run[0]?.x ?? 0) - BAR / 2 + dx, y: run[0]?.y ?? 0 }));
                     return (
                       <polyline
                         key={`${run[0]?.x}`}
@@ -186,7 +191,8 @@ export function StackedBarChart(props: StackedBarChartProps): ReactNode {
         ))}
         {line ? (
           <span>
-            <span className="chart-swatch chart-swatch-line" aria-hidden="true" /> {line.label} ({line.unit}, right axis)
+            <span className="chart-swatch chart-swatch-line" aria-hidden="true" /> {line.label} ({line.unit}, right
+            axis)
           </span>
         ) : null}
         <span className="muted"> {props.unit}</span>

@@ -21,7 +21,7 @@ const range = {
 };
 
 /**
- * Usage of the member's organisation (docs/api-contract.md §1.2 audit log, §4.16 usage figures, §8 rate limits);
+ * Usage of the member's organisation (docs/api-contract.md §1.2 audit log, §4.19 usage figures, §8 rate limits);
  * every role sees it (§5.10). Ranges are whole buckets (docs/architecture.md, "Usage: the roll-up, the chart and the
  * export").
  */

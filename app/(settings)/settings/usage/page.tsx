@@ -14,7 +14,10 @@ const STATUS_OPTIONS = [
   ["3xx", "3xx not modified"],
   ["4xx", "4xx client errors"],
   ["5xx", "5xx server errors"],
-  ...["200", "201", "304", "400", "401", "403", "404", "405", "409", "413", "422", "429", "500", "503"].map((s) => [s, s]),
+  ...["200", "201", "304", "400", "401", "403", "404", "405", "409", "413", "422", "429", "500", "503"].map((s) => [
+    s,
+    s,
+  ]),
 ] as const;
 
 const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"] as const;
@@ -75,7 +78,9 @@ export default async function UsagePage({
     error = settingsErrorMessage(caught);
   }
   const filtered = Boolean(params.key || params.status || params.method || params.path);
-  const exportHref = series ? usageHref({ ...params, from: series.from, to: series.to, cursor: "" }, "/settings/usage/export") : "";
+  const exportHref = series
+    ? usageHref({ ...params, from: series.from, to: series.to, cursor: "" }, "/settings/usage/export")
+    : "";
 
   return (
     <>
@@ -86,16 +91,7 @@ export default async function UsagePage({
       </p>
 
       <form method="get" className="filters usage-filters" aria-label="Range and filters">
-        <div className="field">
-          <label htmlFor="filter-range">Range</label>
-          <select id="filter-range" name="range" defaultValue={params.range}>
-            {RANGES.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField id="filter-range" label="Range" name="range" value={params.range} options={RANGES} />
         <div className="field">
           <label htmlFor="filter-from">From (UTC, custom)</label>
           <input id="filter-from" name="from" type="datetime-local" defaultValue={params.customFrom} />
@@ -104,44 +100,27 @@ export default async function UsagePage({
           <label htmlFor="filter-to">To (UTC, custom)</label>
           <input id="filter-to" name="to" type="datetime-local" defaultValue={params.customTo} />
         </div>
-        <div className="field">
-          <label htmlFor="filter-key">Key</label>
-          <select id="filter-key" name="key" defaultValue={params.key}>
-            <option value="">Any key</option>
-            {keys.map((key) => (
-              <option key={key.id} value={key.id}>
-                {key.name} ({key.prefix}…)
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="filter-status">Status</label>
-          <select id="filter-status" name="status" defaultValue={params.status}>
-            {STATUS_OPTIONS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="filter-method">Method</label>
-          <select id="filter-method" name="method" defaultValue={params.method}>
-            <option value="">Any method</option>
-            {METHODS.map((method) => (
-              <option key={method} value={method}>
-                {method}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="filter-key"
+          label="Key"
+          name="key"
+          value={params.key}
+          options={[["", "Any key"], ...keys.map((key) => [key.id, `${key.name} (${key.prefix}…)`] as const)]}
+        />
+        <SelectField id="filter-status" label="Status" name="status" value={params.status} options={STATUS_OPTIONS} />
+        <SelectField
+          id="filter-method"
+          label="Method"
+          name="method"
+          value={params.method}
+          options={[["", "Any method"], ...METHODS.map((method) => [method, method] as const)]}
+        />
         <div className="field">
           <label htmlFor="filter-path">Path contains</label>
           <input id="filter-path" name="path" type="search" defaultValue={params.path} placeholder="/accounts" />
         </div>
         <div className="actions">
-          <button type="submit">Apply</button>
+          <button type="submit">Apply filters</button>
           {filtered || params.range !== "24h" ? (
             <a className="button secondary" href="/settings/usage">
               Reset
@@ -264,6 +243,28 @@ export default async function UsagePage({
         </details>
       </section>
     </>
+  );
+}
+
+/** A labelled select of a GET form: `options` are `[value, label]` pairs. */
+function SelectField(props: {
+  id: string;
+  label: string;
+  name: string;
+  value: string;
+  options: ReadonlyArray<readonly [string, string]>;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>{props.label}</label>
+      <select id={props.id} name={props.name} defaultValue={props.value}>
+        {props.options.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }
 
