@@ -11,7 +11,7 @@ import type { AuditEntry } from "../../server/services/audit";
 import { rollUpUsage } from "../../server/services/usage-rollup";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { captureLog } from "../helpers/log-capture";
-import { orgWithRoles, TEST_ORIGIN, type TestMember } from "../helpers/members";
+import { orgWithRoles, TEST_ORIGIN, type TestMember, trpcError } from "../helpers/members";
 
 let server: TestServer;
 beforeAll(async () => {

@@ -14,10 +14,9 @@ const STATUS_OPTIONS = [
   ["3xx", "3xx not modified"],
   ["4xx", "4xx client errors"],
   ["5xx", "5xx server errors"],
-  ...["200", "201", "304", "400", "401", "403", "404", "405", "409", "413", "422", "429", "500", "503"].map((s) => [
-    s,
-    s,
-  ]),
+  ...["200", "201", "304", "400", "401", "403", "404", "405", "409", "413", "422", "429", "500", "503"].map(
+    (s) => [s, s] as const,
+  ),
 ] as const;
 
 const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"] as const;
