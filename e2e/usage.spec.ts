@@ -38,9 +38,9 @@ test.beforeAll(async () => {
     }
     await db.query(
       `INSERT INTO "AuditLog" ("orgId", "requestId", "method", "path", "status", "errorCode", "durationMs", "createdAt")
-       SELECT $1, 'req_e2e_' || n, 'GET', r.path, r.status, r.code, r.ms, r.at::timestamp
-       FROM jsonb_to_recordset($2::jsonb) WITH ORDINALITY AS r(path text, status int, code text, ms int, at text, n bigint)`,
-      [user.orgId, JSON.stringify(rows.map(([path, status, code, ms, at]) => ({ path, status, code, ms, at })))],
+       SELECT $1, 'req_e2e_' || r.n, 'GET', r.path, r.status, r.code, r.ms, r.at::timestamp
+       FROM jsonb_to_recordset($2::jsonb) AS r(n int, path text, status int, code text, ms int, at text)`,
+      [user.orgId, JSON.stringify(rows.map(([path, status, code, ms, at], n) => ({ n, path, status, code, ms, at })))],
     );
   } finally {
     await db.end();
@@ -57,7 +57,7 @@ test("the chart counts the calls by bucket, a bar narrows the range, the log pag
   const chart = page.getByTestId("usage-chart");
   const svg = chart.locator('svg[role="img"]');
   await expect(svg).toBeVisible();
-  await expect(svg.locator("title").first()).toHaveText(/^Requests per 30m by status class/);
+  await expect(svg.locator("title").first()).toHaveText(/^Calls per 30m as 2xx, 3xx, 4xx and 5xx/);
   // 24 hours of 30-minute buckets (49 when the range starts inside a bucket), the ones with calls carry their count.
   const bars = chart.locator("[data-bar]");
   expect(await bars.count()).toBeGreaterThanOrEqual(48);
@@ -69,8 +69,9 @@ test("the chart counts the calls by bucket, a bar narrows the range, the log pag
   const expected = SLOTS_BACK.reduce((sum, back) => sum + (back === 3 ? IN_BUSY_SLOT : 4), 0) + 2;
   await expect(page.getByTestId("total-requests")).toHaveText(String(expected));
   await expect(page.getByTestId("top-errors")).toContainText("not_found");
-  await expect(chart.locator("table.visually-hidden tbody tr")).toHaveCount(await bars.count());
+  await expect(chart.locator(".visually-hidden table tbody tr")).toHaveCount(await bars.count());
   await screenshot(page, "usage-chart-1280");
+  await chart.screenshot({ path: "e2e/artifacts/usage-chart-only-1280.png" });
 
   // A click on the busiest bar narrows the range to its 30 minutes (a plain link).
   const busiest = chart.locator(`[data-bar][data-total="${IN_BUSY_SLOT}"]`);
@@ -122,6 +123,7 @@ test("at 390 px the chart keeps its labels readable and its bars clickable", asy
   expect(fontSize).toBeGreaterThanOrEqual(11);
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await screenshot(page, "usage-chart-390");
+  await chart.screenshot({ path: "e2e/artifacts/usage-chart-only-390.png" });
   await chart.locator("[data-bar]").last().locator(".chart-hit").click();
   await expect(page).toHaveURL(/range=custom/);
   await expect(chart.locator("[data-bar]")).toHaveCount(6);

@@ -159,6 +159,7 @@ export function StackedBarChart(props: StackedBarChartProps): ReactNode {
                       <polyline
                         key={`${run[0]?.x}`}
                         className="chart-line"
+                        pointerEvents="none"
                         points={drawn.map((point) => `${point.x},${point.y.toFixed(2)}`).join(" ")}
                         fill="none"
                         vectorEffect="non-scaling-stroke"
@@ -197,43 +198,46 @@ export function StackedBarChart(props: StackedBarChartProps): ReactNode {
         ) : null}
         <span className="muted"> {props.unit}</span>
       </figcaption>
-      <table className="visually-hidden">
-        <caption>{props.title}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{props.barHeading}</th>
-            {series.map((s) => (
-              <th key={s.key} scope="col">
-                {s.label}
-              </th>
-            ))}
-            {line ? (
-              <th scope="col">
-                {line.label} ({line.unit})
-              </th>
-            ) : null}
-          </tr>
-        </thead>
-        <tbody>
-          {bars.map((bar) => (
-            <tr key={bar.label}>
-              <th scope="row">
-                {bar.href ? (
-                  <a href={bar.href} title={props.linkLabel}>
-                    {bar.label}
-                  </a>
-                ) : (
-                  bar.label
-                )}
-              </th>
+      {/* Wrapped: a table ignores the 1 px width of .visually-hidden and would widen the page. */}
+      <div className="visually-hidden">
+        <table>
+          <caption>{props.title}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{props.barHeading}</th>
               {series.map((s) => (
-                <td key={s.key}>{format(bar.values[s.key] ?? 0)}</td>
+                <th key={s.key} scope="col">
+                  {s.label}
+                </th>
               ))}
-              {line ? <td>{bar.line === null || bar.line === undefined ? "—" : format(bar.line)}</td> : null}
+              {line ? (
+                <th scope="col">
+                  {line.label} ({line.unit})
+                </th>
+              ) : null}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {bars.map((bar) => (
+              <tr key={bar.label}>
+                <th scope="row">
+                  {bar.href ? (
+                    <a href={bar.href} title={props.linkLabel}>
+                      {bar.label}
+                    </a>
+                  ) : (
+                    bar.label
+                  )}
+                </th>
+                {series.map((s) => (
+                  <td key={s.key}>{format(bar.values[s.key] ?? 0)}</td>
+                ))}
+                {line ? <td>{bar.line === null || bar.line === undefined ? "—" : format(bar.line)}</td> : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </figure>
   );
 }

@@ -290,7 +290,7 @@ function UsageSummary({ series, params }: { series: Series; params: UsageParams 
       </dl>
       <StackedBarChart
         testId="usage-chart"
-        title={`Requests per ${series.granularity} by status class, ${span}`}
+        title={`Calls per ${series.granularity} as 2xx, 3xx, 4xx and 5xx, ${span}`}
         summary={`${totals.requests} requests: ${totals.byStatusClass["2xx"]} 2xx, ${totals.byStatusClass["3xx"]} 3xx, ${totals.byStatusClass["4xx"]} 4xx, ${totals.byStatusClass["5xx"]} 5xx; p95 latency ${totals.p95Ms ?? "—"} ms.`}
         series={SERIES}
         unit={`requests per ${series.granularity}`}
