@@ -101,7 +101,7 @@ export async function prepareUsage(
               '/api/v1/accounts/' || (i % 5000),
               (ARRAY[200,200,200,201,200,204,304,404,422,429,500,200])[1 + i % 12],
               (ARRAY[NULL,NULL,NULL,NULL,NULL,NULL,NULL,'not_found','validation_error','rate_limited','internal_error',NULL])[1 + i % 12],
-              2 + (i * 7919) % 120 + CASE WHEN i % 97 = 0 THEN 800 ELSE 0 END,
+              2 + (i::bigint * 7919) % 120 + CASE WHEN i % 97 = 0 THEN 800 ELSE 0 END,
               (now() AT TIME ZONE 'UTC') - INTERVAL '30 days' + (i::float8 / $2) * INTERVAL '30 days'
        FROM generate_series(1, $2::int) AS i`,
       [org.id, requests],
