@@ -62,7 +62,8 @@ function niceMax(max: number): number {
 export function StackedBarChart(props: StackedBarChartProps): ReactNode {
   const { bars, series, line } = props;
   const totals = bars.map((bar) => series.reduce((sum, s) => sum + (bar.values[s.key] ?? 0), 0));
-  const barMax = niceMax(Math.max(0, ...totals));
+  // Counts are whole: an axis of at least 2 keeps its middle label a whole number.
+  const barMax = niceMax(Math.max(2, ...totals));
   const lineValues = bars.map((bar) => bar.line ?? null);
   const lineMax = niceMax(Math.max(0, ...lineValues.map((value) => value ?? 0)));
   const width = Math.max(1, bars.length) * BAR;
