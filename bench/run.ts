@@ -817,8 +817,6 @@ async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
   await client.connect();
   cleanups.push(() => client.end());
-  // The bench signs settings users in itself (the usage page), with the secret its servers get.
-  process.env.BETTER_AUTH_SECRET ??= BENCH_AUTH_SECRET;
   if (ONLY_USAGE) {
     await migrateDatabase({ url: databaseUrl }, { migrationsDir: path.join(ROOT, "prisma", "migrations") });
     const start = await launch("start", databaseUrl);
