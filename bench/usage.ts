@@ -69,7 +69,7 @@ export async function prepareUsage(
 ): Promise<UsageFixture & { seedMs: number; rollUpMs: number; rollUpSlots: number }> {
   const { ensureOrganisation } = await import("../server/services/organisations");
   const { createApiKey } = await import("../server/services/api-keys");
-  const { createMemberUser } = await import("../server/services/team");
+  const { createMemberUser } = await import("../server/services/team/operator");
   const { authFor } = await import("../server/services/auth");
   const { rollUpUsage } = await import("../server/services/usage-rollup");
   const tag = randomBytes(4).toString("hex");

@@ -11,7 +11,7 @@ import type { AuditEntry } from "../../server/services/audit";
 import { rollUpUsage } from "../../server/services/usage-rollup";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { captureLog } from "../helpers/log-capture";
-import { orgWithRoles, TEST_ORIGIN, type TestMember, trpcError } from "../helpers/members";
+import { orgWithRoles, refusal, TEST_ORIGIN, type TestMember } from "../helpers/members";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -200,20 +200,18 @@ describe("usage figures", () => {
     expect(await total({ status: "404" })).toBe(20);
     expect(await total({ path: "DEALS/" })).toBe(20);
     expect(await total({ path: "/accounts", status: "2xx", method: "GET" })).toBe(60 + 2);
-    expect((await trpcError(owner.caller.usage.series({ ...range3h, status: "4x" }))).code).toBe(
-      "UNPROCESSABLE_CONTENT",
-    );
+    expect((await refusal(owner.caller.usage.series({ ...range3h, status: "4x" }))).code).toBe("UNPROCESSABLE_CONTENT");
   });
 
   it("refuses ranges over 90 days or 1,000 buckets and backwards ranges", async () => {
-    const refused = await trpcError(owner.caller.usage.series({ from: iso(BASE - 91 * DAY), to: iso(BASE) }));
+    const refused = await refusal(owner.caller.usage.series({ from: iso(BASE - 91 * DAY), to: iso(BASE) }));
     expect(refused.code).toBe("UNPROCESSABLE_CONTENT");
     expect(refused.message).toBe("The range is longer than 90 days: choose a shorter one");
     expect(
-      (await trpcError(owner.caller.usage.series({ from: iso(BASE - 30 * DAY), to: iso(BASE), granularity: "30m" })))
+      (await refusal(owner.caller.usage.series({ from: iso(BASE - 30 * DAY), to: iso(BASE), granularity: "30m" })))
         .message,
     ).toMatch(/more than 1000 buckets/);
-    expect((await trpcError(owner.caller.usage.series({ from: iso(BASE), to: iso(BASE) }))).code).toBe(
+    expect((await refusal(owner.caller.usage.series({ from: iso(BASE), to: iso(BASE) }))).code).toBe(
       "UNPROCESSABLE_CONTENT",
     );
   });
