@@ -208,5 +208,10 @@ export function resources(call: Caller) {
       touchpoints: (body: Body<"/touchpoints/search", "post">, options?: CallOptions): Promise<SuccessData<"/touchpoints/search", "post">> =>
         call.send("post", "/touchpoints/search", { body }, options),
     },
+    usage: {
+      /** API usage per time bucket: `GET /usage`, scope `admin:read`. */
+      get: (query?: Query<"/usage", "get">, options?: CallOptions): Promise<SuccessData<"/usage", "get">> =>
+        call.send("get", "/usage", { query }, options),
+    },
   };
 }

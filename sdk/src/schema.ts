@@ -970,6 +970,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API usage per time bucket
+         * @description The organisation's calls to this API (every key, refused calls included, as the audit log records them) over a range of whole buckets: from is rounded down and to rounded up to the granularity (30m, 3h or 12h, aligned to the Unix epoch, so 12h buckets start at 00:00 and 12:00 UTC). Each bucket gives requests by status class and the 95th-percentile time to answer; totals and the five most frequent error answers cover the range. The same figures as the settings area's usage page. A call is counted within a second of its answer. Defaults: to = now, from = 24 hours before to, granularity 30m up to 24 hours, 3h up to 7 days, 12h beyond. At most 90 days and 1,000 buckets.
+         *
+         *     Requires scope `admin:read`.
+         */
+        get: operations["usage-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2769,6 +2791,166 @@ export interface components {
             sublabel: string | null;
             /** @description How well the record matches, higher first: a word matched in the name counts more than one in other identifying text, and a name equal to the query, or starting with it, more still. Results of a typo-tolerant search (nothing matched as written) rank below 1. Compare ranks within one search only. */
             rank: number;
+        };
+        /**
+         * @example {
+         *       "from": "2026-11-24T09:00:00.000Z",
+         *       "to": "2026-11-24T10:30:00.000Z",
+         *       "granularity": "30m",
+         *       "totals": {
+         *         "requests": 1290,
+         *         "byStatusClass": {
+         *           "2xx": 1204,
+         *           "3xx": 31,
+         *           "4xx": 52,
+         *           "5xx": 3
+         *         },
+         *         "p95Ms": 75
+         *       },
+         *       "topErrors": [
+         *         {
+         *           "status": 404,
+         *           "errorCode": "not_found",
+         *           "requests": 30
+         *         },
+         *         {
+         *           "status": 429,
+         *           "errorCode": "rate_limited",
+         *           "requests": 22
+         *         },
+         *         {
+         *           "status": 500,
+         *           "errorCode": "internal_error",
+         *           "requests": 3
+         *         }
+         *       ],
+         *       "buckets": [
+         *         {
+         *           "start": "2026-11-24T09:00:00.000Z",
+         *           "end": "2026-11-24T09:30:00.000Z",
+         *           "requests": 420,
+         *           "byStatusClass": {
+         *             "2xx": 401,
+         *             "3xx": 10,
+         *             "4xx": 9,
+         *             "5xx": 0
+         *           },
+         *           "p95Ms": 50
+         *         },
+         *         {
+         *           "start": "2026-11-24T09:30:00.000Z",
+         *           "end": "2026-11-24T10:00:00.000Z",
+         *           "requests": 610,
+         *           "byStatusClass": {
+         *             "2xx": 560,
+         *             "3xx": 15,
+         *             "4xx": 32,
+         *             "5xx": 3
+         *           },
+         *           "p95Ms": 75
+         *         },
+         *         {
+         *           "start": "2026-11-24T10:00:00.000Z",
+         *           "end": "2026-11-24T10:30:00.000Z",
+         *           "requests": 260,
+         *           "byStatusClass": {
+         *             "2xx": 243,
+         *             "3xx": 6,
+         *             "4xx": 11,
+         *             "5xx": 0
+         *           },
+         *           "p95Ms": 50
+         *         }
+         *       ]
+         *     }
+         */
+        UsageSeries: {
+            /**
+             * Format: date-time
+             * @description Start of the first bucket: the requested from, rounded down to the granularity.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the last bucket: the requested to, rounded up to the granularity.
+             */
+            to: string;
+            /**
+             * @description Bucket width.
+             * @enum {string}
+             */
+            granularity: "30m" | "3h" | "12h";
+            /** @description The figures over the whole range. */
+            totals: {
+                /**
+                 * Format: int64
+                 * @description Requests answered in the range.
+                 */
+                requests: number;
+                byStatusClass: components["schemas"]["UsageStatusClasses"];
+                /** @description 95th percentile of the time to answer, ms: the upper bound of the latency band holding it (bands end at 5, 10, 25, 50, 75, 100, 150, 250, 500, 750, 1000, 2500, 5000, 10000, 30000 ms), or the slowest request's time when that is lower; null without requests. */
+                p95Ms: number | null;
+            };
+            /** @description The most frequent error answers (status ≥ 400) of the range, most frequent first, at most 5. */
+            topErrors: components["schemas"]["UsageErrorCount"][];
+            /** @description Every bucket of the range, oldest first, empty ones included. */
+            buckets: components["schemas"]["UsageBucket"][];
+        };
+        UsageStatusClasses: {
+            /**
+             * Format: int64
+             * @description Requests answered 200–299.
+             */
+            "2xx": number;
+            /**
+             * Format: int64
+             * @description Requests answered 300–399 (304 for a matching If-None-Match).
+             */
+            "3xx": number;
+            /**
+             * Format: int64
+             * @description Requests refused 400–499.
+             */
+            "4xx": number;
+            /**
+             * Format: int64
+             * @description Requests failed 500–599.
+             */
+            "5xx": number;
+        };
+        UsageErrorCount: {
+            /**
+             * Format: int32
+             * @description HTTP status.
+             */
+            status: number;
+            /** @description Error code of the answer (see the error reference); null when none was recorded. */
+            errorCode: string | null;
+            /**
+             * Format: int64
+             * @description Requests answered with this status and code in the range.
+             */
+            requests: number;
+        };
+        UsageBucket: {
+            /**
+             * Format: date-time
+             * @description Start of the bucket (included), a multiple of its width since the Unix epoch.
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description End of the bucket (excluded).
+             */
+            end: string;
+            /**
+             * Format: int64
+             * @description Requests answered in the bucket.
+             */
+            requests: number;
+            byStatusClass: components["schemas"]["UsageStatusClasses"];
+            /** @description 95th percentile of the time to answer, ms: the upper bound of the latency band holding it (bands end at 5, 10, 25, 50, 75, 100, 150, 250, 500, 750, 1000, 2500, 5000, 10000, 30000 ms), or the slowest request's time when that is lower; null without requests. */
+            p95Ms: number | null;
         };
         ErrorEnvelope: {
             /**
@@ -16133,6 +16315,244 @@ export interface operations {
                 };
             };
             /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "usage-get": {
+        parameters: {
+            query?: {
+                /** @description Start of the range (ISO 8601 UTC), rounded down to the granularity; default: 24 hours before to. */
+                from?: string;
+                /** @description End of the range (ISO 8601 UTC, excluded), rounded up to the granularity; default: now. */
+                to?: string;
+                /** @description Bucket width: 30m, 3h or 12h; default: 30m up to 24 hours, 3h up to 7 days, 12h beyond. */
+                granularity?: "30m" | "3h" | "12h";
+            };
+            header?: {
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "from": "2026-11-24T09:00:00.000Z",
+                     *         "to": "2026-11-24T10:30:00.000Z",
+                     *         "granularity": "30m",
+                     *         "totals": {
+                     *           "requests": 1290,
+                     *           "byStatusClass": {
+                     *             "2xx": 1204,
+                     *             "3xx": 31,
+                     *             "4xx": 52,
+                     *             "5xx": 3
+                     *           },
+                     *           "p95Ms": 75
+                     *         },
+                     *         "topErrors": [
+                     *           {
+                     *             "status": 404,
+                     *             "errorCode": "not_found",
+                     *             "requests": 30
+                     *           },
+                     *           {
+                     *             "status": 429,
+                     *             "errorCode": "rate_limited",
+                     *             "requests": 22
+                     *           },
+                     *           {
+                     *             "status": 500,
+                     *             "errorCode": "internal_error",
+                     *             "requests": 3
+                     *           }
+                     *         ],
+                     *         "buckets": [
+                     *           {
+                     *             "start": "2026-11-24T09:00:00.000Z",
+                     *             "end": "2026-11-24T09:30:00.000Z",
+                     *             "requests": 420,
+                     *             "byStatusClass": {
+                     *               "2xx": 401,
+                     *               "3xx": 10,
+                     *               "4xx": 9,
+                     *               "5xx": 0
+                     *             },
+                     *             "p95Ms": 50
+                     *           },
+                     *           {
+                     *             "start": "2026-11-24T09:30:00.000Z",
+                     *             "end": "2026-11-24T10:00:00.000Z",
+                     *             "requests": 610,
+                     *             "byStatusClass": {
+                     *               "2xx": 560,
+                     *               "3xx": 15,
+                     *               "4xx": 32,
+                     *               "5xx": 3
+                     *             },
+                     *             "p95Ms": 75
+                     *           },
+                     *           {
+                     *             "start": "2026-11-24T10:00:00.000Z",
+                     *             "end": "2026-11-24T10:30:00.000Z",
+                     *             "requests": 260,
+                     *             "byStatusClass": {
+                     *               "2xx": 243,
+                     *               "3xx": 6,
+                     *               "4xx": 11,
+                     *               "5xx": 0
+                     *             },
+                     *             "p95Ms": 50
+                     *           }
+                     *         ]
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["UsageSeries"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the If-None-Match header names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
