@@ -88,10 +88,12 @@ test("the chart counts the calls by bucket, a bar narrows the range, the log pag
   await expect(page.getByTestId("older")).toHaveCount(0);
 
   // A row opens the request's detail.
+  const narrowed = page.url();
   await log.locator("tbody tr").first().getByRole("link").click();
   await expect(page.getByTestId("request-detail")).toContainText(/req_e2e_\d+/);
   await expect(page.getByTestId("request-detail")).toContainText("GET /api/v1/accounts/");
-  await page.goBack();
+  await page.goto(narrowed);
+  await expect(page.getByLabel("Range", { exact: true })).toHaveValue("custom");
 
   // The CSV of the filtered rows: 404s of the narrowed range.
   await page.getByLabel("Status").selectOption("404");
