@@ -1,8 +1,9 @@
-// The client as a user gets it. `npm pack` of sdk/ (built with tsc), installed from the tarball in an empty project, an
-// example using the resource methods compiled with `tsc --strict` against its declarations and run against a live
-// server.
+// The client as a user gets it, both ways sdk/README.md gives: the packed tarball (`npm pack` builds dist/ through the
+// package's `prepare` script) and the folder itself as a dependency (`npm install <repository>/sdk`, whose `prepare`
+// builds dist/ in place). Each goes into an empty project outside the repository, where an example using the resource
+// methods is compiled with `tsc --strict` against the installed declarations and run against a live server.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -14,6 +15,8 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const SDK = path.join(ROOT, "sdk");
 const TSC = path.join(ROOT, "node_modules", "typescript", "bin", "tsc");
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
+// Installs use the packages already in npm's cache when it has them (this machine's only network is the registry).
+const INSTALL = ["install", "--no-audit", "--no-fund", "--prefer-offline"];
 
 let server: TestServer;
 let dir: string;
@@ -47,8 +50,43 @@ try {
 console.log(read.name, count, failed, updated);
 `;
 
-it("packs, installs from the tarball, compiles with tsc --strict and runs", { timeout: 180_000 }, async () => {
-  await run(process.execPath, [TSC, "-p", path.join(SDK, "tsconfig.json")], { cwd: ROOT });
+/** An empty ESM project at `project` with the example and a strict tsconfig, no dependency yet. */
+function userProject(project: string): void {
+  mkdirSync(project, { recursive: true });
+  writeFileSync(path.join(project, "package.json"), JSON.stringify({ private: true, type: "module" }));
+  writeFileSync(
+    path.join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        lib: ["ES2023", "DOM"],
+        types: [],
+        outDir: "out",
+      },
+      files: ["example.ts"],
+    }),
+  );
+  writeFileSync(path.join(project, "example.ts"), EXAMPLE);
+}
+
+/** Compiles the project's example with tsc --strict, runs it against the test server, returns its output lines. */
+async function compileAndRun(project: string): Promise<string[]> {
+  await run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: project });
+  const org = await createTestOrg();
+  const { stdout } = await run(process.execPath, [path.join(project, "out", "example.js")], {
+    cwd: project,
+    env: { ...process.env, CRM_KEY: org.key, CRM_URL: server.url },
+  });
+  return stdout.trim().split("\n");
+}
+
+it("npm pack builds dist/ itself; the tarball installs in an empty project, compiles with tsc --strict and runs", {
+  timeout: 180_000,
+}, async () => {
+  rmSync(path.join(SDK, "dist"), { recursive: true, force: true });
   const { stdout: packed } = await run(NPM, ["pack", "--pack-destination", dir, "--json"], { cwd: SDK });
   const [info] = JSON.parse(packed) as Array<{ filename: string; size: number; files: Array<{ path: string }> }>;
   if (!info) throw new Error("npm pack printed nothing");
@@ -65,34 +103,47 @@ it("packs, installs from the tarball, compiles with tsc --strict and runs", { ti
   );
   console.log(`packed size: ${info.size} bytes (${info.files.length} files)`);
 
-  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ private: true, type: "module" }));
-  writeFileSync(
-    path.join(dir, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        target: "ES2022",
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
-        lib: ["ES2023", "DOM"],
-        types: [],
-        outDir: "out",
-      },
-      files: ["example.ts"],
-    }),
-  );
-  writeFileSync(path.join(dir, "example.ts"), EXAMPLE);
-  await run(NPM, ["install", "--no-audit", "--no-fund", "--prefer-offline", path.join(dir, info.filename)], {
-    cwd: dir,
-  });
-  await run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: dir });
-  const org = await createTestOrg();
-  const { stdout } = await run(process.execPath, [path.join(dir, "out", "example.js")], {
-    cwd: dir,
-    env: { ...process.env, CRM_KEY: org.key, CRM_URL: server.url },
-  });
-  expect(stdout.trim().split("\n")).toEqual(["not_found", "Packaged Ltd 1 1 0"]);
-  const installed = path.join(dir, "node_modules", "@msp-crm", "sdk", "dist");
-  expect(readdirSync(installed).length).toBeGreaterThan(0);
-  expect(statSync(path.join(installed, "index.js")).size).toBeGreaterThan(0);
+  const project = path.join(dir, "from-tarball");
+  userProject(project);
+  await run(NPM, [...INSTALL, path.join(dir, info.filename)], { cwd: project });
+  // A copy, with the dependencies the package declares installed beside it in the user's project.
+  const installed = path.join(project, "node_modules", "@msp-crm", "sdk");
+  expect(existsSync(path.join(installed, "dist", "index.js"))).toBe(true);
+  const manifest = JSON.parse(readFileSync(path.join(SDK, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  };
+  for (const dependency of Object.keys(manifest.dependencies))
+    expect(existsSync(path.join(project, "node_modules", dependency, "package.json")), dependency).toBe(true);
+  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0"]);
+});
+
+it("npm install <repository>/sdk as a folder dependency builds dist/ (prepare) and the same program runs", {
+  timeout: 180_000,
+}, async () => {
+  rmSync(path.join(SDK, "dist"), { recursive: true, force: true });
+  const project = path.join(dir, "from-folder");
+  userProject(project);
+  await run(NPM, [...INSTALL, SDK], { cwd: project });
+  expect(existsSync(path.join(SDK, "dist", "index.js")), "prepare compiled sdk/dist").toBe(true);
+  expect(existsSync(path.join(project, "node_modules", "@msp-crm", "sdk", "dist", "index.d.ts"))).toBe(true);
+  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0"]);
+});
+
+it("documents its real dependencies: sdk/README.md and the README name each, and the sources import no other", () => {
+  const manifest = JSON.parse(readFileSync(path.join(SDK, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  };
+  const declared = Object.keys(manifest.dependencies).sort();
+  const imported = new Set<string>();
+  for (const file of ["index.ts", "resources.ts", "types.ts", "schema.ts"]) {
+    const source = readFileSync(path.join(SDK, "src", file), "utf8");
+    for (const [, name] of source.matchAll(/from "([^".][^"]*)"/g))
+      if (name && !name.startsWith("node:")) imported.add(name);
+  }
+  expect([...imported].sort()).toEqual(declared);
+  for (const readme of [path.join(SDK, "README.md"), path.join(ROOT, "README.md")]) {
+    const text = readFileSync(readme, "utf8");
+    for (const name of declared) expect(text, `${readme} names ${name}`).toContain(`\`${name}\``);
+    expect(text, `${readme} gives the install command`).toContain("npm install <path-to-this-repository>/sdk");
+  }
 });
