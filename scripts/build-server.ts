@@ -1,6 +1,6 @@
-// The last step of `npm run build`: compiles what a production server runs besides Next.js's own build (docs/
-// architecture.md, "Running in production") to JavaScript with esbuild, so serving needs Node.js alone (no tsx,
-// no TypeScript): dist/serve.js (`npm start`), dist/migrate.js (the migrations) and dist/admin.js (the operator
+// The last step of `npm run build` (scripts/build.ts): compiles what a production server runs besides Next.js's own
+// build (docs/architecture.md, "Running in production") to JavaScript with esbuild, so serving needs Node.js alone (no
+// tsx, no TypeScript): dist/serve.js (`npm start`), dist/migrate.js (the migrations) and dist/admin.js (the operator
 // command), ES modules sharing code through dist/chunks/. The Prisma client generated into server/db/generated is
 // bundled in, so a production install needs no `prisma generate`; packages stay imports of node_modules, so a
 // telemetry SDK can still patch them at run time. It also leaves an initialised, migrated embedded database in dist/
@@ -84,13 +84,4 @@ export async function buildEmbeddedTemplate(): Promise<boolean> {
   renameSync(path.join(staging, "pglite"), template);
   rmSync(staging, { recursive: true, force: true });
   return true;
-}
-
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  const started = performance.now();
-  const files = await buildServer();
-  const scripts = files.filter((file) => file.endsWith(".js")).length;
-  console.log(`Compiled the server into dist/ (${scripts} files) in ${Math.round(performance.now() - started)} ms`);
-  if (await buildEmbeddedTemplate())
-    console.log(`Initialised and migrated the embedded database's template in ${embeddedTemplateDir()}`);
 }
