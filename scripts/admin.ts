@@ -1,5 +1,9 @@
-// Operator command for self-hosters and scripts: `npm run admin -- <command> [options]`.
+// Operator command for self-hosters and scripts: `npm run admin -- <command> [options]`, compiled to dist/admin.js.
+// `runAdmin` is the command itself, printing through the output it is given and returning the exit status, so tests
+// run it in the test process; run as a program, it prints to the console, closes the database and the key-value store
+// and exits with that status.
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { validateRequestedScopes } from "../server/auth/scopes";
 import { closeDb } from "../server/db/client";
@@ -44,7 +48,7 @@ const USAGE = `Usage:
     Prints a one-time link (valid 1 hour) where the user sets a new password; every session of the user then ends.
     Prints {"email", "link", "expiresAt"} with --json.`;
 
-async function seedDemo(args: string[]): Promise<void> {
+async function seedDemo(args: string[], io: AdminOutput): Promise<void> {
   const { values } = parseArgs({
     args,
     options: { org: { type: "string" }, json: { type: "boolean", default: false } },
@@ -56,10 +60,10 @@ async function seedDemo(args: string[]): Promise<void> {
   const started = performance.now();
   const result = await seedDemoBook(org.id);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  if (values.json) console.log(JSON.stringify({ orgId: org.id, ...result, seconds: Number(seconds) }));
-  else if ("skipped" in result) console.log(`Organisation ${org.slug} already has deals; nothing seeded.`);
+  if (values.json) io.out(JSON.stringify({ orgId: org.id, ...result, seconds: Number(seconds) }));
+  else if ("skipped" in result) io.out(`Organisation ${org.slug} already has deals; nothing seeded.`);
   else
-    console.log(
+    io.out(
       `Seeded ${org.slug} (${org.id}) in ${seconds} s: ${Object.entries(result)
         .map(([k, v]) => `${v} ${k}`)
         .join(", ")}`,
@@ -68,12 +72,14 @@ async function seedDemo(args: string[]): Promise<void> {
 
 const PLANS = new Set(["starter", "growth", "scale", "pro"]);
 
+/** A wrong invocation: printed with the usage, exit status 2. */
+class UsageError extends Error {}
+
 function fail(message: string): never {
-  console.error(`${message}\n\n${USAGE}`);
-  process.exit(2);
+  throw new UsageError(message);
 }
 
-async function createKey(args: string[]): Promise<void> {
+async function createKey(args: string[], io: AdminOutput): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
@@ -110,9 +116,9 @@ async function createKey(args: string[]): Promise<void> {
     isTest: values.test ?? false,
   });
   if (values.json) {
-    console.log(JSON.stringify({ orgId: org.id, key: raw, scopes: key.scopes }));
+    io.out(JSON.stringify({ orgId: org.id, key: raw, scopes: key.scopes }));
   } else {
-    console.log(
+    io.out(
       `Organisation ${org.slug} (${org.id}), plan ${org.plan}\nKey ${key.prefix}… scopes ${key.scopes.join(",")}\n\n  ${raw}\n\nStore it now: it cannot be shown again.`,
     );
   }
@@ -126,7 +132,7 @@ function orgSlug(value: string | undefined): string {
   return value;
 }
 
-async function createUserCommand(args: string[]): Promise<void> {
+async function createUserCommand(args: string[], io: AdminOutput): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
@@ -154,15 +160,15 @@ async function createUserCommand(args: string[]): Promise<void> {
     role,
   });
   if (values.json) {
-    console.log(JSON.stringify({ orgId: org.id, userId: user.userId, email: user.email, role, password: generated }));
+    io.out(JSON.stringify({ orgId: org.id, userId: user.userId, email: user.email, role, password: generated }));
   } else {
-    console.log(
+    io.out(
       `Organisation ${org.slug} (${org.id})\nUser ${user.email} (${user.userId}), ${role}${generated ? `\n\n  password: ${generated}\n\nStore it now: it cannot be shown again.` : ""}`,
     );
   }
 }
 
-async function inviteCommand(args: string[]): Promise<void> {
+async function inviteCommand(args: string[], io: AdminOutput): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
@@ -179,7 +185,7 @@ async function inviteCommand(args: string[]): Promise<void> {
   const org = await ensureOrganisation(slug);
   const invitation = await inviteFromCommand(defaultOrigin(), org.id, { email: values.email, role: values.role });
   if (values.json) {
-    console.log(
+    io.out(
       JSON.stringify({
         orgId: org.id,
         email: invitation.email,
@@ -190,13 +196,13 @@ async function inviteCommand(args: string[]): Promise<void> {
     );
   } else {
     const mailed = invitation.mailed === "sent" ? `\nAlso mailed to ${invitation.email}.` : "";
-    console.log(
+    io.out(
       `Invited ${invitation.email} to ${org.slug} as ${invitation.role}.\n\n  ${invitation.link}\n\nThe link works until ${invitation.expiresAt.toISOString()}.${mailed}`,
     );
   }
 }
 
-async function resetPasswordCommand(args: string[]): Promise<void> {
+async function resetPasswordCommand(args: string[], io: AdminOutput): Promise<void> {
   const { values } = parseArgs({
     args,
     options: { email: { type: "string" }, json: { type: "boolean", default: false } },
@@ -205,12 +211,11 @@ async function resetPasswordCommand(args: string[]): Promise<void> {
   if (!values.email) fail("--email is required");
   const { link, expiresAt } = await passwordResetLink(defaultOrigin(), values.email);
   if (values.json)
-    console.log(JSON.stringify({ email: values.email.trim().toLowerCase(), link, expiresAt: expiresAt.toISOString() }));
-  else
-    console.log(`Password reset for ${values.email}:\n\n  ${link}\n\nIt works once, until ${expiresAt.toISOString()}.`);
+    io.out(JSON.stringify({ email: values.email.trim().toLowerCase(), link, expiresAt: expiresAt.toISOString() }));
+  else io.out(`Password reset for ${values.email}:\n\n  ${link}\n\nIt works once, until ${expiresAt.toISOString()}.`);
 }
 
-async function createWebhook(args: string[]): Promise<void> {
+async function createWebhook(args: string[], io: AdminOutput): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
@@ -238,25 +243,48 @@ async function createWebhook(args: string[]): Promise<void> {
       description: values.description,
     });
     if (values.json) {
-      console.log(
-        JSON.stringify({ orgId: org.id, id: endpoint.id, url: endpoint.url, events: endpoint.events, secret }),
-      );
+      io.out(JSON.stringify({ orgId: org.id, id: endpoint.id, url: endpoint.url, events: endpoint.events, secret }));
     } else {
-      console.log(
+      io.out(
         `Organisation ${org.slug} (${org.id})\nWebhook ${endpoint.id} → ${endpoint.url} (${endpoint.events.join(",")})\n\n  signing secret: ${secret}\n\nVerify Service-Signature with it (see /docs/webhooks).`,
       );
     }
   } catch (error) {
     // Name each refused field: the generic message alone does not say what to fix.
     if (error instanceof ApiError && error.details)
-      for (const detail of error.details) console.error(`  ${detail.path.join(".")}: ${detail.message}`);
+      for (const detail of error.details) io.err(`  ${detail.path.join(".")}: ${detail.message}`);
     throw error;
   }
 }
 
-async function main(): Promise<void> {
-  const [command, ...rest] = process.argv.slice(2);
-  // Help needs no database: it answers even where none is reachable.
+/** Where the command prints: its result on `out`, problems on `err`, one call per message. */
+export interface AdminOutput {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const CONSOLE: AdminOutput = { out: (text) => console.log(text), err: (text) => console.error(text) };
+
+const COMMANDS: Record<string, (args: string[], io: AdminOutput) => Promise<void>> = {
+  "create-key": createKey,
+  "seed-demo": seedDemo,
+  "create-webhook": createWebhook,
+  "create-user": createUserCommand,
+  invite: inviteCommand,
+  "reset-password": resetPasswordCommand,
+};
+
+/**
+ * Runs one operator command (`argv` as after `npm run admin --`, e.g. `["create-key", "--org", "acme", …]`) on this
+ * process's database and key-value store, which it leaves open. `help`, `--help` and `-h` print the usage without a
+ * database. Source: README, "Operator command".
+ * @returns the exit status: 0 done; 1 refused (an `ApiError` such as a deprecated scope, or an option node:util
+ *          cannot parse), the message on `err`; 2 a wrong invocation (unknown command, missing or invalid option),
+ *          the message and the usage on `err`.
+ * @throws whatever else fails (the database unreachable, a bug): the program prints its message and exits 1.
+ */
+export async function runAdmin(argv: readonly string[], io: AdminOutput = CONSOLE): Promise<number> {
+  const [command, ...rest] = argv;
   if (
     command === "help" ||
     command === "--help" ||
@@ -264,33 +292,37 @@ async function main(): Promise<void> {
     rest.includes("--help") ||
     rest.includes("-h")
   ) {
-    console.log(USAGE);
-    return;
+    io.out(USAGE);
+    return 0;
   }
+  const run = command ? COMMANDS[command] : undefined;
   try {
+    if (!run) fail(command ? `Unknown command ${command}` : "No command given");
     await migrateProcessDatabase();
-    if (command === "create-key") await createKey(rest);
-    else if (command === "seed-demo") await seedDemo(rest);
-    else if (command === "create-webhook") await createWebhook(rest);
-    else if (command === "create-user") await createUserCommand(rest);
-    else if (command === "invite") await inviteCommand(rest);
-    else if (command === "reset-password") await resetPasswordCommand(rest);
-    else fail(command ? `Unknown command ${command}` : "No command given");
+    await run(rest, io);
+    return 0;
   } catch (error) {
-    if (error instanceof ApiError || (error instanceof TypeError && "code" in error)) {
-      console.error(`error: ${error.message}`);
-      process.exitCode = 1;
-    } else {
-      throw error;
+    if (error instanceof UsageError) {
+      io.err(`${error.message}\n\n${USAGE}`);
+      return 2;
     }
+    if (error instanceof ApiError || (error instanceof TypeError && "code" in error)) {
+      io.err(`error: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
+  try {
+    process.exitCode = await runAdmin(process.argv.slice(2));
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
   } finally {
     // Both connections end, or the process would stay up on an open Redis socket (a key change publishes through it).
     await closeDb();
     await closeKv();
   }
 }
-
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});

@@ -58,12 +58,18 @@ async function main(): Promise<void> {
   // V8's code cache on disk (NODE_COMPILE_CACHE, default under the OS temp folder): a restart skips compiling Next.js
   // and the server's modules again. Imported here: Node 20, re-run above on a supported Node, has no such function.
   (await import("node:module")).enableCompileCache();
-  const { env } = await import("../server/env");
+  const { env, productionRefusal } = await import("../server/env");
   let config: ReturnType<typeof env>;
   try {
     config = env();
   } catch (error) {
     console.error((error as Error).message);
+    process.exit(1);
+  }
+  // A secret left at .env.example's value, or no PUBLIC_URL where browsers come from elsewhere: one line, exit 1.
+  const refusal = productionRefusal(config);
+  if (refusal) {
+    console.error(refusal);
     process.exit(1);
   }
   // The embedded database's thread first (PGlite takes about 0.7 s to open): it opens while this thread imports the

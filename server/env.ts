@@ -13,8 +13,10 @@ const optionalUrl = z.preprocess(
  * - `REDIS_URL`: TCP Redis URL for the key-value store; `KV_REST_API_URL` + `KV_REST_API_TOKEN`: Vercel KV / Upstash REST.
  *   Neither set means the in-memory store (one process).
  * - `PORT`: HTTP port, default 3000. `PUBLIC_URL`: the public origin (e.g. `https://crm.example.com`) used in
- *   `docsUrl` links, the OpenAPI `servers`, the Postman `baseUrl` and the start-up banner; default: the origin each
- *   request was sent to (`Host`, or `X-Forwarded-Host`/`-Proto` from a trusted proxy).
+ *   `docsUrl` links, the OpenAPI `servers`, the Postman `baseUrl` and the start-up banner, and by the settings'
+ *   sign-in: their cookies are `Secure` exactly when it is https, it is the only trusted origin and its host name is
+ *   the passkey relying party; default: the origin each request was sent to (`Host`, or `X-Forwarded-Host`/`-Proto`
+ *   from a trusted proxy). Required by a production start unless everything is local ({@link productionRefusal}).
  * - `TRUST_PROXY`: which proxy headers to believe for the client address (rate limits, audit log) and the public
  *   origin: `false` (default: the socket's address; forwarding headers are ignored), a number of proxy
  *   hops in front of the server (`1`: the last `X-Forwarded-For` entry is the client), or `vercel` (Vercel's
@@ -22,6 +24,9 @@ const optionalUrl = z.preprocess(
  * - `DATA_DIR`: directory of the embedded database, default `.data`.
  * - `RATE_LIMIT_ANONYMOUS_PER_MIN`: sliding window per client IP for requests without a valid key (401s, documents,
  *   unknown paths), requests per minute; default 120.
+ * - `RATE_LIMIT_WINDOW_MS`: length of every rate-limit window, ms, 1,000–60,000; default 60,000, the minute every
+ *   limit is counted in (docs/api-contract.md §8). Tests set a shorter one so a full window passes in seconds; the
+ *   limits then count per that window.
  * - `KV_TIMEOUT_MS`: bound on each key-value store command (TCP Redis, default 250) or HTTPS request (Vercel KV,
  *   default 1000), ms. Past it the limiter counts in this process until the store answers again (docs/architecture.md, "Key-value store and rate limits").
  * - `WEBHOOKS_ALLOW_LOOPBACK`: `true` lets webhook deliveries reach loopback addresses (127.0.0.0/8, ::1). A
@@ -73,6 +78,10 @@ export const EnvSchema = z
      */
     EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
+    RATE_LIMIT_WINDOW_MS: z.preprocess(
+      (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+      z.coerce.number().int().min(1_000).max(60_000).default(60_000),
+    ),
     KV_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).optional(),
     BETTER_AUTH_SECRET: z.preprocess(
       (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
@@ -145,6 +154,49 @@ export function env(): Env {
   }
   cached = parsed.data;
   return cached;
+}
+
+/**
+ * The value `.env.example` gives every secret (`POSTGRES_PASSWORD`, `BETTER_AUTH_SECRET`, the Inngest keys, …): known
+ * to anyone who read the repository, so a production start refuses it ({@link productionRefusal}).
+ */
+export const ENV_EXAMPLE_PLACEHOLDER = "replace-with-openssl-rand-hex-32";
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+/** Whether a URL's host is this machine's loopback (`localhost`, `127.0.0.0/8`, `::1`). */
+function loopback(url: string): boolean {
+  const host = new URL(url).hostname.toLowerCase();
+  return LOOPBACK_HOSTS.has(host) || host.endsWith(".localhost") || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * What a production start (`NODE_ENV=production`, as `npm start` and the image set) refuses, as the one line it prints
+ * before exiting 1, or null when there is nothing (docs/architecture.md, "Running in production"):
+ * - a variable holding {@link ENV_EXAMPLE_PLACEHOLDER} (a secret of `.env.example` left in place, also inside a URL);
+ * - no `PUBLIC_URL` where the service is not local, i.e. when its database is on another host (`DATABASE_URL` not on
+ *   loopback) or a proxy is trusted (`TRUST_PROXY`): then browsers reach it by a name only `PUBLIC_URL` can tell it,
+ *   and without it the settings' cookies lose `Secure` behind a TLS proxy, and the trusted origin and the passkey
+ *   relying party are whatever `Host` a request carried. The embedded database, or a database on loopback with no
+ *   proxy trusted (the README's first command, a developer's machine), needs none.
+ * Outside production it returns null.
+ * @param config the validated environment ({@link env}).
+ * @param variables the raw environment to look for placeholders in; default `process.env`.
+ */
+export function productionRefusal(config: Env, variables: NodeJS.ProcessEnv = process.env): string | null {
+  if (config.NODE_ENV !== "production") return null;
+  const placeholders = Object.entries(variables)
+    .filter(([, value]) => value?.includes(ENV_EXAMPLE_PLACEHOLDER))
+    .map(([name]) => name)
+    .sort();
+  if (placeholders.length > 0) {
+    return `${placeholders.join(", ")} still ${placeholders.length === 1 ? "holds" : "hold"} .env.example's placeholder (${ENV_EXAMPLE_PLACEHOLDER}), which anyone can read: replace each with a fresh secret (openssl rand -hex 32) and start again.`;
+  }
+  const local = (!config.DATABASE_URL || loopback(config.DATABASE_URL)) && config.TRUST_PROXY === 0;
+  if (!config.PUBLIC_URL && !local) {
+    return `PUBLIC_URL is required in production when the database is on another host or TRUST_PROXY is set: set it to the origin browsers use, e.g. https://crm.example.com (the settings' Secure cookies, trusted origin and passkeys follow it).`;
+  }
+  return null;
 }
 
 /** Forgets the cached environment so tests can change `process.env` between cases. */

@@ -211,6 +211,13 @@ async function start(options: { patchRedis: boolean }): Promise<TelemetryState> 
   diagnosticsToLog(api);
   sdk.start();
   if (options.patchRedis && wanted.traces) patchRedisClient();
+  // Some resource attributes (host.id, read from the system) are detected asynchronously. The OTLP exporters wait for
+  // them before their first export; the Prometheus exporter reads them at every scrape without waiting, and until they
+  // have settled the SDK logs "Accessing resource attributes before async attributes settled" at error level each
+  // time and leaves them out of `target_info`. A collection hands over the one resource every reader and span shares:
+  // settled here (a few ms), before anything is served.
+  const [firstReader] = readers;
+  if (firstReader) await (await firstReader.collect()).resourceMetrics.resource.waitForAsyncAttributes?.();
 
   let metricsServer: Server | null = null;
   if (prometheus && wanted.metricsPort !== null) {

@@ -3,9 +3,6 @@ import { type KeyValueStore, kv, type SlidingWindowResult, type WindowSpec } fro
 import { memoryStore } from "../kv/memory";
 import { warnThrottled } from "../kv/warn";
 
-/** Length of every rate-limit window, ms (docs/api-contract.md §8: requests per minute). */
-export const RATE_LIMIT_WINDOW_MS = 60_000;
-
 /** How long the limiter counts in memory after the shared store failed before trying it again, ms. */
 export const STORE_RETRY_AFTER_MS = 1_000;
 
@@ -121,12 +118,13 @@ function decide(result: SlidingWindowResult, names: readonly string[], windowMs:
  * anonymous IP's window of `RATE_LIMIT_ANONYMOUS_PER_MIN` (the status endpoint's own window of the same size, so bad
  * keys from an address never lock its health checks out). One round trip to the store. Never throws: when the store is
  * unreachable the windows are counted in this process's memory.
- * @param windowMs window length in ms; {@link RATE_LIMIT_WINDOW_MS} (tests pass a short one).
+ * @param windowMs window length in ms; default `RATE_LIMIT_WINDOW_MS` (server/env.ts: 60,000, the minute of
+ *        docs/api-contract.md §8; tests configure a shorter one).
  * @returns the decision; the REST facade answers 429 `rate_limited` with `Retry-After` when `allowed` is false.
  */
 export async function enforceRateLimit(
   subject: RateLimitSubject,
-  windowMs = RATE_LIMIT_WINDOW_MS,
+  windowMs = env().RATE_LIMIT_WINDOW_MS,
 ): Promise<RateLimitDecision> {
   const result = await count(windowsOf(subject), windowMs);
   if (subject.kind === "anonymous" && !subject.window) rememberAnonymousWindow(subject.ip, result);

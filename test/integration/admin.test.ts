@@ -1,18 +1,17 @@
-// The operator command, run as a separate process the way a self-hoster would.
+// The operator command (scripts/admin.ts): its commands run in this process as `npm run admin -- …` would
+// (test/helpers/admin.ts), and once as the separate process an operator starts, for what only a process shows: its
+// exit status, its output and that it ends by itself.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
+import { admin } from "../helpers/admin";
 import { client, startApi, type TestServer } from "../helpers/api";
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
-
-function admin(...args: string[]) {
-  return run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: root, env: process.env });
-}
 
 let server: TestServer;
 beforeAll(async () => {
@@ -20,23 +19,27 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-it("--help, -h and help print the usage and exit 0, for the tool and for a command, without a database", {
+it("run as a process (`npm run admin -- --help`), prints the usage and exits 0 without a database", {
   timeout: 60_000,
 }, async () => {
-  for (const args of [["--help"], ["-h"], ["help"], ["create-key", "--help"]]) {
-    const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
-      cwd: root,
-      // Nothing answers on port 1: a database connection would fail the command.
-      env: { ...process.env, DATABASE_URL: "postgresql://postgres@127.0.0.1:1/none" },
-    });
+  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", "--help"], {
+    cwd: root,
+    // Nothing answers on port 1: a database connection would fail the command.
+    env: { ...process.env, DATABASE_URL: "postgresql://postgres@127.0.0.1:1/none" },
+  });
+  expect(stdout).toMatch(/^Usage:/);
+  expect(stdout).toContain("npm run admin -- create-key");
+});
+
+it("-h, help and a command's --help print the usage too", async () => {
+  for (const args of [["-h"], ["help"], ["create-key", "--help"]]) {
+    const { stdout } = await admin(...args);
     expect(stdout).toMatch(/^Usage:/);
     expect(stdout).toContain("npm run admin -- create-key");
   }
 });
 
-it("create-key creates the organisation with its plan and prints a working key as JSON", {
-  timeout: 60_000,
-}, async () => {
+it("create-key creates the organisation with its plan and prints a working key as JSON", async () => {
   const slug = `ops-${randomBytes(4).toString("hex")}`;
   const { stdout } = await admin(
     "create-key",
@@ -90,9 +93,7 @@ it("create-key creates the organisation with its plan and prints a working key a
   expect((await client(server.url, second.key)("GET", "/accounts")).body.data).toHaveLength(1);
 });
 
-it("create-key refuses deprecated scopes and bad options with a message and a non-zero exit", {
-  timeout: 60_000,
-}, async () => {
+it("create-key refuses deprecated scopes and bad options with a message and a non-zero exit", async () => {
   await expect(
     admin("create-key", "--org", "ops-refused", "--scopes", "reconciliation:read", "--json"),
   ).rejects.toMatchObject({

@@ -1,19 +1,15 @@
 // Plans and their limits (docs/api-contract.md §8): the windows a key gets per plan, and the Pro / Enterprise range
 // (120–300 per key, 240–600 per organisation) enforced wherever limits are set for a PRO organisation.
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import type { RateLimitPlan } from "../../server/db/generated/client";
 import { prisma } from "../../server/db/transaction";
 import { createApiKey } from "../../server/services/api-keys";
 import { ensureOrganisation } from "../../server/services/organisations";
+import { admin } from "../helpers/admin";
 import { client, startApi, type TestServer } from "../helpers/api";
 
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, "../..");
 const slug = () => `plan-${randomBytes(5).toString("hex")}`;
 
 let server: TestServer;
@@ -90,23 +86,16 @@ it("the range holds for an existing PRO organisation, and when moving an organis
 
 it("the admin command refuses --plan pro with --limits outside the range", { timeout: 60_000 }, async () => {
   const name = slug();
-  const refused = await run(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "scripts/admin.ts",
-      "create-key",
-      "--org",
-      name,
-      "--scopes",
-      "accounts:read",
-      "--plan",
-      "pro",
-      "--limits",
-      "100,200",
-    ],
-    { cwd: root, env: process.env },
+  const refused = await admin(
+    "create-key",
+    "--org",
+    name,
+    "--scopes",
+    "accounts:read",
+    "--plan",
+    "pro",
+    "--limits",
+    "100,200",
   ).catch((error: unknown) => error);
   expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining("Pro plan perKey must be 120 to 300") });
   expect(await prisma().organisation.findUnique({ where: { slug: name } })).toBeNull();

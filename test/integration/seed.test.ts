@@ -1,16 +1,12 @@
 // `npm run admin -- seed-demo --org <slug>` fills an organisation with the demo MSP book (set-based, one transaction)
 // and records each record's event as the API would, carrying the record as its GET returns it.
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { prisma } from "../../server/db/transaction";
+import { admin } from "../helpers/admin";
 import { client, createKey, startApi, type TestServer } from "../helpers/api";
 
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, "../..");
 let server: TestServer;
 beforeAll(async () => {
   server = await startApi();
@@ -19,11 +15,7 @@ afterAll(() => server.close());
 
 it("seeds a realistic book once, visible through the API", { timeout: 180_000 }, async () => {
   const slug = `seed-${randomBytes(4).toString("hex")}`;
-  const seed = () =>
-    run(process.execPath, ["--import", "tsx", "scripts/admin.ts", "seed-demo", "--org", slug, "--json"], {
-      cwd: root,
-      env: process.env,
-    });
+  const seed = () => admin("seed-demo", "--org", slug, "--json");
   const result = JSON.parse((await seed()).stdout);
   expect(result).toMatchObject({ accounts: 200, contacts: 1_000, deals: 400, devices: 5_000, touchpoints: 900 });
   const orgId = result.orgId as string;

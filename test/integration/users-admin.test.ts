@@ -1,26 +1,19 @@
-// The operator command's users and links, run as a separate process the way an operator would: `create-user` with a
-// role, `invite` printing the link on the public origin, `reset-password` printing a one-time link; each checked by
-// what a user can then do (sign in, accept, set a password).
-import { execFile } from "node:child_process";
+// The operator command's users and links (run in this process, test/helpers/admin.ts): `create-user` with a role,
+// `invite` printing the link on the public origin, `reset-password` printing a one-time link; each checked by what a
+// user can then do (sign in, accept, set a password).
 import { randomBytes } from "node:crypto";
-import path from "node:path";
-import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
+import { resetEnvCache } from "../../server/env";
 import { authFor } from "../../server/services/auth";
 import { resetPassword } from "../../server/services/password-reset";
 import { acceptInvitationWithNewAccount, getInvitationPage } from "../../server/services/team/accept-invitation";
+import { admin } from "../helpers/admin";
 import { browserRequest, signIn, TEST_ORIGIN } from "../helpers/members";
 
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, "../..");
-
-function admin(...args: string[]) {
-  return run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
-    cwd: root,
-    env: { ...process.env, PUBLIC_URL: TEST_ORIGIN },
-  });
-}
+// The links the command prints are on the public origin the test's browser requests use.
+process.env.PUBLIC_URL = TEST_ORIGIN;
+resetEnvCache();
 
 async function failing(...args: string[]): Promise<{ code: number; stderr: string }> {
   try {

@@ -1,18 +1,9 @@
-// `npm run admin -- create-webhook`, run as a separate process the way an operator would.
-import { execFile } from "node:child_process";
+// `npm run admin -- create-webhook`, run in this process (test/helpers/admin.ts).
 import { randomBytes } from "node:crypto";
-import path from "node:path";
-import { promisify } from "node:util";
 import { expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { getWebhookEndpoint, revealWebhookSecret } from "../../server/webhooks/endpoints";
-
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, "../..");
-
-function admin(...args: string[]) {
-  return run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], { cwd: root, env: process.env });
-}
+import { admin } from "../helpers/admin";
 
 it("create-webhook creates an enabled endpoint and prints its id and secret", { timeout: 60_000 }, async () => {
   const slug = `hooks-${randomBytes(4).toString("hex")}`;
