@@ -1,15 +1,18 @@
 // The compiled server as production runs it (`node <npm start's flags> dist/serve.js`, no tsx) on the test database
 // and the real Redis: the liveness and readiness probes outside the rate limits and the audit log, the status
 // endpoint and /readyz still answering after an address has been refused 400 times, the settings' refusals over
-// /api/trpc with their documented statuses (better-auth's included, from the bundles of a production build), and a
-// SIGTERM that turns /readyz to 503 while a slow request is still being served, finishes that request and keeps every
-// audit row. Needs a production build (`npm test` makes one first).
-import { type ChildProcess, spawn } from "node:child_process";
+// /api/trpc with their documented statuses (better-auth's included, from the bundles of a production build),
+// Prometheus metrics served without an error line in the log, a SIGTERM that turns /readyz to 503 while a slow request
+// is still being served, finishes that request and keeps every audit row; and the start-ups production refuses (a
+// secret left at .env.example's placeholder, no PUBLIC_URL where the service is not local). Needs a production build
+// (`npm test` makes one first).
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
+import { ENV_EXAMPLE_PLACEHOLDER } from "../../server/env";
 import { client, createTestOrg } from "../helpers/api";
 import { memberIdOf, orgWithRoles, type TestMember } from "../helpers/members";
 import { freePort } from "../helpers/ports";
@@ -21,6 +24,7 @@ const ANONYMOUS_PER_MIN = 50;
 const SHUTDOWN_DELAY_MS = 4_000;
 let child: ChildProcess;
 let origin = "";
+let metricsOrigin = "";
 let output = "";
 
 /** npm start's Node flags (package.json `start`: `node <flags> dist/serve.js`). */
@@ -32,11 +36,14 @@ function startFlags(): string[] {
 beforeAll(async () => {
   expect(existsSync(path.join(root, "dist", "serve.js")), "run `npm run build` first").toBe(true);
   const port = await freePort();
+  const metricsPort = await freePort();
+  metricsOrigin = `http://127.0.0.1:${metricsPort}`;
   child = spawn(process.execPath, [...startFlags(), path.join(root, "dist", "serve.js")], {
     cwd: root,
     env: {
       ...process.env,
       PORT: String(port),
+      METRICS_PORT: String(metricsPort),
       NODE_ENV: "production",
       NEXT_TELEMETRY_DISABLED: "1",
       RATE_LIMIT_ANONYMOUS_PER_MIN: String(ANONYMOUS_PER_MIN),
@@ -249,6 +256,60 @@ describe("settings refusals over /api/trpc", () => {
       body: JSON.stringify({ email: "y@example.com", role: "viewer" }),
     });
     expect(noOrigin.status).toBe(403);
+  });
+});
+
+describe("metrics", () => {
+  it("with METRICS_PORT, start-up and scrapes log no error line; /metrics has the settled resource (host.id)", async () => {
+    const scraped: string[] = [];
+    for (let scrape = 0; scrape < 2; scrape++) {
+      const metrics = await fetch(`${metricsOrigin}/metrics`);
+      expect(metrics.status).toBe(200);
+      scraped.push(await metrics.text());
+    }
+    const errors = output.split("\n").filter((line) => /"level":"(?:error|fatal)"/.test(line));
+    expect(errors).toEqual([]);
+    for (const text of scraped) expect(text).toMatch(/^target_info\{[^}]*host_id="[^"]+"/m);
+  });
+});
+
+/** Runs the compiled server with `variables` over the test's environment until it exits (at most 30 s; a start
+ * that is not refused would fail on port 1 after its database checks). */
+function refusedStart(variables: NodeJS.ProcessEnv): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(process.execPath, [...startFlags(), path.join(root, "dist", "serve.js")], {
+    cwd: root,
+    encoding: "utf8",
+    timeout: 30_000,
+    env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", PORT: "1", ...variables },
+  });
+}
+
+describe("production start-up refusals", () => {
+  it("refuses a secret left at .env.example's placeholder in one line naming each variable, exit 1", () => {
+    const started = refusedStart({
+      BETTER_AUTH_SECRET: ENV_EXAMPLE_PLACEHOLDER,
+      INNGEST_SIGNING_KEY: ENV_EXAMPLE_PLACEHOLDER,
+    });
+    expect(started.status).toBe(1);
+    expect(started.stdout).toBe("");
+    expect(started.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^BETTER_AUTH_SECRET, INNGEST_SIGNING_KEY still hold \.env\.example's placeholder .*openssl rand -hex 32/,
+      ),
+    ]);
+  });
+
+  it("refuses to start without PUBLIC_URL when the database is on another host or a proxy is trusted", () => {
+    for (const variables of [
+      { DATABASE_URL: "postgresql://crm:secret@postgres.internal:5432/crm" },
+      { TRUST_PROXY: "1" },
+    ]) {
+      const started = refusedStart({ ...variables, PUBLIC_URL: "" });
+      expect(started.status, JSON.stringify(variables)).toBe(1);
+      expect(started.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(/^PUBLIC_URL is required in production .* e\.g\. https:\/\/crm\.example\.com/),
+      ]);
+    }
   });
 });
 
