@@ -162,6 +162,12 @@ export function env(): Env {
  */
 export const ENV_EXAMPLE_PLACEHOLDER = "replace-with-openssl-rand-hex-32";
 
+/**
+ * What every value `.env.example` means to be replaced starts with: the secrets' {@link ENV_EXAMPLE_PLACEHOLDER} and
+ * `PUBLIC_URL`'s `https://replace-with-your-domain.example`.
+ */
+export const ENV_EXAMPLE_MARKER = "replace-with-";
+
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 /** Whether a URL's host is this machine's loopback (`localhost`, `127.0.0.0/8`, `::1`). */
@@ -173,7 +179,8 @@ function loopback(url: string): boolean {
 /**
  * What a production start (`NODE_ENV=production`, as `npm start` and the image set) refuses, as the one line it prints
  * before exiting 1, or null when there is nothing (docs/architecture.md, "Running in production"):
- * - a variable holding {@link ENV_EXAMPLE_PLACEHOLDER} (a secret of `.env.example` left in place, also inside a URL);
+ * - a variable holding a value of `.env.example` meant to be replaced ({@link ENV_EXAMPLE_MARKER}: a secret left at
+ *   {@link ENV_EXAMPLE_PLACEHOLDER}, also inside a URL, or its example `PUBLIC_URL`);
  * - no `PUBLIC_URL` where the service is not local, i.e. when its database is on another host (`DATABASE_URL` not on
  *   loopback) or a proxy is trusted (`TRUST_PROXY`): then browsers reach it by a name only `PUBLIC_URL` can tell it,
  *   and without it the settings' cookies lose `Secure` behind a TLS proxy, and the trusted origin and the passkey
@@ -186,11 +193,11 @@ function loopback(url: string): boolean {
 export function productionRefusal(config: Env, variables: NodeJS.ProcessEnv = process.env): string | null {
   if (config.NODE_ENV !== "production") return null;
   const placeholders = Object.entries(variables)
-    .filter(([, value]) => value?.includes(ENV_EXAMPLE_PLACEHOLDER))
+    .filter(([, value]) => value?.includes(ENV_EXAMPLE_MARKER))
     .map(([name]) => name)
     .sort();
   if (placeholders.length > 0) {
-    return `${placeholders.join(", ")} still ${placeholders.length === 1 ? "holds" : "hold"} .env.example's placeholder (${ENV_EXAMPLE_PLACEHOLDER}), which anyone can read: replace each with a fresh secret (openssl rand -hex 32) and start again.`;
+    return `${placeholders.join(", ")} still ${placeholders.length === 1 ? "holds" : "hold"} .env.example's placeholder (${ENV_EXAMPLE_MARKER}…), which anyone can read: give each its own value (a secret: openssl rand -hex 32; PUBLIC_URL: the origin browsers use) and start again.`;
   }
   const local = (!config.DATABASE_URL || loopback(config.DATABASE_URL)) && config.TRUST_PROXY === 0;
   if (!config.PUBLIC_URL && !local) {

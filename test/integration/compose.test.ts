@@ -1,8 +1,9 @@
 // compose.yaml checked offline: Debian's docker-compose resolves it with .env.example (`config`) and refuses it
-// without a secret; dclint checks it against the Compose schema and its rules (.dclintrc); and the resolved file has
-// what the deployment relies on: the app after its one-shot migrations, pinned images, Redis without eviction,
-// Inngest on a database of its own with its dashboard on loopback only, every variable listed in .env.example.
-// `.ci/run` installs docker-compose (apt-get) when it is missing.
+// without a secret or PUBLIC_URL; dclint checks it against the Compose schema and its rules (.dclintrc); and the
+// resolved file has what the deployment relies on: the app after its one-shot migrations, pinned images, Redis without
+// eviction, Inngest on a database of its own with its dashboard on loopback only, every variable listed in
+// .env.example, and every variable the README documents passed to the app. `.ci/run` installs docker-compose
+// (apt-get) when it is missing.
 import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { ENV_EXAMPLE_MARKER, ENV_EXAMPLE_PLACEHOLDER, EnvSchema } from "../../server/env";
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
@@ -55,14 +57,16 @@ describe("compose.yaml", () => {
     expect(checked.status).toBe(0);
   });
 
-  it("refuses to resolve while a secret is unset, naming it", () => {
+  it("refuses to resolve while a secret or PUBLIC_URL is unset, naming it", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "crm-compose-"));
     try {
-      const envFile = path.join(dir, ".env");
-      writeFileSync(envFile, readFileSync(envExample, "utf8").replace(/^POSTGRES_PASSWORD=.*$/m, ""));
-      const checked = compose(envFile, "config", "-q");
-      expect(checked.status).not.toBe(0);
-      expect(checked.stderr).toContain("set POSTGRES_PASSWORD in .env");
+      for (const name of ["POSTGRES_PASSWORD", "PUBLIC_URL"]) {
+        const envFile = path.join(dir, ".env");
+        writeFileSync(envFile, readFileSync(envExample, "utf8").replace(new RegExp(`^${name}=.*$`, "m"), ""));
+        const checked = compose(envFile, "config", "-q");
+        expect(checked.status, name).not.toBe(0);
+        expect(checked.stderr).toContain(`set ${name} in .env`);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -119,5 +123,48 @@ describe("compose.yaml", () => {
     const secrets = example.split("\n").filter((line) => line.startsWith("# secret:"));
     expect(secrets).toHaveLength(5);
     expect(example).toContain("openssl rand -hex 32");
+  });
+
+  it("gives every secret and PUBLIC_URL a placeholder the app refuses in production (server/env.ts)", () => {
+    const example = readFileSync(envExample, "utf8").split("\n");
+    const secrets = example.flatMap((line, index) =>
+      line.startsWith("# secret:") ? [example.slice(index).find((next) => /^[A-Z_]+=/.test(next)) ?? ""] : [],
+    );
+    expect(secrets).toHaveLength(5);
+    for (const line of secrets) expect(line.split("=")[1], line).toBe(ENV_EXAMPLE_PLACEHOLDER);
+    expect(example.find((line) => line.startsWith("PUBLIC_URL="))).toContain(ENV_EXAMPLE_MARKER);
+    expect(ENV_EXAMPLE_PLACEHOLDER.startsWith(ENV_EXAMPLE_MARKER)).toBe(true);
+  });
+
+  it("passes the app every variable the README documents, and the README documents every one server/env.ts reads", () => {
+    const readme = readFileSync(path.join(root, "README.md"), "utf8");
+    const section = readme.slice(
+      readme.indexOf("## Configuration"),
+      readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1),
+    );
+    const documented = new Set(
+      section
+        .split("\n")
+        .filter((line) => line.startsWith("| `"))
+        .flatMap((line) =>
+          [...(line.split("|")[1] ?? "").matchAll(/`([A-Z0-9_]+)`/g)].map((match) => match[1] as string),
+        ),
+    );
+    // NODE_ENV is the image's (production) and npm start's; it is no setting of the deployment.
+    const read = Object.keys(EnvSchema.shape).filter((name) => name !== "NODE_ENV");
+    expect(read.filter((name) => !documented.has(name))).toEqual([]);
+    // Documented variables compose does not pass, and why.
+    const notForCompose: Record<string, string> = {
+      KV_REST_API_URL: "Vercel KV: compose runs Redis",
+      KV_REST_API_TOKEN: "Vercel KV: compose runs Redis",
+      PORT: "the image listens on 3000; APP_PORT publishes it",
+      DATA_DIR: "the embedded database only: compose sets DATABASE_URL",
+      WEBHOOKS_ALLOW_LOOPBACK: "development and tests only",
+      RATE_LIMIT_WINDOW_MS: "tests only: production counts per minute",
+      CHROMIUM_PATH: "the browser tests'",
+    };
+    const app = services.app?.environment ?? {};
+    expect([...documented].filter((name) => !(name in app) && !(name in notForCompose))).toEqual([]);
+    for (const name of Object.keys(notForCompose)) expect(documented, name).toContain(name);
   });
 });

@@ -3,7 +3,9 @@
 // which is what the build stage holds), so a file the image lacks fails here; its `npm ci` installs production
 // dependencies only; compose.yaml's `migrate` command migrates a fresh, empty PostgreSQL database; the image's CMD
 // serves on it with the real Redis until GET /readyz answers 200; the image's HEALTHCHECK passes; the compiled admin
-// command makes a key that works. The folder's size is the image's payload (written to .ci/tmp/container-payload.json).
+// command makes a key that works; the deploy guide's backup (pg_dump while serving) and restore (pg_restore with the
+// app stopped, then migrate and start) bring back what the backup held and nothing after it. The folder's size is the
+// image's payload (written to .ci/tmp/container-payload.json).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -141,15 +143,17 @@ beforeAll(async () => {
     ]),
   );
   // Exactly what the container gets: the image's ENV and compose.yaml's `app` environment as resolved with
-  // .env.example (its secrets filled in as the README's loop does), nothing of this test process's environment but
-  // PATH; compose's host names become this machine's PostgreSQL (a fresh database) and Redis.
+  // .env.example (its secrets and PUBLIC_URL filled in as the README's lines do), nothing of this test process's
+  // environment but PATH; compose's host names become this machine's PostgreSQL (a fresh database) and Redis.
   const filled = path.join(mkdtempSync(path.join(tmpdir(), "crm-image-env-")), ".env");
   writeFileSync(
     filled,
-    readFileSync(path.join(root, ".env.example"), "utf8").replace(
-      /^(\w+)=replace-with-openssl-rand-hex-32$/gm,
-      (_, name: string) => `${name}=${randomBytes(32).toString("hex")}`,
-    ),
+    readFileSync(path.join(root, ".env.example"), "utf8")
+      .replace(
+        /^(\w+)=replace-with-openssl-rand-hex-32$/gm,
+        (_, name: string) => `${name}=${randomBytes(32).toString("hex")}`,
+      )
+      .replace(/^PUBLIC_URL=.*$/m, "PUBLIC_URL=https://crm.acme.example"),
   );
   const resolved = await run(
     "docker-compose",
@@ -203,6 +207,39 @@ afterAll(async () => {
   await admin(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
 }, 300_000);
 
+/** Starts the image's CMD on `port` in the payload folder and waits until GET /readyz answers 200. */
+async function serveImage(port: number): Promise<void> {
+  const cmd = runtime?.instructions.findLast((instruction) => instruction.keyword === "CMD")?.args ?? "[]";
+  const [command, ...args] = execForm(cmd);
+  serverOutput = "";
+  server = spawn(command as string, args, { cwd: payload, env: { ...runtimeEnv, PORT: String(port) } });
+  server.stdout?.on("data", (chunk) => {
+    serverOutput += chunk;
+  });
+  server.stderr?.on("data", (chunk) => {
+    serverOutput += chunk;
+  });
+  origin = `http://127.0.0.1:${port}`;
+  let status = 0;
+  const deadline = Date.now() + 60_000;
+  while (status !== 200 && Date.now() < deadline && server.exitCode === null) {
+    status = await fetch(`${origin}/readyz`).then(
+      (res) => res.status,
+      () => 0,
+    );
+    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(status, serverOutput.slice(-2_000)).toBe(200);
+}
+
+/** The migrate service's command (compose.yaml), run in the payload folder. */
+function migrate() {
+  const compose = parseYaml(readFileSync(path.join(root, "compose.yaml"), "utf8")) as {
+    services: Record<string, { command?: string[] }>;
+  };
+  return inPayload(execForm(JSON.stringify(compose.services.migrate?.command ?? [])));
+}
+
 describe("the Dockerfile's runtime stage", () => {
   it("pins node:24.<minor>.<patch>-bookworm-slim in every stage and runs as the non-root node user", () => {
     for (const stage of stages) {
@@ -220,34 +257,11 @@ describe("the Dockerfile's runtime stage", () => {
   });
 
   it("migrates a fresh database with compose's migrate command, serves with the image's CMD until /readyz is 200, and passes the HEALTHCHECK", async () => {
-    const compose = parseYaml(readFileSync(path.join(root, "compose.yaml"), "utf8")) as {
-      services: Record<string, { command?: string[] }>;
-    };
-    const migrateCommand = compose.services.migrate?.command ?? [];
-    const migrated = await inPayload(execForm(JSON.stringify(migrateCommand)));
+    const migrated = await migrate();
     expect(migrated.stdout).toMatch(/Done: applied \d+ migration\(s\)\./);
 
     const port = await freePort();
-    const cmd = runtime?.instructions.findLast((instruction) => instruction.keyword === "CMD")?.args ?? "[]";
-    const [command, ...args] = execForm(cmd);
-    server = spawn(command as string, args, { cwd: payload, env: { ...runtimeEnv, PORT: String(port) } });
-    server.stdout?.on("data", (chunk) => {
-      serverOutput += chunk;
-    });
-    server.stderr?.on("data", (chunk) => {
-      serverOutput += chunk;
-    });
-    origin = `http://127.0.0.1:${port}`;
-    let status = 0;
-    const deadline = Date.now() + 60_000;
-    while (status !== 200 && Date.now() < deadline && server.exitCode === null) {
-      status = await fetch(`${origin}/readyz`).then(
-        (res) => res.status,
-        () => 0,
-      );
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(status, serverOutput.slice(-2_000)).toBe(200);
+    await serveImage(port);
 
     const healthcheck = /CMD\s+(\[.*\])\s*$/.exec(
       runtime?.instructions.find((instruction) => instruction.keyword === "HEALTHCHECK")?.args ?? "",
@@ -276,6 +290,43 @@ describe("the Dockerfile's runtime stage", () => {
     const signin = await fetch(`${origin}/signin`);
     expect(signin.status).toBe(200);
   }, 60_000);
+
+  it("backs up with pg_dump while serving; pg_restore with the app stopped, migrate and start bring that back", async () => {
+    const { stdout } = await inPayload([
+      process.execPath,
+      "dist/admin.js",
+      "create-key",
+      "--org",
+      "image-backup",
+      "--scopes",
+      "accounts:write",
+      "--json",
+    ]);
+    const headers = { Authorization: `Bearer ${JSON.parse(stdout.trim()).key}`, "Content-Type": "application/json" };
+    const create = async (name: string) => {
+      const res = await fetch(`${origin}/api/v1/accounts`, { method: "POST", headers, body: JSON.stringify({ name }) });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { data: { id: string } }).data.id;
+    };
+    const kept = await create("In the backup");
+    const dump = path.join(payload, "..", `${databaseName}.dump`);
+    await run("pg_dump", ["-Fc", "-f", dump, "-d", databaseUrl]);
+    const lost = await create("After the backup");
+
+    const stopped = new Promise((resolve) => server?.once("exit", resolve));
+    server?.kill("SIGTERM");
+    await stopped;
+    try {
+      await run("pg_restore", ["--clean", "--if-exists", "--single-transaction", "-d", databaseUrl, dump]);
+    } finally {
+      await rm(dump, { force: true });
+    }
+    expect((await migrate()).stdout).toContain("Database is up to date; no migrations applied.");
+    await serveImage(await freePort());
+    const read = (id: string) => fetch(`${origin}/api/v1/accounts/${id}`, { headers }).then((res) => res.status);
+    expect(await read(kept)).toBe(200);
+    expect(await read(lost)).toBe(404);
+  }, 120_000);
 
   it("ships build output only, no sources, and reports the payload's size", async () => {
     for (const source of ["server", "app", "scripts", "test", "prisma/schema.prisma", "tsconfig.json"]) {

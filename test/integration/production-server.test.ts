@@ -275,7 +275,7 @@ describe("metrics", () => {
 
 /** Runs the compiled server with `variables` over the test's environment until it exits (at most 30 s; a start
  * that is not refused would fail on port 1 after its database checks). */
-function refusedStart(variables: NodeJS.ProcessEnv): { status: number | null; stdout: string; stderr: string } {
+function refusedStart(variables: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(process.execPath, [...startFlags(), path.join(root, "dist", "serve.js")], {
     cwd: root,
     encoding: "utf8",
@@ -300,10 +300,11 @@ describe("production start-up refusals", () => {
   });
 
   it("refuses to start without PUBLIC_URL when the database is on another host or a proxy is trusted", () => {
-    for (const variables of [
+    const cases: Array<Record<string, string>> = [
       { DATABASE_URL: "postgresql://crm:secret@postgres.internal:5432/crm" },
       { TRUST_PROXY: "1" },
-    ]) {
+    ];
+    for (const variables of cases) {
       const started = refusedStart({ ...variables, PUBLIC_URL: "" });
       expect(started.status, JSON.stringify(variables)).toBe(1);
       expect(started.stderr.trim().split("\n")).toEqual([

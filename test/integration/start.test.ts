@@ -2,11 +2,12 @@
 // DATABASE_URL/REDIS_URL must migrate the embedded database, seed the demo organisation, print a working demo key, and
 // serve the API and the pages; the embedded database has exactly one owner, which serves it to the compiled admin
 // command; the TypeScript client's webhook and retry cases (sdk.suite.ts) pass on its one pooled connection; a second
-// server on the same directory is refused; `kill -9` loses no acknowledged write; SIGINT shuts down cleanly. Needs a
-// production build (`npm run build`; `npm test` makes one first).
+// server on the same directory is refused; `kill -9` loses no acknowledged write; SIGINT shuts down cleanly; a copy of
+// the directory taken while stopped (the deploy guide's backup) starts with the same data. Needs a production build
+// (`npm run build`; `npm test` makes one first).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -40,11 +41,11 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-/** Runs `npm start` in its own process group on the test's data directory and waits until /status answers. */
-async function start(port: number): Promise<Started> {
+/** Runs `npm start` in its own process group on a data directory (the test's) and waits until /status answers. */
+async function start(port: number, directory = dataDir): Promise<Started> {
   const env: NodeJS.ProcessEnv = {
     ...inherited,
-    DATA_DIR: dataDir,
+    DATA_DIR: directory,
     PORT: String(port),
     NODE_ENV: "production",
     // The client's webhook cases deliver to a receiver on this machine.
@@ -438,4 +439,25 @@ describe("the embedded database has one owner", () => {
     expect(server.output()).not.toContain("without a clean shutdown");
     expect(existsSync(lockFile)).toBe(false);
   }, 150_000);
+
+  it("a copy of the data directory taken while the server is stopped starts with the same data, key and login", async () => {
+    expect(existsSync(lockFile), "the server above has stopped").toBe(false);
+    const copy = mkdtempSync(path.join(tmpdir(), "crm-start-copy-"));
+    try {
+      cpSync(dataDir, copy, { recursive: true });
+      const restored = await start(await freePort(), copy);
+      try {
+        expect(restored.output()).toMatch(new RegExp(`Demo key:\\s+${demoKey}\\s`));
+        const found = await client(`${restored.base}/api/v1`, opsKey)("GET", "/accounts?industry=Durability&limit=100");
+        expect(found.status).toBe(200);
+        expect(found.body.data).toHaveLength(20);
+      } finally {
+        stopGroup(restored, "SIGINT");
+        await restored.exited;
+      }
+      expect(restored.output()).toContain("Stopped.");
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
