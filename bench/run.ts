@@ -386,9 +386,9 @@ function npmStartNodeFlags(): string[] {
   return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith("--"));
 }
 
-/** Peak resident memory of a process so far (VmHWM), MB; null where /proc is not readable. */
-function peakRssMb(pid: number | undefined): number | null {
-  return procMemoryMb(pid, "VmHWM");
+/** A process's resident memory, MB: its peak so far (`VmHWM`, the default) or now (`VmRSS`); null where /proc is not readable. */
+function peakRssMb(pid: number | undefined, field: "VmHWM" | "VmRSS" = "VmHWM"): number | null {
+  return procMemoryMb(pid, field);
 }
 
 type Target = "bare" | "facade" | "floor" | "start";
@@ -442,17 +442,6 @@ async function measureGet(servers: Record<ServerKind, ChildServer>, fixture: Fix
   return results;
 }
 
-/** Resident memory of a process now (VmRSS), MB; null where /proc is not readable. */
-function rssMb(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
 /** The memory of one `npm start`, MB: peak (VmHWM) at each step, and resident (VmRSS) after the last. */
 interface MemoryResult {
   /** Peak once ready (idle, after start-up). */
@@ -482,7 +471,7 @@ async function measureMemory(databaseUrl: string, fixture: Fixture): Promise<Mem
   });
   const afterReadsMb = peakRssMb(server.pid);
   await browseSettings(server.origin, fixture.demo, PAGE_ROUNDS);
-  const result = { readyMb, afterReadsMb, peakMb: peakRssMb(server.pid), endRssMb: rssMb(server.pid) };
+  const result = { readyMb, afterReadsMb, peakMb: peakRssMb(server.pid), endRssMb: peakRssMb(server.pid, "VmRSS") };
   await server.stop();
   const mb = (value: number | null) => value?.toFixed(0) ?? "?";
   log(
@@ -527,7 +516,12 @@ async function measureEmbeddedMemory(): Promise<MemoryResult> {
   if (signIn.status !== 0) throw new Error(`signing the demo owner in failed: ${signIn.stderr.slice(-1_000)}`);
   const session = JSON.parse(signIn.stdout.trim().split("\n").at(-1) ?? "") as DemoSession;
   await browseSettings(server.origin, session, PAGE_ROUNDS);
-  const result = { readyMb, afterReadsMb: null, peakMb: peakRssMb(server.pid), endRssMb: rssMb(server.pid) };
+  const result = {
+    readyMb,
+    afterReadsMb: null,
+    peakMb: peakRssMb(server.pid),
+    endRssMb: peakRssMb(server.pid, "VmRSS"),
+  };
   await server.stop();
   const mb = (value: number | null) => value?.toFixed(0) ?? "?";
   log(
