@@ -275,8 +275,7 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
   const { createApiKey } = await import("../server/services/api-keys");
   const { closeDb } = await import("../server/db/client");
   // The demo organisation, as a first start seeds it, while the database is still empty (a database with other
-  // organisations gets none); its owner's cookie is signed with the servers' secret.
-  process.env.BETTER_AUTH_SECRET ??= BENCH_AUTH_SECRET;
+  // organisations gets none); its owner's cookie is signed with the servers' secret (process.env, set above).
   const demo = await demoOwnerSession(mkdtempSync(path.join(os.tmpdir(), "bench-demo-")));
   log("seeded the demo organisation and signed its owner in");
   const tag = randomBytes(4).toString("hex");
