@@ -53,6 +53,8 @@ beforeAll(async () => {
       // One proxy hop: the refused-client test counts under an address of its own (X-Forwarded-For), so the window
       // it fills does not refuse the later tests' new keys from 127.0.0.1.
       TRUST_PROXY: "1",
+      // A production server that trusts a proxy must be told its public origin (server/env.ts productionRefusal).
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
     },
   });
   child.stdout?.on("data", (chunk) => {
