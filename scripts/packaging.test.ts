@@ -32,6 +32,27 @@ function resolveInLock(from: string, name: string): string | undefined {
   }
 }
 
+describe("the README's commands on an older Node", () => {
+  it("npm run build, npm test and npm start check the Node version before any work, to run on Node 24 instead", () => {
+    expect(pkg.scripts.build).toBe("tsx scripts/build.ts");
+    expect(pkg.scripts.test).toBe("tsx scripts/test.ts");
+    expect(pkg.scripts.start).toMatch(/^node (--\S+ )*dist\/serve\.js$/);
+    // Each entry point's first piece of work, which must come after the check (scripts/node-runtime.ts).
+    const firstWork = {
+      "scripts/build.ts": 'step("prisma/build/index.js"',
+      "scripts/test.ts": "const tiers = selectedTiers();",
+      "scripts/serve.ts": 'await import("../server/env")',
+    };
+    for (const [file, work] of Object.entries(firstWork)) {
+      const source = readFileSync(path.join(root, file), "utf8");
+      const check = source.indexOf("await ensureSupportedNode(root);");
+      expect(check, file).toBeGreaterThan(0);
+      expect(source.indexOf(work, check), `${file}: ${work} after the check`).toBeGreaterThan(check);
+      expect(source.slice(0, check), `${file}: nothing before the check`).not.toContain(work);
+    }
+  });
+});
+
 describe("package.json and package-lock.json", () => {
   it("declares the supported Node range that the start and test commands check", () => {
     expect(pkg.engines.node).toBe(SUPPORTED_NODE);
