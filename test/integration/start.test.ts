@@ -50,6 +50,8 @@ async function start(port: number, directory = dataDir): Promise<Started> {
     NODE_ENV: "production",
     // The client's webhook cases deliver to a receiver on this machine.
     WEBHOOKS_ALLOW_LOOPBACK: "true",
+    // The demo key's plan (Growth, 60 a window) counts this file's requests: a refusal waits seconds, not a minute.
+    RATE_LIMIT_WINDOW_MS: "5000",
   };
   const child = spawn("npm", ["start"], { cwd: root, env, detached: true });
   let output = "";
@@ -299,10 +301,13 @@ describe("the Postman collection as a user downloads and runs it", () => {
           error ? reject(error) : resolve(summary.run.executions),
       );
     });
-    const outcomes = executions.map((execution) => ({
-      request: `${execution.request.method} ${execution.request.url.getPath()}`,
-      code: execution.response?.code ?? 0,
-    }));
+    // A 429 (the demo key's window is the plan's) is waited out and sent again by the collection: count the answers.
+    const outcomes = executions
+      .map((execution) => ({
+        request: `${execution.request.method} ${execution.request.url.getPath()}`,
+        code: execution.response?.code ?? 0,
+      }))
+      .filter((outcome) => outcome.code !== 429);
     expect(outcomes.length).toBe(collection.item.flatMap((folder: { item: unknown[] }) => folder.item).length);
     expect(outcomes.filter((outcome) => outcome.code >= 500 || outcome.code === 0)).toEqual([]);
     // A list (or the status, the MRR summary) is a GET of /api/v1/<resource>, with no id after it.
