@@ -2,7 +2,7 @@ import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
 import { equalsInsensitive } from "../db/like";
 import { prisma, transaction } from "../db/transaction";
-import { ApiError, notFound } from "../errors";
+import { ApiError } from "../errors";
 import {
   ACCOUNT_DEFAULT_SORT,
   ACCOUNT_FILTERS,
@@ -17,7 +17,7 @@ import { getContact } from "./contacts";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
 import { recordNewAccountScores } from "./health";
-import { changedFields, isUniqueViolation, lockForUpdate, lockRowsBy, resourceReader, rowById } from "./kit";
+import { changedFields, defineResource, isUniqueViolation, type UpsertOutcome } from "./kit";
 import { listPage } from "./pagination";
 import { getTask } from "./tasks";
 
@@ -49,23 +49,28 @@ function externalIdTaken(externalId: string): ApiError {
   });
 }
 
-const accounts = resourceReader({
+const accounts = defineResource<AccountRow, Account>({
+  table: "Account",
   noun: "Account",
-  findFirst: rowById<AccountRow>("Account", accountSelect),
+  select: accountSelect,
   serialise: toAccount,
+  writable: {
+    name: { type: "text" },
+    lifecycleStatus: { type: { enum: "LifecycleStatus" }, default: "'PROSPECT'" },
+    industry: { type: "text" },
+    employeeCount: { type: "int" },
+    domain: { type: "text" },
+    externalId: { type: "text" },
+  },
+  match: "externalId",
 });
 
 /**
  * The organisation's accounts with these ids, in one query (`expand=account` costs one query a page).
  * @returns id → account as `GET /accounts/{id}` returns it; ids of no account of the organisation are absent.
  */
-export async function accountsByIds(orgId: string, ids: readonly string[]): Promise<Map<string, Account>> {
-  if (ids.length === 0) return new Map();
-  const rows = await prisma().account.findMany({
-    where: { orgId, id: { in: [...new Set(ids)] } },
-    select: accountSelect,
-  });
-  return new Map(rows.map((row) => [row.id, toAccount(row)]));
+export function accountsByIds(orgId: string, ids: readonly string[]): Promise<Map<string, Account>> {
+  return accounts.many(orgId, ids);
 }
 
 /**
@@ -101,19 +106,16 @@ export function getAccount(orgId: string, id: string): Promise<Account> {
  * (docs/api-contract.md §6.1).
  * @throws ApiError `validation_error` (422) when `externalId` is already used in the organisation.
  */
-export async function createAccount(orgId: string, input: AccountCreate, origin: WriteOrigin): Promise<Account> {
-  try {
-    return await transaction(async (tx) => {
-      const row = await tx.account.create({ data: { ...input, orgId }, select: accountSelect });
-      const account = toAccount(row);
-      await recordNewAccountScores(orgId, [account.id], row.createdAt);
-      await recordEvents(tx, orgId, origin, [{ name: "account.created", data: account }]);
-      return account;
-    });
-  } catch (error) {
-    if (isUniqueViolation(error) && input.externalId) throw externalIdTaken(input.externalId);
-    throw error;
-  }
+export function createAccount(orgId: string, input: AccountCreate, origin: WriteOrigin): Promise<Account> {
+  return transaction(async (tx) => {
+    const [row] = await accounts.insert(orgId, [{ ...input, id: newId() }], new Date());
+    // The insert skips an item whose externalId the organisation already has.
+    if (!row) throw externalIdTaken(input.externalId ?? "");
+    const account = toAccount(row);
+    await recordNewAccountScores(orgId, [account.id], row.createdAt);
+    await recordEvents(tx, orgId, origin, [{ name: "account.created", data: account }]);
+    return account;
+  });
 }
 
 /**
@@ -131,13 +133,10 @@ export async function updateAccount(
   const { id, ...fields } = input;
   try {
     return await transaction(async (tx) => {
-      await lockForUpdate("Account", "Account", orgId, id);
-      const current = await accounts.get(orgId, id);
+      const current = await accounts.lock(orgId, id);
       const { changes } = changedFields(current, fields);
       if (Object.keys(changes).length === 0) return current;
-      const account = toAccount(
-        await tx.account.update({ where: { id, orgId }, data: changes, select: accountSelect }),
-      );
+      const account = toAccount((await accounts.update(orgId, id, changes, new Date())) as AccountRow);
       await recordEvents(tx, orgId, origin, [{ name: event, data: account, before: current }]);
       return account;
     });
@@ -169,9 +168,7 @@ export async function deleteAccount(
     return updateAccount(orgId, { id, lifecycleStatus: "CHURNED" }, origin, "account.deleted");
   }
   return transaction(async (tx) => {
-    await lockForUpdate("Account", "Account", orgId, id);
-    const row = await tx.account.findFirst({ where: { orgId, id }, select: accountSelect });
-    if (!row) throw notFound("Account", id);
+    const account = await accounts.lock(orgId, id);
     const owned = { where: { orgId, accountId: id }, select: { id: true } } as const;
     const dealIds = (await tx.deal.findMany(owned)).map((deal) => deal.id);
     const contractIds = (await tx.contract.findMany(owned)).map((contract) => contract.id);
@@ -222,16 +219,10 @@ export async function deleteAccount(
     for (const before of contactsBefore) {
       events.push({ name: "contact.updated", data: await getContact(orgId, before.id), before });
     }
-    events.push({ name: "account.deleted", data: tombstone("account", id, { externalId: row.externalId }) });
+    events.push({ name: "account.deleted", data: tombstone("account", id, { externalId: account.externalId }) });
     await recordEvents(tx, orgId, origin, events);
     return { id, deleted: true as const };
   });
-}
-
-interface BulkRow {
-  id: string;
-  externalId: string | null;
-  changed?: boolean;
 }
 
 /**
@@ -260,97 +251,35 @@ export async function bulkUpsertAccounts(
     seen.set(item.externalId, index);
   });
 
-  const now = new Date().toISOString();
-  const rows = items.map((item) => ({ ...item, id: newId() }));
-  const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
-
-  const changedIds: string[] = [];
-  await transaction(async (tx) => {
-    const externalIds = rows.flatMap((row) => (row.externalId ? [row.externalId] : []));
-    const locked = await lockRowsBy<AccountRow>(
-      "Account",
+  const now = new Date();
+  const { outcomes } = await transaction(async (tx) => {
+    const upserted = await accounts.upsert(
       orgId,
-      "externalId",
-      externalIds,
-      Object.keys(accountSelect),
+      items.map((item) => ({ ...item, id: newId() })),
+      now,
     );
-    const before = new Map(locked.map((row) => [row.id, toAccount(row)]));
-    let pending = rows.map((row, index) => ({ row, index }));
-    // A matched account deleted between the two statements is created on the next pass; two passes always suffice.
-    for (let pass = 0; pass < 3 && pending.length > 0; pass++) {
-      const inserted = await tx.$queryRawUnsafe<BulkRow[]>(
-        `INSERT INTO "Account" ("id", "orgId", "name", "lifecycleStatus", "industry", "employeeCount", "domain", "externalId", "createdAt", "updatedAt")
-         SELECT e->>'id', $1, e->>'name', COALESCE(e->>'lifecycleStatus', 'PROSPECT')::"LifecycleStatus", e->>'industry',
-                (e->>'employeeCount')::int, e->>'domain', e->>'externalId', $3::timestamptz AT TIME ZONE 'UTC', $3::timestamptz AT TIME ZONE 'UTC'
-         FROM jsonb_array_elements($2::jsonb) AS e
-         ON CONFLICT ("orgId", "externalId") DO NOTHING
-         RETURNING "id", "externalId"`,
-        orgId,
-        JSON.stringify(pending.map((p) => p.row)),
-        now,
-      );
-      const createdIds = new Set(inserted.map((row) => row.id));
-      for (const p of pending) if (createdIds.has(p.row.id)) outcome.set(p.index, { id: p.row.id, action: "created" });
-      const conflicting = pending.filter((p) => !createdIds.has(p.row.id));
-      pending = [];
-      if (conflicting.length === 0) break;
-
-      const updated = await tx.$queryRawUnsafe<BulkRow[]>(
-        `UPDATE "Account" AS a SET
-           "name" = n."name", "lifecycleStatus" = n."lifecycleStatus", "industry" = n."industry",
-           "employeeCount" = n."employeeCount", "domain" = n."domain",
-           "updatedAt" = CASE WHEN (a."name", a."lifecycleStatus", a."industry", a."employeeCount", a."domain")
-                                    IS DISTINCT FROM (n."name", n."lifecycleStatus", n."industry", n."employeeCount", n."domain")
-                              THEN $3::timestamptz AT TIME ZONE 'UTC' ELSE a."updatedAt" END
-         FROM (
-           SELECT c."id",
-                  e->>'name' AS "name",
-                  CASE WHEN e ? 'lifecycleStatus' THEN (e->>'lifecycleStatus')::"LifecycleStatus" ELSE c."lifecycleStatus" END AS "lifecycleStatus",
-                  CASE WHEN e ? 'industry' THEN e->>'industry' ELSE c."industry" END AS "industry",
-                  CASE WHEN e ? 'employeeCount' THEN (e->>'employeeCount')::int ELSE c."employeeCount" END AS "employeeCount",
-                  CASE WHEN e ? 'domain' THEN e->>'domain' ELSE c."domain" END AS "domain"
-           FROM jsonb_array_elements($2::jsonb) AS e
-           JOIN "Account" AS c ON c."orgId" = $1 AND c."externalId" = e->>'externalId'
-         ) AS n
-         WHERE a."id" = n."id"
-         RETURNING a."id", a."externalId", a."updatedAt" = $3::timestamptz AT TIME ZONE 'UTC' AS "changed"`,
-        orgId,
-        JSON.stringify(conflicting.map((p) => p.row)),
-        now,
-      );
-      for (const row of updated) if (row.changed) changedIds.push(row.id);
-      const byExternalId = new Map(updated.map((row) => [row.externalId, row.id]));
-      for (const p of conflicting) {
-        const id = byExternalId.get(p.row.externalId ?? null);
-        if (id) outcome.set(p.index, { id, action: "updated" });
-        else pending.push(p);
-      }
-    }
-    if (pending.length > 0) throw new Error("bulk upsert did not settle after 3 passes");
-
-    const createdIds = [...outcome.values()].filter((o) => o.action === "created").map((o) => o.id);
-    await recordNewAccountScores(orgId, createdIds, new Date(now));
-    const touched = await tx.account.findMany({
-      where: { orgId, id: { in: [...createdIds, ...changedIds] } },
-      select: accountSelect,
-    });
-    const created = new Set(createdIds);
+    const created = upserted.outcomes.filter((o) => o.action === "created").map((o) => o.id);
+    await recordNewAccountScores(orgId, created, now);
     await recordEvents(
       tx,
       orgId,
       origin,
-      touched.map((row) => ({
-        name: created.has(row.id) ? "account.created" : "account.updated",
-        data: toAccount(row),
-        before: created.has(row.id) ? undefined : before.get(row.id),
-      })),
+      upserted.outcomes.flatMap((o) =>
+        o.after
+          ? [
+              o.action === "created"
+                ? { name: "account.created" as const, data: o.after }
+                : { name: "account.updated" as const, data: o.after, before: upserted.before.get(o.id) },
+            ]
+          : [],
+      ),
     );
+    return upserted;
   });
 
-  const results = rows.map((row, index) => {
-    const result = outcome.get(index);
-    if (!result) throw new Error(`bulk item ${index} has no outcome`);
-    return { externalId: row.externalId ?? null, ...result };
+  const results = items.map((item, index) => {
+    const { id, action } = outcomes[index] as UpsertOutcome<Account>;
+    return { externalId: item.externalId ?? null, id, action };
   });
   const created = results.filter((r) => r.action === "created").length;
   return { created, updated: results.length - created, total: results.length, results };

@@ -14,10 +14,10 @@ import {
 } from "../schemas/contacts";
 import { recordEvents, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { changedFields, isUniqueViolation, lockForUpdate, lockReferences, lockRowsBy, resourceReader } from "./kit";
+import { changedFields, defineResource, isUniqueViolation, lockReferences, type UpsertOutcome } from "./kit";
 import { listPage, type SortableFields } from "./pagination";
 
-const contactSelect = {
+const contactColumns = {
   id: true,
   email: true,
   emailKey: true,
@@ -27,14 +27,22 @@ const contactSelect = {
   phone: true,
   createdAt: true,
   updatedAt: true,
-  accounts: {
-    select: { accountId: true, role: true, isPrimary: true, account: { select: { name: true } } },
-    // A stable order keeps GET bodies and event payloads identical for the same state.
-    orderBy: [{ isPrimary: "desc" }, { account: { name: "asc" } }, { accountId: "asc" }],
-  },
 } satisfies Prisma.ContactSelect;
 
-type ContactRow = Prisma.ContactGetPayload<{ select: typeof contactSelect }>;
+type ContactRow = Prisma.ContactGetPayload<{ select: typeof contactColumns }> & {
+  accounts: Array<{ accountId: string; accountName: string; role: string | null; isPrimary: boolean }>;
+};
+
+/**
+ * A contact's account relationships as one JSON array, read with the contact: the primary one first, then by account
+ * name, then by account id (a stable order keeps GET bodies and event payloads identical for the same state).
+ */
+const relationships = (contact: string) =>
+  `COALESCE((SELECT json_agg(json_build_object('accountId', ca."accountId", 'accountName', a."name", 'role', ca."role",
+                                              'isPrimary', ca."isPrimary")
+                    ORDER BY ca."isPrimary" DESC, a."name", ca."accountId")
+             FROM "ContactAccount" AS ca JOIN "Account" AS a ON a."id" = ca."accountId"
+             WHERE ca."contactId" = ${contact}."id"), '[]'::json)`;
 
 /** Keyset columns of the contact list; `emailKey` is what the public sort field `email` orders by. */
 const SORT_COLUMNS: SortableFields = {
@@ -63,7 +71,7 @@ export function toContact(row: ContactRow): Contact {
     phone: row.phone,
     accounts: row.accounts.map((link) => ({
       accountId: link.accountId,
-      accountName: link.account.name,
+      accountName: link.accountName,
       role: link.role,
       isPrimary: link.isPrimary,
     })),
@@ -78,10 +86,20 @@ function emailTaken(email: string, path: string[] = ["email"]): ApiError {
   });
 }
 
-const contacts = resourceReader({
+const contacts = defineResource<ContactRow, Contact>({
+  table: "Contact",
   noun: "Contact",
-  findFirst: (where) => prisma().contact.findFirst({ where, select: contactSelect }),
+  select: { ...contactColumns, accounts: relationships },
   serialise: toContact,
+  writable: {
+    email: { type: "text" },
+    emailKey: { type: "text" },
+    firstName: { type: "text" },
+    lastName: { type: "text" },
+    title: { type: "text" },
+    phone: { type: "text" },
+  },
+  match: "emailKey",
 });
 
 /** Rewrites the public `sort` (field `email`) to the keyset columns (`emailKey`); a raw `emailKey` is not public. */
@@ -117,8 +135,15 @@ export function listContacts(orgId: string, query: ContactListQuery) {
         where: { orgId, id },
         select: { id: true, createdAt: true, updatedAt: true, emailKey: true, lastName: true },
       }),
-    findMany: (args) => prisma().contact.findMany({ ...(args as Prisma.ContactFindManyArgs), select: contactSelect }),
-    map: toContact,
+    findMany: async (args) => {
+      const ids = await prisma().contact.findMany({ ...(args as Prisma.ContactFindManyArgs), select: { id: true } });
+      const found = await contacts.many(
+        orgId,
+        ids.map((row) => row.id),
+      );
+      return ids.map((row) => found.get(row.id) as Contact);
+    },
+    map: (contact) => contact,
   });
 }
 
@@ -137,30 +162,24 @@ export function getContact(orgId: string, id: string): Promise<Contact> {
  * @throws ApiError `validation_error` (422) when the email is already used in the organisation (compared
  * case-insensitively, path `email`) or `accountId` names no account of the organisation (path `accountId`).
  */
-export async function createContact(orgId: string, input: ContactCreate, origin: WriteOrigin): Promise<Contact> {
+export function createContact(orgId: string, input: ContactCreate, origin: WriteOrigin): Promise<Contact> {
   const { accountId, role, isPrimary, ...fields } = input;
-  try {
-    return await transaction(async (tx) => {
-      if (accountId) await lockReferences(orgId, [{ table: "Account", id: accountId, path: ["accountId"] }]);
-      const row = await tx.contact.create({
-        data: {
-          ...fields,
-          emailKey: emailKeyOf(fields.email),
-          orgId,
-          ...(accountId
-            ? { accounts: { create: { orgId, accountId, role: role ?? null, isPrimary: isPrimary ?? false } } }
-            : {}),
-        },
-        select: contactSelect,
+  return transaction(async (tx) => {
+    if (accountId) await lockReferences(orgId, [{ table: "Account", id: accountId, path: ["accountId"] }]);
+    const id = newId();
+    const [row] = await contacts.insert(orgId, [{ ...fields, emailKey: emailKeyOf(fields.email), id }], new Date());
+    // The insert skips a contact whose email (compared case-insensitively) the organisation already has.
+    if (!row) throw emailTaken(fields.email);
+    let contact = toContact(row);
+    if (accountId) {
+      await tx.contactAccount.create({
+        data: { orgId, contactId: id, accountId, role: role ?? null, isPrimary: isPrimary ?? false },
       });
-      const contact = toContact(row);
-      await recordEvents(tx, orgId, origin, [{ name: "contact.created", data: contact }]);
-      return contact;
-    });
-  } catch (error) {
-    if (isUniqueViolation(error)) throw emailTaken(fields.email);
-    throw error;
-  }
+      contact = await contacts.get(orgId, id);
+    }
+    await recordEvents(tx, orgId, origin, [{ name: "contact.created", data: contact }]);
+    return contact;
+  });
 }
 
 /**
@@ -177,14 +196,10 @@ export async function updateContact(orgId: string, input: ContactUpdate, origin:
   const { id, accounts, ...fields } = input;
   try {
     return await transaction(async (tx) => {
-      await lockForUpdate("Contact", "Contact", orgId, id);
-      const current = await tx.contact.findFirstOrThrow({ where: { orgId, id }, select: contactSelect });
-      const scalars: Pick<Contact, "email" | "firstName" | "lastName" | "title" | "phone"> = toContact(current);
+      const current = await contacts.lock(orgId, id);
+      const scalars: Pick<Contact, "email" | "firstName" | "lastName" | "title" | "phone"> = current;
       const { changes } = changedFields(scalars, fields);
-      const data: Prisma.ContactUpdateInput = {
-        ...changes,
-        ...(changes.email !== undefined ? { emailKey: emailKeyOf(changes.email) } : {}),
-      };
+      const data = { ...changes, ...(changes.email !== undefined ? { emailKey: emailKeyOf(changes.email) } : {}) };
 
       let linksChanged = false;
       if (accounts) {
@@ -224,27 +239,16 @@ export async function updateContact(orgId: string, input: ContactUpdate, origin:
         }
       }
 
-      if (Object.keys(changes).length === 0 && !linksChanged) return toContact(current);
+      if (Object.keys(changes).length === 0 && !linksChanged) return current;
       // Relationships are part of the contact's representation, so changing only them still moves updatedAt.
-      const row = await tx.contact.update({
-        where: { id, orgId },
-        data: { ...data, updatedAt: new Date() },
-        select: contactSelect,
-      });
-      const contact = toContact(row);
-      await recordEvents(tx, orgId, origin, [{ name: "contact.updated", data: contact, before: toContact(current) }]);
+      const contact = toContact((await contacts.update(orgId, id, data, new Date())) as ContactRow);
+      await recordEvents(tx, orgId, origin, [{ name: "contact.updated", data: contact, before: current }]);
       return contact;
     });
   } catch (error) {
     if (isUniqueViolation(error) && fields.email !== undefined) throw emailTaken(fields.email);
     throw error;
   }
-}
-
-interface BulkRow {
-  id: string;
-  emailKey: string;
-  changed?: boolean;
 }
 
 /**
@@ -284,12 +288,9 @@ export async function bulkUpsertContacts(
     );
   }
 
-  const now = new Date().toISOString();
+  const now = new Date();
   const rows = items.map((item) => ({ ...item, emailKey: emailKeyOf(item.email), id: newId() }));
-  const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
-  const changedIds = new Set<string>();
-
-  await transaction(async (tx) => {
+  const outcomes = await transaction(async (tx) => {
     await lockReferences(
       orgId,
       rows.flatMap((row, index) =>
@@ -298,70 +299,11 @@ export async function bulkUpsertContacts(
           : [],
       ),
     );
-
-    const emailKeys = rows.map((row) => row.emailKey);
-    await lockRowsBy("Contact", orgId, "emailKey", emailKeys);
-    const before = new Map(
-      (await tx.contact.findMany({ where: { orgId, emailKey: { in: emailKeys } }, select: contactSelect })).map(
-        (row) => [row.id, toContact(row)],
-      ),
-    );
-
-    let pending = rows.map((row, index) => ({ row, index }));
-    // A matched contact removed between the two statements (no API deletes contacts, but the database may) is created
-    // on the next pass; two passes always suffice.
-    for (let pass = 0; pass < 3 && pending.length > 0; pass++) {
-      const inserted = await tx.$queryRawUnsafe<BulkRow[]>(
-        `INSERT INTO "Contact" ("id", "orgId", "email", "emailKey", "firstName", "lastName", "title", "phone", "createdAt", "updatedAt")
-         SELECT e->>'id', $1, e->>'email', e->>'emailKey', e->>'firstName', e->>'lastName', e->>'title', e->>'phone',
-                $3::timestamptz AT TIME ZONE 'UTC', $3::timestamptz AT TIME ZONE 'UTC'
-         FROM jsonb_array_elements($2::jsonb) AS e
-         ON CONFLICT ("orgId", "emailKey") DO NOTHING
-         RETURNING "id", "emailKey"`,
-        orgId,
-        JSON.stringify(pending.map((p) => p.row)),
-        now,
-      );
-      const createdIds = new Set(inserted.map((row) => row.id));
-      for (const p of pending) if (createdIds.has(p.row.id)) outcome.set(p.index, { id: p.row.id, action: "created" });
-      const conflicting = pending.filter((p) => !createdIds.has(p.row.id));
-      pending = [];
-      if (conflicting.length === 0) break;
-
-      const updated = await tx.$queryRawUnsafe<BulkRow[]>(
-        `UPDATE "Contact" AS c SET
-           "email" = n."email", "firstName" = n."firstName", "lastName" = n."lastName", "title" = n."title", "phone" = n."phone",
-           "updatedAt" = CASE WHEN (c."email", c."firstName", c."lastName", c."title", c."phone")
-                                    IS DISTINCT FROM (n."email", n."firstName", n."lastName", n."title", n."phone")
-                              THEN $3::timestamptz AT TIME ZONE 'UTC' ELSE c."updatedAt" END
-         FROM (
-           SELECT x."id",
-                  e->>'email' AS "email",
-                  CASE WHEN e ? 'firstName' THEN e->>'firstName' ELSE x."firstName" END AS "firstName",
-                  CASE WHEN e ? 'lastName' THEN e->>'lastName' ELSE x."lastName" END AS "lastName",
-                  CASE WHEN e ? 'title' THEN e->>'title' ELSE x."title" END AS "title",
-                  CASE WHEN e ? 'phone' THEN e->>'phone' ELSE x."phone" END AS "phone"
-           FROM jsonb_array_elements($2::jsonb) AS e
-           JOIN "Contact" AS x ON x."orgId" = $1 AND x."emailKey" = e->>'emailKey'
-         ) AS n
-         WHERE c."id" = n."id"
-         RETURNING c."id", c."emailKey", c."updatedAt" = $3::timestamptz AT TIME ZONE 'UTC' AS "changed"`,
-        orgId,
-        JSON.stringify(conflicting.map((p) => p.row)),
-        now,
-      );
-      for (const row of updated) if (row.changed) changedIds.add(row.id);
-      const byEmailKey = new Map(updated.map((row) => [row.emailKey, row.id]));
-      for (const p of conflicting) {
-        const id = byEmailKey.get(p.row.emailKey);
-        if (id) outcome.set(p.index, { id, action: "updated" });
-        else pending.push(p);
-      }
-    }
-    if (pending.length > 0) throw new Error("bulk upsert did not settle after 3 passes");
+    const { outcomes, before } = await contacts.upsert(orgId, rows, now);
+    const changedIds = new Set(outcomes.filter((o) => o.action === "updated" && o.after).map((o) => o.id));
 
     const links = rows.flatMap((row, index) => {
-      const contactId = outcome.get(index)?.id;
+      const contactId = outcomes[index]?.id;
       if (!row.accountId || !contactId) return [];
       return [
         {
@@ -373,40 +315,33 @@ export async function bulkUpsertContacts(
         },
       ];
     });
-    const relinked = await upsertLinks(tx, orgId, links, now);
-    await refuseCrowdedContacts(tx, orgId, rows, outcome);
-    const created = new Set([...outcome.values()].filter((o) => o.action === "created").map((o) => o.id));
+    const relinked = await upsertLinks(tx, orgId, links, now.toISOString());
+    await refuseCrowdedContacts(tx, orgId, rows, outcomes);
+    const created = new Set(outcomes.filter((o) => o.action === "created").map((o) => o.id));
     const touched = [...relinked].filter((id) => !created.has(id) && !changedIds.has(id));
     if (touched.length > 0) {
-      await tx.contact.updateMany({ where: { orgId, id: { in: touched } }, data: { updatedAt: new Date(now) } });
+      await tx.contact.updateMany({ where: { orgId, id: { in: touched } }, data: { updatedAt: now } });
       for (const id of touched) changedIds.add(id);
     }
 
-    const eventRows = await tx.contact.findMany({
-      where: { orgId, id: { in: [...created, ...changedIds] } },
-      select: contactSelect,
+    // Read again: relationships added by the items are part of the records the events carry.
+    const after = await contacts.many(orgId, [...created, ...changedIds]);
+    const events = outcomes.flatMap(({ id, action }) => {
+      const contact = after.get(id);
+      if (!contact || (action === "updated" && !changedIds.has(id))) return [];
+      return [
+        action === "created"
+          ? { name: "contact.created" as const, data: contact }
+          : { name: "contact.updated" as const, data: contact, before: before.get(id) },
+      ];
     });
-    const byId = new Map(eventRows.map((row) => [row.id, row]));
-    const events = [...outcome.entries()]
-      .sort(([a], [b]) => a - b)
-      .flatMap(([, { id, action }]) => {
-        const row = byId.get(id);
-        if (!row || (action === "updated" && !changedIds.has(id))) return [];
-        return [
-          {
-            name: action === "created" ? ("contact.created" as const) : ("contact.updated" as const),
-            data: toContact(row),
-            before: action === "created" ? undefined : before.get(id),
-          },
-        ];
-      });
     await recordEvents(tx, orgId, origin, events);
+    return outcomes;
   });
 
   const results = rows.map((row, index) => {
-    const result = outcome.get(index);
-    if (!result) throw new Error(`bulk item ${index} has no outcome`);
-    return { email: row.email, ...result };
+    const { id, action } = outcomes[index] as UpsertOutcome<Contact>;
+    return { email: row.email, id, action };
   });
   const created = results.filter((r) => r.action === "created").length;
   return { created, updated: results.length - created, total: results.length, results };
@@ -421,9 +356,9 @@ async function refuseCrowdedContacts(
   tx: Prisma.TransactionClient,
   orgId: string,
   rows: ReadonlyArray<{ accountId?: string }>,
-  outcome: ReadonlyMap<number, { id: string }>,
+  outcomes: ReadonlyArray<{ id: string } | undefined>,
 ): Promise<void> {
-  const linked = rows.flatMap((row, index) => (row.accountId ? [outcome.get(index)?.id ?? ""] : []));
+  const linked = rows.flatMap((row, index) => (row.accountId ? [outcomes[index]?.id ?? ""] : []));
   if (linked.length === 0) return;
   const crowded = await tx.$queryRawUnsafe<{ contactId: string }[]>(
     `SELECT "contactId" FROM "ContactAccount" WHERE "orgId" = $1 AND "contactId" = ANY($2::text[])
@@ -435,7 +370,7 @@ async function refuseCrowdedContacts(
   if (crowded.length === 0) return;
   const ids = new Set(crowded.map((row) => row.contactId));
   const details = rows.flatMap((row, index) =>
-    row.accountId && ids.has(outcome.get(index)?.id ?? "")
+    row.accountId && ids.has(outcomes[index]?.id ?? "")
       ? [
           {
             path: ["contacts", String(index), "accountId"],

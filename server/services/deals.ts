@@ -17,7 +17,7 @@ import {
 import type { EventName } from "../schemas/events";
 import { recordEvents, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { changedFields, lockForUpdate, lockReferences, resourceReader, rowById } from "./kit";
+import { changedFields, defineResource, lockReferences } from "./kit";
 import { listPage } from "./pagination";
 
 const dealSelect = {
@@ -58,11 +58,6 @@ function toDateString(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-/** A `YYYY-MM-DD` calendar date as the UTC midnight Prisma stores in a `@db.Date` column. */
-function fromDateString(date: string): Date {
-  return new Date(`${date}T00:00:00.000Z`);
-}
-
 // The schema accepts numbers within float noise of 2 decimals (0.1 + 0.2); rounding makes the no-op comparison and
 // the stored numeric(12,2) agree.
 function roundMoney(value: number): number {
@@ -76,10 +71,23 @@ function stageEvent(stage: DealStage): EventName {
   return "deal.stage_changed";
 }
 
-const deals = resourceReader({
+const deals = defineResource<DealRow, Deal>({
+  table: "Deal",
   noun: "Deal",
-  findFirst: rowById<DealRow>("Deal", dealSelect),
+  select: dealSelect,
   serialise: toDeal,
+  writable: {
+    accountId: { type: "text" },
+    name: { type: "text" },
+    estimatedMrr: { type: "money" },
+    probability: { type: "int" },
+    stage: { type: { enum: "DealStage" } },
+    type: { type: { enum: "DealType" } },
+    serviceCategory: { type: "text" },
+    ownerId: { type: "text" },
+    expectedCloseDate: { type: "date" },
+    closedAt: { type: "timestamp" },
+  },
 });
 
 /**
@@ -113,10 +121,14 @@ export function getDeal(orgId: string, id: string): Promise<Deal> {
   return deals.get(orgId, id);
 }
 
-/** The column values of a new deal, defaults applied; `closedAt` is `now` when it starts in a closed stage. */
-function newDealData(input: DealCreate, now: Date) {
+/**
+ * The values of a new deal with its new id, defaults applied, as the insert takes them; `closedAt` is `now` when it
+ * starts in a closed stage.
+ */
+function newDealRow(input: DealCreate, now: Date) {
   const stage = input.stage ?? DEAL_DEFAULTS.stage;
   return {
+    id: newId(),
     name: input.name,
     accountId: input.accountId,
     estimatedMrr: roundMoney(input.estimatedMrr ?? DEAL_DEFAULTS.estimatedMrr).toFixed(2),
@@ -125,8 +137,8 @@ function newDealData(input: DealCreate, now: Date) {
     type: input.type ?? DEAL_DEFAULTS.type,
     serviceCategory: input.serviceCategory ?? null,
     ownerId: input.ownerId ?? null,
-    expectedCloseDate: input.expectedCloseDate ? fromDateString(input.expectedCloseDate) : null,
-    closedAt: CLOSED_STAGES.has(stage) ? now : null,
+    expectedCloseDate: input.expectedCloseDate ?? null,
+    closedAt: CLOSED_STAGES.has(stage) ? now.toISOString() : null,
   };
 }
 
@@ -140,12 +152,8 @@ export async function createDeal(orgId: string, input: DealCreate, origin: Write
   return transaction(async (tx) => {
     await lockReferences(orgId, [{ table: "Account", id: input.accountId, path: ["accountId"] }]);
     const now = new Date();
-    const deal = toDeal(
-      await tx.deal.create({
-        data: { ...newDealData(input, now), orgId, createdAt: now, updatedAt: now },
-        select: dealSelect,
-      }),
-    );
+    const [row] = await deals.insert(orgId, [newDealRow(input, now)], now);
+    const deal = toDeal(row as DealRow);
     await recordEvents(tx, orgId, origin, [{ name: "deal.created", data: deal }]);
     return deal;
   });
@@ -164,8 +172,7 @@ export async function createDeal(orgId: string, input: DealCreate, origin: Write
 export async function updateDeal(orgId: string, input: DealUpdate, origin: WriteOrigin): Promise<Deal> {
   const { id, ...fields } = input;
   return transaction(async (tx) => {
-    await lockForUpdate("Deal", "Deal", orgId, id);
-    const current = await deals.get(orgId, id);
+    const current = await deals.lock(orgId, id);
     const wanted = { ...fields };
     if (wanted.estimatedMrr !== undefined) wanted.estimatedMrr = roundMoney(wanted.estimatedMrr);
     const { changes } = changedFields(current, wanted);
@@ -173,22 +180,14 @@ export async function updateDeal(orgId: string, input: DealUpdate, origin: Write
 
     if (changes.accountId)
       await lockReferences(orgId, [{ table: "Account", id: changes.accountId, path: ["accountId"] }]);
-    const data: Prisma.DealUncheckedUpdateInput = {
+    // One clock for both, so a closed deal's closedAt equals the updatedAt of the change that closed it.
+    const now = new Date();
+    const data = {
       ...changes,
-      estimatedMrr: changes.estimatedMrr?.toFixed(2),
-      expectedCloseDate:
-        changes.expectedCloseDate === undefined
-          ? undefined
-          : changes.expectedCloseDate && fromDateString(changes.expectedCloseDate),
+      ...(changes.estimatedMrr !== undefined ? { estimatedMrr: changes.estimatedMrr.toFixed(2) } : {}),
+      ...(changes.stage ? { closedAt: CLOSED_STAGES.has(changes.stage) ? now.toISOString() : null } : {}),
     };
-    if (changes.stage) {
-      // One clock for both, so a closed deal's closedAt equals the updatedAt of the change that closed it.
-      const now = new Date();
-      data.closedAt = CLOSED_STAGES.has(changes.stage) ? now : null;
-      data.updatedAt = now;
-    }
-
-    const deal = toDeal(await tx.deal.update({ where: { id, orgId }, data, select: dealSelect }));
+    const deal = toDeal((await deals.update(orgId, id, data, now)) as DealRow);
     const name = changes.stage ? stageEvent(changes.stage) : "deal.updated";
     await recordEvents(tx, orgId, origin, [{ name, data: deal, before: current }]);
     return deal;
@@ -210,16 +209,7 @@ export async function bulkCreateDeals(
   origin: WriteOrigin,
 ): Promise<DealBulkResult> {
   const now = new Date();
-  const rows = items.map((item) => {
-    const data = newDealData(item, now);
-    return {
-      ...data,
-      id: newId(),
-      expectedCloseDate: data.expectedCloseDate ? toDateString(data.expectedCloseDate) : null,
-      closedAt: data.closedAt?.toISOString() ?? null,
-    };
-  });
-
+  const rows = items.map((item) => newDealRow(item, now));
   await transaction(async (tx) => {
     await lockReferences(
       orgId,
@@ -229,34 +219,14 @@ export async function bulkCreateDeals(
         path: ["deals", String(index), "accountId"],
       })),
     );
-    const inserted = await tx.$queryRawUnsafe<Array<{ id: string }>>(
-      `INSERT INTO "Deal" ("id", "orgId", "accountId", "name", "estimatedMrr", "probability", "stage", "type",
-                           "serviceCategory", "ownerId", "expectedCloseDate", "closedAt", "createdAt", "updatedAt")
-       SELECT e->>'id', $1, e->>'accountId', e->>'name', (e->>'estimatedMrr')::numeric(12, 2), (e->>'probability')::int,
-              (e->>'stage')::"DealStage", (e->>'type')::"DealType", e->>'serviceCategory', e->>'ownerId',
-              (e->>'expectedCloseDate')::date, (e->>'closedAt')::timestamptz AT TIME ZONE 'UTC',
-              $3::timestamptz AT TIME ZONE 'UTC', $3::timestamptz AT TIME ZONE 'UTC'
-       FROM jsonb_array_elements($2::jsonb) AS e
-       RETURNING "id"`,
-      orgId,
-      JSON.stringify(rows),
-      now.toISOString(),
-    );
-    if (inserted.length !== rows.length)
-      throw new Error(`bulk insert wrote ${inserted.length} of ${rows.length} deals`);
-
-    const created = await tx.deal.findMany({
-      where: { orgId, id: { in: rows.map((row) => row.id) } },
-      select: dealSelect,
-    });
-    const byId = new Map(created.map((row) => [row.id, row]));
+    const inserted = new Map((await deals.insert(orgId, rows, now)).map((row) => [row.id, row]));
     await recordEvents(
       tx,
       orgId,
       origin,
       rows.map((row) => {
-        const deal = byId.get(row.id);
-        if (!deal) throw new Error(`bulk deal ${row.id} was not read back`);
+        const deal = inserted.get(row.id);
+        if (!deal) throw new Error(`bulk deal ${row.id} was not inserted`);
         return { name: "deal.created" as const, data: toDeal(deal) };
       }),
     );

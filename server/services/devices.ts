@@ -14,15 +14,7 @@ import {
 } from "../schemas/devices";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import {
-  changedFields,
-  isUniqueViolation,
-  lockForUpdate,
-  lockReferences,
-  lockRowsBy,
-  resourceReader,
-  rowById,
-} from "./kit";
+import { changedFields, defineResource, isUniqueViolation, lockReferences, type UpsertOutcome } from "./kit";
 import { listPage } from "./pagination";
 
 const deviceSelect = {
@@ -41,13 +33,6 @@ const deviceSelect = {
 } satisfies Prisma.DeviceSelect;
 
 type DeviceRow = Prisma.DeviceGetPayload<{ select: typeof deviceSelect }>;
-
-/** The columns of {@link deviceSelect} for raw SQL, qualified by a table alias. */
-function deviceColumns(alias: string): string {
-  return Object.keys(deviceSelect)
-    .map((column) => `${alias}."${column}"`)
-    .join(", ");
-}
 
 /**
  * Serialises a device row exactly as `GET /devices/{id}` returns it (docs/api-contract.md §2.6); device events reuse it
@@ -85,11 +70,34 @@ function rmmAgentIdTaken(rmmAgentId: string): ApiError {
   });
 }
 
-const devices = resourceReader({
+const devices = defineResource<DeviceRow, Device>({
+  table: "Device",
   noun: "Device",
-  findFirst: rowById<DeviceRow>("Device", deviceSelect),
+  select: deviceSelect,
   serialise: toDevice,
+  writable: {
+    accountId: { type: "text" },
+    rmmAgentId: { type: "text" },
+    hostname: { type: "text" },
+    deviceType: { type: "text" },
+    os: { type: "text" },
+    isOnline: { type: "boolean", default: "true" },
+    isEndOfLife: { type: "boolean", default: "false" },
+    patchCompliant: { type: "boolean", default: "true" },
+    lastSeenAt: { type: "timestamp" },
+  },
+  match: "rmmAgentId",
 });
+
+/**
+ * Inserts new devices as `POST /devices` and the demo seed create them (ids and timestamps stamped here), skipping
+ * items whose `rmmAgentId` the organisation already has.
+ * @returns the created devices as `GET /devices/{id}` returns them, in no particular order.
+ */
+export async function insertDevices(orgId: string, items: readonly DeviceCreate[], now: Date): Promise<Device[]> {
+  const rows = items.map((item) => ({ ...item, lastSeenAt: normaliseTimestamp(item.lastSeenAt), id: newId() }));
+  return (await devices.insert(orgId, rows, now)).map(toDevice);
+}
 
 /**
  * Lists an organisation's devices, one keyset page at a time (docs/api-contract.md §4.4, §4.9); filters `accountId`,
@@ -129,19 +137,14 @@ export function getDevice(orgId: string, id: string): Promise<Device> {
  * @throws ApiError `validation_error` (422) when `accountId` is not an account of the organisation, or when
  *         `rmmAgentId` is already used in the organisation.
  */
-export async function createDevice(orgId: string, input: DeviceCreate, origin: WriteOrigin): Promise<Device> {
-  try {
-    return await transaction(async (tx) => {
-      await lockReferences(orgId, [{ table: "Account", id: input.accountId, path: ["accountId"] }]);
-      const data = { ...input, lastSeenAt: normaliseTimestamp(input.lastSeenAt), orgId };
-      const device = toDevice(await tx.device.create({ data, select: deviceSelect }));
-      await recordEvents(tx, orgId, origin, [{ name: "device.created", data: device }]);
-      return device;
-    });
-  } catch (error) {
-    if (isUniqueViolation(error)) throw rmmAgentIdTaken(input.rmmAgentId);
-    throw error;
-  }
+export function createDevice(orgId: string, input: DeviceCreate, origin: WriteOrigin): Promise<Device> {
+  return transaction(async (tx) => {
+    await lockReferences(orgId, [{ table: "Account", id: input.accountId, path: ["accountId"] }]);
+    const [device] = await insertDevices(orgId, [input], new Date());
+    if (!device) throw rmmAgentIdTaken(input.rmmAgentId);
+    await recordEvents(tx, orgId, origin, [{ name: "device.created", data: device }]);
+    return device;
+  });
 }
 
 /**
@@ -157,14 +160,13 @@ export async function updateDevice(orgId: string, input: DeviceUpdate, origin: W
   const { id, ...fields } = input;
   try {
     return await transaction(async (tx) => {
-      await lockForUpdate("Device", "Device", orgId, id);
-      const before = await devices.get(orgId, id);
+      const before = await devices.lock(orgId, id);
       const { changes } = changedFields(before, { ...fields, lastSeenAt: normaliseTimestamp(fields.lastSeenAt) });
       if (Object.keys(changes).length === 0) return before;
       if (changes.accountId) {
         await lockReferences(orgId, [{ table: "Account", id: changes.accountId, path: ["accountId"] }]);
       }
-      const device = toDevice(await tx.device.update({ where: { id }, data: changes, select: deviceSelect }));
+      const device = toDevice((await devices.update(orgId, id, changes, new Date())) as DeviceRow);
       await recordEvents(tx, orgId, origin, changeEvents(before, device));
       return device;
     });
@@ -194,15 +196,13 @@ export async function deleteDevice(
   });
 }
 
-type UpdatedRow = DeviceRow & { wasOnline: boolean; wasEndOfLife: boolean; changed: boolean };
-
 /**
  * Bulk upsert of up to 500 devices matched on `rmmAgentId` (docs/api-contract.md §4.4) in one transaction with
  * set-based SQL (docs/architecture.md, "Data and migrations"), a fixed handful of statements whatever the size: one
- * query checks (and key-share locks) every referenced account, one `INSERT … ON CONFLICT DO NOTHING` creates the
- * devices whose rmmAgentId is new, one `UPDATE … FROM (SELECT … FOR UPDATE)` applies the others and returns each
- * device's previous online and end-of-life flags next to its new values, and one insert records the events.
- * `rmmAgentId`, `accountId` and `hostname` are always applied; optional fields an item leaves out keep their values;
+ * query checks (and key-share locks) every referenced account, then the kit's upsert (`defineResource`) locks and
+ * reads the matched devices, creates the devices whose rmmAgentId is new and applies the others, and one statement
+ * records the events. `rmmAgentId`, `accountId` and `hostname` are always applied (every item gives them); optional
+ * fields an item leaves out keep their values;
  * `updatedAt` moves only when a value changes. Events as for single writes: `device.created` per created device; per
  * changed device `device.updated`, plus `device.offline` / `device.end_of_life` on those transitions
  * (docs/api-contract.md §3, §6.1).
@@ -228,11 +228,8 @@ export async function bulkUpsertDevices(
     });
   }
 
-  const now = new Date().toISOString();
   const rows = items.map((item) => ({ ...item, lastSeenAt: normaliseTimestamp(item.lastSeenAt), id: newId() }));
-  const outcome = new Map<number, { id: string; action: "created" | "updated" }>();
-
-  await transaction(async (tx) => {
+  const outcomes = await transaction(async (tx) => {
     await lockReferences(
       orgId,
       items.map((item, index) => ({
@@ -241,91 +238,19 @@ export async function bulkUpsertDevices(
         path: ["devices", String(index), "accountId"],
       })),
     );
-
-    const events: EventInput[] = [];
-    const agents = rows.map((row) => row.rmmAgentId);
-    const locked = await lockRowsBy<DeviceRow>("Device", orgId, "rmmAgentId", agents, Object.keys(deviceSelect));
-    const before = new Map(locked.map((row) => [row.id, toDevice(row)]));
-    let pending = rows.map((row, index) => ({ row, index }));
-    // A matched device deleted between the INSERT and the UPDATE is created on the next pass; two passes suffice.
-    for (let pass = 0; pass < 3 && pending.length > 0; pass++) {
-      const inserted = await tx.$queryRawUnsafe<DeviceRow[]>(
-        `INSERT INTO "Device" ("id", "orgId", "accountId", "rmmAgentId", "hostname", "deviceType", "os", "isOnline",
-                               "isEndOfLife", "patchCompliant", "lastSeenAt", "createdAt", "updatedAt")
-         SELECT e->>'id', $1, e->>'accountId', e->>'rmmAgentId', e->>'hostname', e->>'deviceType', e->>'os',
-                COALESCE((e->>'isOnline')::boolean, true), COALESCE((e->>'isEndOfLife')::boolean, false),
-                COALESCE((e->>'patchCompliant')::boolean, true), (e->>'lastSeenAt')::timestamptz AT TIME ZONE 'UTC',
-                $3::timestamptz AT TIME ZONE 'UTC', $3::timestamptz AT TIME ZONE 'UTC'
-         FROM jsonb_array_elements($2::jsonb) AS e
-         ON CONFLICT ("orgId", "rmmAgentId") DO NOTHING
-         RETURNING ${deviceColumns('"Device"')}`,
-        orgId,
-        JSON.stringify(pending.map((p) => p.row)),
-        now,
-      );
-      const createdIds = new Set(inserted.map((row) => row.id));
-      for (const row of inserted) events.push({ name: "device.created", data: toDevice(row) });
-      for (const p of pending) if (createdIds.has(p.row.id)) outcome.set(p.index, { id: p.row.id, action: "created" });
-      const conflicting = pending.filter((p) => !createdIds.has(p.row.id));
-      pending = [];
-      if (conflicting.length === 0) break;
-
-      // The sub-select locks the matched rows (in id order, against deadlocks between concurrent bulks) and reads
-      // their latest committed flags, so the transitions computed here are exact even under concurrent writes.
-      const updated = await tx.$queryRawUnsafe<UpdatedRow[]>(
-        `UPDATE "Device" AS d SET
-           "accountId" = n."accountId", "hostname" = n."hostname", "deviceType" = n."deviceType", "os" = n."os",
-           "isOnline" = n."isOnline", "isEndOfLife" = n."isEndOfLife", "patchCompliant" = n."patchCompliant",
-           "lastSeenAt" = n."lastSeenAt",
-           "updatedAt" = CASE WHEN n."changed" THEN $3::timestamptz AT TIME ZONE 'UTC' ELSE d."updatedAt" END
-         FROM (
-           SELECT c."id", c."isOnline" AS "wasOnline", c."isEndOfLife" AS "wasEndOfLife", v.*,
-                  (c."accountId", c."hostname", c."deviceType", c."os", c."isOnline", c."isEndOfLife",
-                   c."patchCompliant", c."lastSeenAt")
-                  IS DISTINCT FROM
-                  (v."accountId", v."hostname", v."deviceType", v."os", v."isOnline", v."isEndOfLife",
-                   v."patchCompliant", v."lastSeenAt") AS "changed"
-           FROM jsonb_array_elements($2::jsonb) AS e
-           JOIN "Device" AS c ON c."orgId" = $1 AND c."rmmAgentId" = e->>'rmmAgentId'
-           CROSS JOIN LATERAL (
-             SELECT e->>'accountId' AS "accountId", e->>'hostname' AS "hostname",
-                    CASE WHEN e ? 'deviceType' THEN e->>'deviceType' ELSE c."deviceType" END AS "deviceType",
-                    CASE WHEN e ? 'os' THEN e->>'os' ELSE c."os" END AS "os",
-                    CASE WHEN e ? 'isOnline' THEN (e->>'isOnline')::boolean ELSE c."isOnline" END AS "isOnline",
-                    CASE WHEN e ? 'isEndOfLife' THEN (e->>'isEndOfLife')::boolean ELSE c."isEndOfLife" END AS "isEndOfLife",
-                    CASE WHEN e ? 'patchCompliant' THEN (e->>'patchCompliant')::boolean ELSE c."patchCompliant" END AS "patchCompliant",
-                    CASE WHEN e ? 'lastSeenAt' THEN (e->>'lastSeenAt')::timestamptz AT TIME ZONE 'UTC' ELSE c."lastSeenAt" END AS "lastSeenAt"
-           ) AS v
-           ORDER BY c."id"
-           FOR UPDATE OF c
-         ) AS n
-         WHERE d."id" = n."id"
-         RETURNING ${deviceColumns("d")}, n."wasOnline", n."wasEndOfLife", n."changed"`,
-        orgId,
-        JSON.stringify(conflicting.map((p) => p.row)),
-        now,
-      );
-      const byRmmAgentId = new Map<string, string>();
-      for (const { wasOnline, wasEndOfLife, changed, ...row } of updated) {
-        byRmmAgentId.set(row.rmmAgentId, row.id);
-        const device = toDevice(row);
-        const previous = before.get(row.id) ?? { ...device, isOnline: wasOnline, isEndOfLife: wasEndOfLife };
-        if (changed) events.push(...changeEvents(previous, device));
-      }
-      for (const p of conflicting) {
-        const id = byRmmAgentId.get(p.row.rmmAgentId);
-        if (id) outcome.set(p.index, { id, action: "updated" });
-        else pending.push(p);
-      }
-    }
-    if (pending.length > 0) throw new Error("device bulk upsert did not settle after 3 passes");
+    const { outcomes, before } = await devices.upsert(orgId, rows, new Date());
+    const events = outcomes.flatMap(({ id, action, after }): EventInput[] => {
+      if (!after) return [];
+      if (action === "created") return [{ name: "device.created", data: after }];
+      return changeEvents(before.get(id) as Device, after);
+    });
     await recordEvents(tx, orgId, origin, events);
+    return outcomes;
   });
 
   const results = rows.map((row, index) => {
-    const result = outcome.get(index);
-    if (!result) throw new Error(`bulk item ${index} has no outcome`);
-    return { rmmAgentId: row.rmmAgentId, ...result };
+    const { id, action } = outcomes[index] as UpsertOutcome<Device>;
+    return { rmmAgentId: row.rmmAgentId, id, action };
   });
   const created = results.filter((r) => r.action === "created").length;
   return { created, updated: results.length - created, total: results.length, results };

@@ -1,4 +1,5 @@
 import type { Prisma } from "../db/generated/client";
+import { newId } from "../db/ids";
 import { prisma, transaction } from "../db/transaction";
 import {
   NOTE_DEFAULT_SORT,
@@ -10,7 +11,7 @@ import {
 } from "../schemas/notes";
 import { recordEvents, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { lockReferences, resourceReader, rowById } from "./kit";
+import { defineResource, lockReferences } from "./kit";
 import { listPage } from "./pagination";
 
 const noteSelect = {
@@ -30,11 +31,32 @@ export function toNote(row: NoteRow): Note {
   return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
 
-const notes = resourceReader({
+const notes = defineResource<NoteRow, Note>({
+  table: "Note",
   noun: "Note",
-  findFirst: rowById<NoteRow>("Note", noteSelect),
+  select: noteSelect,
   serialise: toNote,
+  writable: {
+    objectType: { type: { enum: "NoteObjectType" } },
+    objectId: { type: "text" },
+    body: { type: "text" },
+    authorId: { type: "text" },
+  },
 });
+
+/**
+ * Inserts notes as `POST /notes` and the demo seed write them (ids and timestamps stamped here).
+ * @returns the created notes as `GET /notes/{id}` returns them, in no particular order.
+ */
+export async function insertNotes(orgId: string, items: readonly NoteCreate[], now: Date): Promise<Note[]> {
+  return (
+    await notes.insert(
+      orgId,
+      items.map((item) => ({ ...item, id: newId() })),
+      now,
+    )
+  ).map(toNote);
+}
 
 /**
  * Lists an organisation's notes, one keyset page at a time (docs/api-contract.md §4.6, §4.9); filters `objectType`,
@@ -74,7 +96,7 @@ export async function createNote(orgId: string, input: NoteCreate, origin: Write
   return transaction(async (tx) => {
     // objectType is one of the referenced tables by its schema (docs/api-contract.md §2.8).
     await lockReferences(orgId, [{ table: input.objectType, id: input.objectId, path: ["objectId"] }]);
-    const note = toNote(await tx.note.create({ data: { ...input, orgId }, select: noteSelect }));
+    const [note] = (await insertNotes(orgId, [input], new Date())) as [Note];
     await recordEvents(tx, orgId, origin, [{ name: "note.created", data: note }]);
     return note;
   });

@@ -4,12 +4,12 @@ import type { EventName } from "../schemas/events";
 import { bulkUpsertAccounts } from "./accounts";
 import { bulkUpsertContacts } from "./contacts";
 import { bulkCreateDeals } from "./deals";
-import { toDevice } from "./devices";
+import { insertDevices } from "./devices";
 import { recordEvents, SEED_ORIGIN } from "./events";
 import { refreshHealthScores, SIGNAL_DEFAULT_TTL_DAYS } from "./health";
-import { toNote } from "./notes";
-import { toTask } from "./tasks";
-import { toTouchpoint } from "./touchpoints";
+import { insertNotes } from "./notes";
+import { insertTasks } from "./tasks";
+import { insertTouchpoints } from "./touchpoints";
 
 /** How much a demo book holds. */
 export const DEMO_BOOK = {
@@ -198,29 +198,25 @@ function insertRows<T>(
 }
 
 /**
- * Inserts `rows` like {@link insertRows} and records one `event` per inserted row, carrying the row as `serialise`
- * makes it (the record as its GET returns it), in one transaction with the seed's origin: recorded, never handed to
- * webhooks.
+ * Creates records with `insert` (a resource's own insert, as its create endpoint uses it) and records one `event` per
+ * created record, carrying it as its GET returns it, in one transaction with the seed's origin: recorded, never handed
+ * to webhooks.
+ * @returns the created records.
  */
-function insertWithEvents<T>(
+function createWithEvents<T extends { id: string }>(
   orgId: string,
-  at: Date,
-  table: string,
-  columns: Record<string, string>,
-  rows: readonly Record<string, unknown>[],
-  returning: readonly string[],
   event: EventName,
-  serialise: (row: T) => unknown,
+  insert: () => Promise<T[]>,
 ): Promise<T[]> {
   return transaction(async (tx) => {
-    const inserted = await insertRows<T>(table, orgId, at, columns, rows, returning);
+    const created = await insert();
     await recordEvents(
       tx,
       orgId,
       SEED_ORIGIN,
-      inserted.map((row) => ({ name: event, data: serialise(row) })),
+      created.map((record) => ({ name: event, data: record })),
     );
-    return inserted;
+    return created;
   });
 }
 
@@ -309,23 +305,10 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       lastSeenAt: new Date(now - rng.int(0, 72 * 60) * 60_000).toISOString(),
     };
   });
-  const deviceColumns = {
-    rmmAgentId: "text",
-    accountId: "text",
-    hostname: "text",
-    deviceType: "text",
-    os: "text",
-    isOnline: "boolean",
-    isEndOfLife: "boolean",
-    patchCompliant: "boolean",
-    lastSeenAt: "timestamptz",
-  };
   let devices = 0;
   for (let start = 0; start < deviceItems.length; start += DEVICE_BATCH) {
     const batch = deviceItems.slice(start, start + DEVICE_BATCH);
-    devices += (
-      await insertWithEvents(orgId, at, "Device", deviceColumns, batch, DEVICE_COLUMNS, "device.created", toDevice)
-    ).length;
+    devices += (await createWithEvents(orgId, "device.created", () => insertDevices(orgId, batch, at))).length;
   }
 
   const taskRows = Array.from({ length: DEMO_BOOK.tasks }, () => {
@@ -345,28 +328,9 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       dueAt: new Date(now + rng.int(-30, 45) * DAY_MS).toISOString(),
       assigneeId: `user-${rng.int(1, 6)}`,
       accountId: accountIds[account],
-      // As the task service does: a task created as DONE was completed when it was created.
-      completedAt: status === "DONE" ? at.toISOString() : null,
     };
   });
-  const tasks = await insertWithEvents(
-    orgId,
-    at,
-    "Task",
-    {
-      title: "text",
-      status: `"TaskStatus"`,
-      priority: `"TaskPriority"`,
-      dueAt: "timestamptz",
-      assigneeId: "text",
-      accountId: "text",
-      completedAt: "timestamptz",
-    },
-    taskRows,
-    TASK_COLUMNS,
-    "task.created",
-    toTask,
-  );
+  const tasks = await createWithEvents(orgId, "task.created", () => insertTasks(orgId, taskRows, at));
 
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   const contracts = await insertRows<{ id: string }>(
@@ -419,16 +383,7 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       authorId: `user-${rng.int(1, 6)}`,
     };
   });
-  const notes = await insertWithEvents(
-    orgId,
-    at,
-    "Note",
-    { objectType: `"NoteObjectType"`, objectId: "text", body: "text", authorId: "text" },
-    noteRows,
-    NOTE_COLUMNS,
-    "note.created",
-    toNote,
-  );
+  const notes = await createWithEvents(orgId, "note.created", () => insertNotes(orgId, noteRows, at));
 
   // Most accounts hear from us often; a tail goes quiet, which the engagement signal should show.
   const touchpointRows = Array.from({ length: DEMO_BOOK.touchpoints }, () => {
@@ -449,23 +404,8 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
       occurredAt: new Date(now - rng.int(0, 89 * 24) * 3_600_000).toISOString(),
     };
   });
-  const touchpoints = await insertWithEvents(
-    orgId,
-    at,
-    "Touchpoint",
-    {
-      accountId: "text",
-      contactId: "text",
-      type: `"TouchpointType"`,
-      direction: `"TouchpointDirection"`,
-      subject: "text",
-      notes: "text",
-      occurredAt: "timestamptz",
-    },
-    touchpointRows,
-    TOUCHPOINT_COLUMNS,
-    "touchpoint.created",
-    toTouchpoint,
+  const touchpoints = await createWithEvents(orgId, "touchpoint.created", () =>
+    insertTouchpoints(orgId, touchpointRows, at),
   );
 
   // Signals as a push stores them (expiring 30 days after they occurred); no event exists for them.
@@ -497,49 +437,6 @@ export async function seedDemoBook(orgId: string): Promise<Record<string, number
     healthSnapshots: snapshots,
   };
 }
-
-// The columns the resources' serialisers read: what `GET /devices/{id}` (and the others) return.
-const DEVICE_COLUMNS = [
-  "id",
-  "rmmAgentId",
-  "accountId",
-  "hostname",
-  "deviceType",
-  "os",
-  "isOnline",
-  "isEndOfLife",
-  "patchCompliant",
-  "lastSeenAt",
-  "createdAt",
-  "updatedAt",
-] as const;
-const TASK_COLUMNS = [
-  "id",
-  "title",
-  "description",
-  "status",
-  "priority",
-  "dueAt",
-  "assigneeId",
-  "accountId",
-  "dealId",
-  "completedAt",
-  "createdAt",
-  "updatedAt",
-] as const;
-const NOTE_COLUMNS = ["id", "objectType", "objectId", "body", "authorId", "createdAt", "updatedAt"] as const;
-const TOUCHPOINT_COLUMNS = [
-  "id",
-  "accountId",
-  "contactId",
-  "type",
-  "direction",
-  "subject",
-  "notes",
-  "occurredAt",
-  "createdAt",
-  "updatedAt",
-] as const;
 
 // Past days cannot be recomputed from today's data, so the demo history is a drift that ends at today's real score,
 // stored first (with today's snapshot) as every score is: by a write, here the seed's.

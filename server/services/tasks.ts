@@ -1,4 +1,5 @@
 import type { Prisma } from "../db/generated/client";
+import { newId } from "../db/ids";
 import { prisma, transaction } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
 import {
@@ -13,7 +14,7 @@ import {
 } from "../schemas/tasks";
 import { recordEvents, tombstone, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { changedFields, lockForUpdate, lockReferences, type Reference, resourceReader, rowById } from "./kit";
+import { changedFields, defineResource, lockReferences, type Reference } from "./kit";
 import { listPage } from "./pagination";
 
 const taskSelect = {
@@ -81,11 +82,38 @@ async function checkLinks(
   }
 }
 
-const tasks = resourceReader({
+const tasks = defineResource<TaskRow, Task>({
+  table: "Task",
   noun: "Task",
-  findFirst: rowById<TaskRow>("Task", taskSelect),
+  select: taskSelect,
   serialise: toTask,
+  writable: {
+    title: { type: "text" },
+    description: { type: "text" },
+    status: { type: { enum: "TaskStatus" }, default: `'${TASK_DEFAULTS.status}'` },
+    priority: { type: { enum: "TaskPriority" }, default: `'${TASK_DEFAULTS.priority}'` },
+    dueAt: { type: "timestamp" },
+    assigneeId: { type: "text" },
+    accountId: { type: "text" },
+    dealId: { type: "text" },
+    completedAt: { type: "timestamp" },
+  },
 });
+
+/**
+ * Inserts new tasks as `POST /tasks` and the demo seed create them (ids and timestamps stamped here; status and
+ * priority default to TODO and MEDIUM; a task created as DONE was completed at `now`).
+ * @returns the created tasks as `GET /tasks/{id}` returns them, in no particular order.
+ */
+export async function insertTasks(orgId: string, items: readonly TaskCreate[], now: Date): Promise<Task[]> {
+  const rows = items.map((item) => ({
+    ...item,
+    id: newId(),
+    dueAt: normaliseTimestamp(item.dueAt ?? null),
+    completedAt: (item.status ?? TASK_DEFAULTS.status) === "DONE" ? now.toISOString() : null,
+  }));
+  return (await tasks.insert(orgId, rows, now)).map(toTask);
+}
 
 /**
  * Lists an organisation's tasks, one keyset page at a time (docs/api-contract.md §4.5, §4.9); filters `status`,
@@ -125,28 +153,10 @@ export function getTask(orgId: string, id: string): Promise<Task> {
  *         belongs to another account than `accountId`.
  */
 export async function createTask(orgId: string, input: TaskCreate, origin: WriteOrigin): Promise<Task> {
-  const status = input.status ?? TASK_DEFAULTS.status;
   const links = { accountId: input.accountId ?? null, dealId: input.dealId ?? null };
   return transaction(async (tx) => {
     await checkLinks(orgId, links, { accountId: input.accountId != null, dealId: input.dealId != null });
-    const now = new Date();
-    const row = await tx.task.create({
-      data: {
-        orgId,
-        title: input.title,
-        description: input.description ?? null,
-        status,
-        priority: input.priority ?? TASK_DEFAULTS.priority,
-        dueAt: input.dueAt ? new Date(input.dueAt) : null,
-        assigneeId: input.assigneeId ?? null,
-        ...links,
-        completedAt: status === "DONE" ? now : null,
-        createdAt: now,
-        updatedAt: now,
-      },
-      select: taskSelect,
-    });
-    const task = toTask(row);
+    const [task] = (await insertTasks(orgId, [input], new Date())) as [Task];
     await recordEvents(tx, orgId, origin, [{ name: "task.created", data: task }]);
     return task;
   });
@@ -162,8 +172,7 @@ export async function createTask(orgId: string, input: TaskCreate, origin: Write
 export async function updateTask(orgId: string, input: TaskUpdate, origin: WriteOrigin): Promise<Task> {
   const { id, ...fields } = input;
   return transaction(async (tx) => {
-    await lockForUpdate("Task", "Task", orgId, id);
-    const current = await tasks.get(orgId, id);
+    const current = await tasks.lock(orgId, id);
     const wanted = { ...fields };
     if (wanted.dueAt !== undefined) wanted.dueAt = normaliseTimestamp(wanted.dueAt);
     const { changes } = changedFields(current, wanted);
@@ -179,17 +188,13 @@ export async function updateTask(orgId: string, input: TaskUpdate, origin: Write
         { accountId: changes.accountId !== undefined, dealId: changes.dealId !== undefined },
       );
     }
-    const data: Prisma.TaskUncheckedUpdateInput = {
+    // One clock for both, so completedAt equals the updatedAt of the change that completed the task.
+    const now = new Date();
+    const data = {
       ...changes,
-      dueAt: changes.dueAt === undefined ? undefined : changes.dueAt && new Date(changes.dueAt),
+      ...(changes.status ? { completedAt: changes.status === "DONE" ? now.toISOString() : null } : {}),
     };
-    if (changes.status) {
-      // One clock for both, so completedAt equals the updatedAt of the change that completed the task.
-      const now = new Date();
-      data.completedAt = changes.status === "DONE" ? now : null;
-      data.updatedAt = now;
-    }
-    const task = toTask(await tx.task.update({ where: { id, orgId }, data, select: taskSelect }));
+    const task = toTask((await tasks.update(orgId, id, data, now)) as TaskRow);
     await recordEvents(tx, orgId, origin, [{ name: "task.updated", data: task, before: current }]);
     return task;
   });

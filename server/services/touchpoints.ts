@@ -1,4 +1,5 @@
 import type { Prisma } from "../db/generated/client";
+import { newId } from "../db/ids";
 import { prisma, transaction } from "../db/transaction";
 import {
   TOUCHPOINT_DEFAULT_SORT,
@@ -10,7 +11,7 @@ import {
 } from "../schemas/touchpoints";
 import { recordEvents, type WriteOrigin } from "./events";
 import { filterWhere } from "./filters";
-import { lockReferences, resourceReader, rowById } from "./kit";
+import { defineResource, lockReferences } from "./kit";
 import { listPage } from "./pagination";
 
 const touchpointSelect = {
@@ -41,11 +42,39 @@ export function toTouchpoint(row: TouchpointRow): Touchpoint {
   };
 }
 
-const touchpoints = resourceReader({
+const touchpoints = defineResource<TouchpointRow, Touchpoint>({
+  table: "Touchpoint",
   noun: "Touchpoint",
-  findFirst: rowById<TouchpointRow>("Touchpoint", touchpointSelect),
+  select: touchpointSelect,
   serialise: toTouchpoint,
+  writable: {
+    accountId: { type: "text" },
+    contactId: { type: "text" },
+    type: { type: { enum: "TouchpointType" } },
+    direction: { type: { enum: "TouchpointDirection" } },
+    subject: { type: "text" },
+    notes: { type: "text" },
+    occurredAt: { type: "timestamp" },
+  },
 });
+
+/**
+ * Inserts touchpoints as `POST /touchpoints` and the demo seed log them (ids and timestamps stamped here; `occurredAt`
+ * defaults to `now`).
+ * @returns the logged touchpoints as `GET /touchpoints/{id}` returns them, in no particular order.
+ */
+export async function insertTouchpoints(
+  orgId: string,
+  items: readonly TouchpointCreate[],
+  now: Date,
+): Promise<Touchpoint[]> {
+  const rows = items.map((item) => ({
+    ...item,
+    id: newId(),
+    occurredAt: new Date(item.occurredAt ?? now).toISOString(),
+  }));
+  return (await touchpoints.insert(orgId, rows, now)).map(toTouchpoint);
+}
 
 /**
  * Lists an organisation's touchpoints, one keyset page at a time (docs/api-contract.md §4.7, §4.9); filters
@@ -94,12 +123,7 @@ export async function createTouchpoint(
       { table: "Account", id: input.accountId, path: ["accountId"] },
       ...(input.contactId ? [{ table: "Contact" as const, id: input.contactId, path: ["contactId"] }] : []),
     ]);
-    const data = {
-      ...input,
-      orgId,
-      occurredAt: input.occurredAt ? new Date(input.occurredAt) : new Date(),
-    };
-    const touchpoint = toTouchpoint(await tx.touchpoint.create({ data, select: touchpointSelect }));
+    const [touchpoint] = (await insertTouchpoints(orgId, [input], new Date())) as [Touchpoint];
     await recordEvents(tx, orgId, origin, [{ name: "touchpoint.created", data: touchpoint }]);
     return touchpoint;
   });

@@ -1,7 +1,7 @@
-// A GET of one record reads its row with one SQL statement (docs/architecture.md, "Memory and speed"), while lists,
-// creates and updates read through Prisma's query builder: for every resource read that way, with every field set
-// and with the optional ones null, GET /{resource}/{id} answers exactly the record its list and its write returned
-// (dates in UTC with milliseconds, date-only fields as dates, money as a number with its cents, enums as names).
+// A GET of one record reads its row with one SQL statement (docs/architecture.md, "Memory and speed"), while lists
+// and writes read theirs in other statements: for every resource, with every field set and with the optional ones
+// null, GET /{resource}/{id} answers exactly the record its list and its write returned (dates in UTC with
+// milliseconds, date-only fields as dates, money as a number with its cents, enums as names).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
