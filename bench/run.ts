@@ -28,6 +28,9 @@
 //  10. Usage (bench/usage.ts): the usage page and GET /api/v1/usage over 30 days for an organisation with 1,000,000
 //      logged requests versus one with 1,000 (target ≤ 2× each), and the RSS growth of a fresh `npm start` streaming
 //      the CSV of the 1,000,000 rows (target ≤ 100 MB over idle). `-- --only=usage` runs this section alone.
+//  11. Custom fields (bench/custom-fields.ts), every one of the 100,000 accounts carrying twenty: the list filtered by
+//      a custom field versus filtered by an indexed column of the same selectivity (target ≤ 1.5×), creates with
+//      twenty custom field values versus without (target ≤ 1.2×), and a range filter and a sort by one (reported).
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes. `-- --memory` runs
 // the build, the fixture and the two memory measures only.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
@@ -58,6 +61,7 @@ import { migrateDatabase } from "../server/db/migrate";
 import { listCursor } from "../server/services/pagination";
 import { freePort } from "../test/helpers/ports";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
+import { BENCH_FIELDS, BENCH_VALUES_SQL, type CustomFieldsResult, measureCustomFields } from "./custom-fields";
 import {
   type ConcurrentWritesResult,
   type EventsFeedResult,
@@ -138,6 +142,8 @@ const TARGETS = {
   search: 2,
   usage: 2,
   csvGrowthMb: 100,
+  customFilter: 1.5,
+  customWrites: 1.2,
 };
 const DIST_DIR = ".next-bench";
 // One secret for the servers and for the deep page's cursor, which the bench signs as they do.
@@ -260,6 +266,8 @@ interface Fixture {
   deepFirstId: string;
   /** The demo organisation's owner, signed in (the memory measure browses the settings pages as them). */
   demo: DemoSession;
+  /** Key of an organisation with the paged organisation's twenty custom fields and few accounts (creates). */
+  fieldsKey: string;
 }
 
 /**
@@ -284,6 +292,15 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
   const scopes = ["accounts:write"];
   const key = await createApiKey(org.id, { name: "bench", scopes, isTest: false });
   const pagedKey = await createApiKey(paged.id, { name: "bench", scopes, isTest: false });
+  const { createCustomField } = await import("../server/services/custom-field-definitions");
+  const { SEED_ORIGIN } = await import("../server/services/events");
+  const fieldsOrg = await ensureOrganisation(`bench-fields-${tag}`, { name: "Bench fields", limits: NO_LIMITS });
+  const fieldsKey = await createApiKey(fieldsOrg.id, { name: "bench", scopes, isTest: false });
+  for (const orgId of [paged.id, fieldsOrg.id]) {
+    for (const field of BENCH_FIELDS) {
+      await createCustomField(orgId, { resource: "account", ...field }, SEED_ORIGIN);
+    }
+  }
   await closeDb();
 
   // Accounts are plain fixture rows: SQL keeps the set-up independent of the account service's evolving signature.
@@ -298,11 +315,12 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
   // md5 ids are unique but unrelated to creation order, like cuids; createdAt steps 0.9 ms so a few rows tie and the
   // id tie-breaker of the keyset is exercised.
   await client.query(
-    `INSERT INTO "Account" ("id", "orgId", "name", "lifecycleStatus", "industry", "employeeCount", "domain", "externalId", "createdAt", "updatedAt")
+    `INSERT INTO "Account" ("id", "orgId", "name", "lifecycleStatus", "industry", "employeeCount", "domain", "externalId",
+                            "customFields", "createdAt", "updatedAt")
      SELECT 'seed_' || md5(i::text), $1, 'Account ' || i,
             (ARRAY['PROSPECT','ACTIVE','AT_RISK','CHURNED']::"LifecycleStatus"[])[1 + i % 4],
             (ARRAY['IT services','Healthcare','Legal','Retail','Finance'])[1 + i % 5],
-            (i * 37) % 5000, 'acct' || i || '.example.com', 'seed-' || i,
+            (i * 37) % 5000, 'acct' || i || '.example.com', 'seed-' || i, ${BENCH_VALUES_SQL},
             ts, ts
      FROM generate_series(1, $2::int) AS i,
           LATERAL (SELECT TIMESTAMP '2024-01-01 00:00:00' + floor(i * 0.9) * INTERVAL '1 millisecond' AS ts) AS t`,
@@ -329,6 +347,7 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
     deepCursor: listCursor(deepCursor.id),
     deepFirstId: deepFirst.id,
     demo,
+    fieldsKey: fieldsKey.raw,
   };
 }
 
@@ -1013,6 +1032,14 @@ async function main(): Promise<void> {
   await Promise.all([servers.facade.stop(), observed.silent.stop(), observed.traced.stop()]);
   const bulk = await measureBulk(servers.start, fixture, client);
   const pagination = await measurePagination(servers.start, fixture);
+  const customFields: CustomFieldsResult = await measureCustomFields({
+    origin: servers.start.origin,
+    pagedKey: fixture.pagedKey,
+    fieldsKey: fixture.fieldsKey,
+    warmup: PROFILE.pageWarmup,
+    runs: PROFILE.pageRuns,
+    log,
+  });
   const health = await measureHealth(servers.start, client);
   const search: SearchResult = await measureSearch({
     origin: servers.start.origin,
@@ -1093,6 +1120,18 @@ async function main(): Promise<void> {
       pass: feed.ratio <= TARGETS.feed,
     },
     {
+      name: "custom field filter/indexed",
+      value: customFields.list.ratio,
+      target: `<= ${TARGETS.customFilter}`,
+      pass: customFields.list.ratio <= TARGETS.customFilter,
+    },
+    {
+      name: "create 20 custom fields/none",
+      value: customFields.writes.ratio,
+      target: `<= ${TARGETS.customWrites}`,
+      pass: customFields.writes.ratio <= TARGETS.customWrites,
+    },
+    {
       name: "first start → 200, ms",
       value: startup.medians.firstStart.wallMs,
       target: `<= ${startup.targets.firstStartMs}`,
@@ -1156,6 +1195,19 @@ async function main(): Promise<void> {
   );
   lines.push(
     `  ${pad(`after row ${DEEP_ROW.toLocaleString("en")}`, 22)}${pad(pagination.deepMs.toFixed(2), 9, true)}${pad(pagination.deepP90.toFixed(2), 9, true)}`,
+  );
+  lines.push("");
+  lines.push(
+    `Custom fields, ${SEED_ROWS.toLocaleString("en")} accounts with 20 each — medians of ${PROFILE.pageRuns} requests`,
+  );
+  lines.push(
+    `  GET /accounts?limit=50&customFields.tier=gold ${customFields.list.customMs.toFixed(2)} ms (p90 ${customFields.list.customP90.toFixed(2)}) vs &lifecycle=ACTIVE ${customFields.list.indexedMs.toFixed(2)} ms (p90 ${customFields.list.indexedP90.toFixed(2)}): ${customFields.list.ratio.toFixed(2)}x`,
+  );
+  lines.push(
+    `  customFields.seats[gte]=4900 ${customFields.rangeMs.toFixed(2)} ms; sort=customFields.seats:desc ${customFields.sortMs.toFixed(2)} ms vs sort=employeeCount:desc ${customFields.standardSortMs.toFixed(2)} ms`,
+  );
+  lines.push(
+    `  POST /accounts with 20 custom field values ${customFields.writes.withMs.toFixed(2)} ms (p90 ${customFields.writes.withP90.toFixed(2)}) vs none ${customFields.writes.withoutMs.toFixed(2)} ms (p90 ${customFields.writes.withoutP90.toFixed(2)}): ${customFields.writes.ratio.toFixed(2)}x`,
   );
   lines.push("");
   lines.push(
@@ -1303,6 +1355,7 @@ async function main(): Promise<void> {
     memoryMb: { postgres: memory, embedded: embeddedMemory, withFloorAfterReads: rssAfterReads, end: peakRss },
     bulk,
     pagination: { ...pagination, seededRows: SEED_ROWS, deepRow: DEEP_ROW, limit: PAGE_LIMIT },
+    customFields,
     health: { ...health, large: HEALTH_LARGE, small: HEALTH_SMALL },
     search,
     usage: { ...usage, large: USAGE_LARGE, small: USAGE_SMALL },

@@ -101,6 +101,11 @@ test("every settings page fits at 1280 and 390 px, names its controls and keeps 
   await page.getByLabel("Email", { exact: true }).fill(`invitee-${owner.slug}@example.com`);
   await page.getByRole("button", { name: "Send invitation" }).click();
   await expect(page.getByTestId("revealed-secret")).toBeVisible();
+  await page.goto("/settings/fields");
+  await page.getByLabel("Label", { exact: true }).fill("A custom field with a long label to wrap on a phone");
+  await page.getByLabel("Key").fill("long_label");
+  await page.getByRole("button", { name: "Add field" }).click();
+  await expect(page.getByTestId("field-card")).toHaveCount(1);
   await page.goto("/settings/usage");
   await expect(async () => {
     await page.reload();
@@ -112,6 +117,7 @@ test("every settings page fits at 1280 and 390 px, names its controls and keeps 
     keys: "/settings/keys",
     webhooks: "/settings/webhooks",
     "webhook-endpoint": endpointPath,
+    fields: "/settings/fields",
     usage: "/settings/usage",
     team: "/settings/team",
     security: "/settings/security",

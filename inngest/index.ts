@@ -1,5 +1,6 @@
 import { deliverWebhookFunction } from "./functions/deliver-webhook";
 import { fanOutEventFunction } from "./functions/fan-out-event";
+import { purgeArchivedCustomFieldsFunction } from "./functions/purge-archived-custom-fields";
 import { purgeExpiredEventsFunction } from "./functions/purge-expired-events";
 import { purgeExpiredSignInsFunction } from "./functions/purge-expired-sign-ins";
 import { purgeIdempotencyKeysFunction } from "./functions/purge-idempotency-keys";
@@ -19,4 +20,5 @@ export const functions = [
   purgeExpiredSignInsFunction,
   refreshHealthScoresFunction,
   rollUpUsageFunction,
+  purgeArchivedCustomFieldsFunction,
 ];

@@ -2,6 +2,9 @@
 // process, no server needed): sdk/src/schema.ts, the types (openapi-typescript), and sdk/src/resources.ts, one method
 // per operation grouped by resource (`crm.accounts.list/get/create/update/delete/bulk`, …). `-- --check` only compares
 // and exits 1 on a difference (test/integration/sdk.test.ts runs the same comparison).
+// `-- --custom-fields [--url <API base URL>] [--key <API key>] [--out <file>]` instead writes one organisation's custom
+// fields as a type for `createClient<CustomFields>()`, from the JSON Schema its API serves (`GET /custom-fields/schema`;
+// the key needs custom_fields:read; CRM_URL and CRM_KEY are the defaults of --url and --key).
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,44 +87,77 @@ const objectText = (members: string[]) => {
   return present.length > 0 ? `{ ${present.join(", ")} }` : "{}";
 };
 
-/** One generated method: a property of its resource's object literal. */
-function methodText(op: OperationInfo): string {
+/**
+ * One generated method: a property of its resource's object literal. `values` is the type of the resource's
+ * `customFields` (`ValuesOf<F, "account">`) when its records have custom fields: answers, bodies and list filters are
+ * then typed by the organisation's fields the client was made with.
+ */
+function methodText(op: OperationInfo, values?: string): string {
   const P = quote(op.path);
+  const out = (type: string) => (values ? `WithValues<${type}, ${values}>` : type);
+  const input = (type: string) => (values ? `WithValuesIn<${type}, ${values}>` : type);
   const pathArgs = op.pathParams.map((name) => `${name}: string`);
   const pathValue = op.pathParams.length > 0 ? `path: { ${op.pathParams.join(", ")} }` : "";
   const doc = `/** ${op.summary}: \`${op.method.toUpperCase()} ${op.path}\`${op.scope ? `, scope \`${op.scope}\`` : ", no key needed"}${op.list ? "; every record, page after page" : ""}. */\n`;
   if (op.list) {
-    const queryArg = op.query === "none" ? [] : [`query${op.query === "optional" ? "?" : ""}: ListQuery<${P}>`];
+    const query = values ? `ListQuery<${P}> & CustomFieldQuery<${values}>` : `ListQuery<${P}>`;
+    const queryArg = op.query === "none" ? [] : [`query${op.query === "optional" ? "?" : ""}: ${query}`];
     const fields = objectText([pathValue, op.query === "none" ? "" : "query"]);
-    return `${doc}${op.name}: (${[...pathArgs, ...queryArg, "options?: CallOptions"].join(", ")}): AsyncGenerator<ItemOf<${P}>> =>
-  call.list(${P}, ${fields}, options),\n`;
+    return `${doc}${op.name}: (${[...pathArgs, ...queryArg, "options?: CallOptions"].join(", ")}): AsyncGenerator<${out(`ItemOf<${P}>`)}> =>
+  call.list(${P}, ${fields}, options)${values ? " as never" : ""},\n`;
   }
   const M = quote(op.method);
-  const bodyArg = op.body === "none" ? [] : [`body${op.body === "optional" ? "?" : ""}: Body<${P}, ${M}>`];
+  const bodyArg = op.body === "none" ? [] : [`body${op.body === "optional" ? "?" : ""}: ${input(`Body<${P}, ${M}>`)}`];
   const queryArg = op.query === "none" ? [] : [`query${op.query === "optional" ? "?" : ""}: Query<${P}, ${M}>`];
   const fields = objectText([pathValue, op.body === "none" ? "" : "body", op.query === "none" ? "" : "query"]);
   const args = [...pathArgs, ...bodyArg, ...queryArg, "options?: CallOptions"].join(", ");
   const send = `call.send(${M}, ${P}, ${fields}, options)`;
-  if (op.partial) return `${doc}${op.name}: ((${args}) =>\n  ${send}) as BulkMethod<${P}>,\n`;
-  return `${doc}${op.name}: (${args}): Promise<SuccessData<${P}, ${M}>> =>\n  ${send},\n`;
+  if (op.partial)
+    return `${doc}${op.name}: ((${args}) =>\n  ${send}) as BulkMethod<${P}${values ? `, ${values}` : ""}>,\n`;
+  return `${doc}${op.name}: (${args}): Promise<${out(`SuccessData<${P}, ${M}>`)}> =>\n  ${send},\n`;
+}
+
+/** The resources whose records carry custom fields, as the document's custom field definition names them. */
+function customFieldResources(doc: Json): Map<string, string> {
+  const schemas = (doc.components as Json).schemas as Record<string, Json>;
+  const field = schemas.CustomField as { properties: { resource: { enum: string[] } } };
+  return new Map(field.properties.resource.enum.map((resource) => [`${resource}s`, resource]));
 }
 
 /** The text of sdk/src/resources.ts: every operation as a method of its resource. */
 export function resourcesText(doc: Json = document()): string {
   const byResource = new Map<string, OperationInfo[]>();
   for (const op of operationsOf(doc)) byResource.set(op.resource, [...(byResource.get(op.resource) ?? []), op]);
-  const resources = [...byResource].map(
-    ([resource, ops]) =>
-      `    ${resource}: {\n${ops.map((op) => methodText(op).replace(/^(?=.)/gm, "      ")).join("")}    },\n`,
-  );
-  return `${HEADER}import type { BulkMethod, Body, CallOptions, Caller, ItemOf, ListQuery, Query, SuccessData } from "./types.js";
+  const custom = customFieldResources(doc);
+  const resources = [...byResource].map(([resource, ops]) => {
+    const name = custom.get(resource);
+    const values = name ? `ValuesOf<F, "${name}">` : undefined;
+    return `    ${resource}: {\n${ops.map((op) => methodText(op, values).replace(/^(?=.)/gm, "      ")).join("")}    },\n`;
+  });
+  return `${HEADER}import type {
+  BulkMethod,
+  Body,
+  CallOptions,
+  Caller,
+  CustomFieldQuery,
+  CustomFieldTypes,
+  ItemOf,
+  ListQuery,
+  Query,
+  SuccessData,
+  ValuesOf,
+  WithValues,
+  WithValuesIn,
+} from "./types.js";
 
 /**
  * One method per operation of the API, grouped by resource as the API names them (the operationId
  * \`<resource>-<method>\`): \`list\` iterates over every record of a list, the others resolve to the answer's \`data\`.
- * Arguments in order: path parameters, the body, the query, then per-call options (headers, signal).
+ * Arguments in order: path parameters, the body, the query, then per-call options (headers, signal). \`F\` is the
+ * organisation's custom fields (\`CustomFieldTypes\`), which type the \`customFields\` of accounts, contacts, deals,
+ * devices and tasks.
  */
-export function resources(call: Caller) {
+export function resources<F extends CustomFieldTypes = Record<never, never>>(call: Caller) {
   return {
 ${resources.join("")}  };
 }
@@ -134,12 +170,79 @@ export async function sdkSchemaText(): Promise<string> {
   return `${HEADER}${astToString(ast)}`;
 }
 
+const FIELDS_HEADER =
+  "// Generated by `npm run sdk:generate -- --custom-fields` from the organisation's custom fields (GET /custom-fields/schema):\n// do not edit; generate it again after the fields change.\n";
+
+/**
+ * The text of a module typing one organisation's custom fields (`export interface CustomFields { account: …; … }`),
+ * from the JSON Schema (2020-12) its API serves for each resource, turned into TypeScript by openapi-typescript.
+ * @param options.baseUrl the API's base URL, with `/api/v1`; `options.apiKey` a key with `custom_fields:read`.
+ * @throws Error naming the status when the API refuses a request.
+ */
+export async function customFieldTypesText(options: {
+  baseUrl: string;
+  apiKey: string;
+  fetch?: typeof fetch;
+}): Promise<string> {
+  const resources = [...customFieldResources(document()).values()];
+  const schemas: Record<string, Json> = {};
+  for (const resource of resources) {
+    const url = `${options.baseUrl.replace(/\/$/, "")}/custom-fields/schema?resource=${resource}`;
+    const response = await (options.fetch ?? fetch)(url, { headers: { Authorization: `Bearer ${options.apiKey}` } });
+    const body = (await response.json()) as { data?: Json; error?: { message?: string } };
+    if (!response.ok || !body.data) throw new Error(`GET ${url} answered ${response.status}: ${body.error?.message}`);
+    const { $schema: _dialect, ...schema } = body.data;
+    schemas[resource] = schema;
+  }
+  const ast = await openapiTS({
+    openapi: "3.1.0",
+    info: { title: "custom fields", version: "1" },
+    paths: {},
+    components: { schemas },
+  } as never);
+  // openapi-typescript's module scaffolding stays private to the file: only CustomFields is its interface.
+  const types = astToString(ast).replace(
+    /^export (type|interface) (paths|webhooks|components|\$defs|operations)\b/gm,
+    "$1 $2",
+  );
+  const members = resources.map((resource) => `  ${resource}: components["schemas"]["${resource}"];`).join("\n");
+  return `${FIELDS_HEADER}${types}
+/** The organisation's custom fields by resource: \`createClient<CustomFields>({ … })\` types every record's customFields. */
+export interface CustomFields {
+${members}
+}
+`;
+}
+
 /** Every generated file of the client with its current text. */
 export async function sdkFiles(): Promise<Array<{ file: string; text: string }>> {
   return [
     { file: SDK_SCHEMA_FILE, text: await sdkSchemaText() },
     { file: SDK_RESOURCES_FILE, text: resourcesText() },
   ];
+}
+
+/** The value of a `--name value` argument. */
+function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index < 0 ? undefined : process.argv[index + 1];
+}
+
+if (
+  process.argv[1] &&
+  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url) &&
+  process.argv.includes("--custom-fields")
+) {
+  const baseUrl = argument("--url") ?? process.env.CRM_URL ?? "http://localhost:3000/api/v1";
+  const apiKey = argument("--key") ?? process.env.CRM_KEY;
+  if (!apiKey) {
+    console.error("--custom-fields needs an API key with custom_fields:read: --key <key> or CRM_KEY");
+    process.exit(1);
+  }
+  const out = path.resolve(argument("--out") ?? "crm-custom-fields.ts");
+  writeFileSync(out, await customFieldTypesText({ baseUrl, apiKey }));
+  console.log(`wrote ${path.relative(process.cwd(), out)}: createClient<CustomFields>() types customFields`);
+  process.exit(0);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

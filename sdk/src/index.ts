@@ -6,19 +6,26 @@ import createFetchClient, { type FetchResponse, type MaybeOptionalInit } from "o
 import type { HttpMethod, PathsWithMethod, RequiredKeysOf } from "openapi-typescript-helpers";
 import { resources } from "./resources.js";
 import type { paths } from "./schema.js";
-import type { Caller, CallOptions, ItemOf, ListPath, ListQuery, OperationCall } from "./types.js";
+import type { Caller, CallOptions, CustomFieldTypes, ItemOf, ListPath, ListQuery, OperationCall } from "./types.js";
 
 export type { components, paths } from "./schema.js";
 export type {
   Body,
   BulkMethod,
   CallOptions,
+  CustomFieldOperator,
+  CustomFieldQuery,
+  CustomFieldResource,
+  CustomFieldTypes,
   ItemOf,
   ListPath,
   ListQuery,
   PartialData,
   Query,
   SuccessData,
+  ValuesOf,
+  WithValues,
+  WithValuesIn,
 } from "./types.js";
 
 /** The API's error envelope as one typed error: every non-2xx answer the client does not retry. */
@@ -112,9 +119,11 @@ export type FeedEvent = ItemOf<"/events">;
  * - `GET`, `POST`, `PATCH`, `DELETE`: every operation, typed by path (openapi-fetch).
  * - `list(path, query)`: every record of a list, page after page.
  * - `events.follow()`: the events feed, forever, page by page with the cursor to keep.
- * Every call resolves to the envelope's `data` and throws {@link ApiError} on an error answer.
+ * Every call resolves to the envelope's `data` and throws {@link ApiError} on an error answer. `F`, the organisation's
+ * custom fields (a type `npm run sdk:generate -- --custom-fields` writes), types the `customFields` of records, bodies
+ * and list filters: `createClient<CustomFields>({ … })`.
  */
-export function createClient(options: ClientOptions) {
+export function createClient<F extends CustomFieldTypes = Record<never, never>>(options: ClientOptions) {
   const raw = createFetchClient<paths>({
     baseUrl: (options.baseUrl ?? "http://localhost:3000/api/v1").replace(/\/$/, ""),
     headers: { Authorization: `Bearer ${options.apiKey}` },
@@ -170,7 +179,7 @@ export function createClient(options: ClientOptions) {
     },
     list: pages,
   };
-  const generated = resources(caller);
+  const generated = resources<F>(caller);
 
   /** Every record of a list, page after page: `for await (const a of crm.list("/accounts", { limit: 100 }))`. */
   function list<P extends ListPath>(path: P, query?: ListQuery<P>): AsyncGenerator<ItemOf<P>> {

@@ -29,7 +29,9 @@ export interface paths {
         };
         /**
          * List accounts
-         * @description Requires scope `accounts:read`.
+         * @description Keyset-paginated accounts of the organisation. Filters combine with AND. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
+         *
+         *     Requires scope `accounts:read`.
          */
         get: operations["accounts-list"];
         put?: never;
@@ -105,7 +107,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description A contact is returned with its account relationships (accounts: [{accountId, accountName, role, isPrimary}], the primary one first, then by account name); list items, bulk events and the contact.created / contact.updated webhook data have exactly this shape. Filters: accountId (contacts related to that account; an id that names no account of the organisation gives an empty list, not an error) and email (exact, case-insensitive). Sort fields: createdAt, updatedAt, email (case-insensitive order), lastName (nulls last); default createdAt:asc.
+         * @description A contact is returned with its account relationships (accounts: [{accountId, accountName, role, isPrimary}], the primary one first, then by account name); list items, bulk events and the contact.created / contact.updated webhook data have exactly this shape. Filters: accountId (contacts related to that account; an id that names no account of the organisation gives an empty list, not an error) and email (exact, case-insensitive). Sort fields: createdAt, updatedAt, email (case-insensitive order), lastName (nulls last); default createdAt:asc. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
          *
          *     Requires scope `contacts:read`.
          */
@@ -205,7 +207,7 @@ export interface paths {
         };
         /**
          * List deals
-         * @description Keyset-paginated deals of the organisation. Filters combine with AND. Sort allow-list: estimatedMrr, createdAt, updatedAt, probability; default createdAt:asc, ties by id.
+         * @description Keyset-paginated deals of the organisation. Filters combine with AND. Sort allow-list: estimatedMrr, createdAt, updatedAt, probability; default createdAt:asc, ties by id. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
          *
          *     Requires scope `deals:read`.
          */
@@ -281,7 +283,7 @@ export interface paths {
         };
         /**
          * List tasks
-         * @description Keyset-paginated tasks of the organisation. Filters combine with AND. Sort allow-list: dueAt, createdAt, updatedAt; default createdAt:asc, ties by id; tasks without dueAt sort last in both directions. priority is not sortable.
+         * @description Keyset-paginated tasks of the organisation. Filters combine with AND. Sort allow-list: dueAt, createdAt, updatedAt; default createdAt:asc, ties by id; tasks without dueAt sort last in both directions. priority is not sortable. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
          *
          *     Requires scope `tasks:read`.
          */
@@ -341,7 +343,7 @@ export interface paths {
         };
         /**
          * List devices
-         * @description Keyset-paginated device inventory of the organisation, oldest first by default. Sort allow-list: createdAt, updatedAt, hostname, lastSeenAt (nulls last). An accountId filter naming no account gives an empty page.
+         * @description Keyset-paginated device inventory of the organisation, oldest first by default. Sort allow-list: createdAt, updatedAt, hostname, lastSeenAt (nulls last). An accountId filter naming no account gives an empty page. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
          *
          *     Requires scope `devices:read`.
          */
@@ -992,10 +994,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/custom-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List custom fields
+         * @description The organisation's custom field definitions, oldest first: active ones, archived ones too with includeArchived=true (until their values are purged), of one resource with resource=….
+         *
+         *     Requires scope `custom_fields:read`.
+         */
+        get: operations["customFields-list"];
+        put?: never;
+        /**
+         * Create a custom field
+         * @description Defines a field of a resource; records of the resource carry its values in customFields from now on (none until one is written). resource, key and type never change. At most 100 active fields per resource: the next is 422 naming the limit. A key already used by a field of the resource, archived ones included until their values are purged, is 422. Records custom_field.created.
+         *
+         *     Requires scope `custom_fields:write`.
+         */
+        post: operations["customFields-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/custom-fields/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a resource's custom fields as JSON Schema
+         * @description The JSON Schema (2020-12) of customFields of the resource's records in this organisation: one optional property per active field, typed as its values are (x-required marks the fields creates must give). Generate types from it (npm run sdk:generate -- --custom-fields) or validate records with any JSON Schema validator. The OpenAPI document stays the same whatever an organisation defines; this is where its own shape is.
+         *
+         *     Requires scope `custom_fields:read`.
+         */
+        get: operations["customFields-schema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/custom-fields/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a custom field
+         * @description One definition, archived ones included until their values are purged.
+         *
+         *     Requires scope `custom_fields:read`.
+         */
+        get: operations["customFields-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a custom field
+         * @description Archives the field and answers it with archivedAt: its values disappear from every read, list, event and webhook at once, writes naming it are refused (422), and its values are purged 30 days later, when its key is free again. Records custom_field.archived; archiving an archived field changes nothing.
+         *
+         *     Requires scope `custom_fields:write`.
+         */
+        delete: operations["customFields-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a custom field
+         * @description Changes label, description, required, searchable or options (the complete list: new values are added, an option is archived with archived: true and never removed). resource, key and type never change (422 as unknown fields); an archived field cannot be changed (422). Records custom_field.updated with changedFields and previous.
+         *
+         *     Requires scope `custom_fields:write`.
+         */
+        patch: operations["customFields-update"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        CustomFieldValue: string | number | boolean | string[] | components["schemas"]["Money"];
+        Money: {
+            /** @description The amount, a JSON number. */
+            amount: number;
+            /** @description ISO 4217 currency code, e.g. EUR. */
+            currency: string;
+        };
         /**
          * @example {
          *       "name": "Northwind Dental",
@@ -1022,6 +1115,21 @@ export interface components {
             domain?: string | null;
             /** @description Identifier in the caller's system (PSA, RMM), stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
             externalId?: string | null;
+            /**
+             * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+             * @example {
+             *       "contract_tier": "gold",
+             *       "seats": 85,
+             *       "renewal_date": "2027-03-31",
+             *       "annual_value": {
+             *         "amount": 42000,
+             *         "currency": "EUR"
+             *       }
+             *     }
+             */
+            customFields?: {
+                [key: string]: components["schemas"]["CustomFieldValue"] | null;
+            };
         };
         /**
          * @example {
@@ -1057,6 +1165,21 @@ export interface components {
             role?: string | null;
             /** @description Whether the account given by accountId is the contact's primary account (default false). */
             isPrimary?: boolean;
+            /**
+             * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+             * @example {
+             *       "contract_tier": "gold",
+             *       "seats": 85,
+             *       "renewal_date": "2027-03-31",
+             *       "annual_value": {
+             *         "amount": 42000,
+             *         "currency": "EUR"
+             *       }
+             *     }
+             */
+            customFields?: {
+                [key: string]: components["schemas"]["CustomFieldValue"] | null;
+            };
         };
         ContactAccountInput: {
             /**
@@ -1113,6 +1236,21 @@ export interface components {
             ownerId?: string | null;
             /** @description Expected close date, YYYY-MM-DD (a calendar date, no time zone). */
             expectedCloseDate?: string | null;
+            /**
+             * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+             * @example {
+             *       "contract_tier": "gold",
+             *       "seats": 85,
+             *       "renewal_date": "2027-03-31",
+             *       "annual_value": {
+             *         "amount": 42000,
+             *         "currency": "EUR"
+             *       }
+             *     }
+             */
+            customFields?: {
+                [key: string]: components["schemas"]["CustomFieldValue"] | null;
+            };
         };
         /**
          * @example {
@@ -1147,6 +1285,21 @@ export interface components {
             patchCompliant?: boolean;
             /** @description When the agent last reported in: ISO 8601 timestamp with a time zone (Z or ±hh:mm); stored in UTC. */
             lastSeenAt?: string | null;
+            /**
+             * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+             * @example {
+             *       "contract_tier": "gold",
+             *       "seats": 85,
+             *       "renewal_date": "2027-03-31",
+             *       "annual_value": {
+             *         "amount": 42000,
+             *         "currency": "EUR"
+             *       }
+             *     }
+             */
+            customFields?: {
+                [key: string]: components["schemas"]["CustomFieldValue"] | null;
+            };
         };
         /**
          * @example {
@@ -1225,6 +1378,15 @@ export interface components {
          *       "employeeCount": 85,
          *       "domain": "northwind-dental.example",
          *       "externalId": "psa-42",
+         *       "customFields": {
+         *         "contract_tier": "gold",
+         *         "seats": 85,
+         *         "renewal_date": "2027-03-31",
+         *         "annual_value": {
+         *           "amount": 42000,
+         *           "currency": "EUR"
+         *         }
+         *       },
          *       "createdAt": "2026-11-02T09:15:27.114Z",
          *       "updatedAt": "2026-11-20T14:03:51.902Z"
          *     }
@@ -1250,6 +1412,7 @@ export interface components {
             domain: string | null;
             /** @description Identifier in the caller's system; unique per organisation. */
             externalId: string | null;
+            customFields: components["schemas"]["CustomFieldValues"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp with milliseconds.
@@ -1260,6 +1423,21 @@ export interface components {
              * @description ISO 8601 UTC timestamp with milliseconds.
              */
             updatedAt: string;
+        };
+        /**
+         * @description The record's custom field values keyed by field key: strings for text, date (YYYY-MM-DD), datetime (ISO 8601 UTC with milliseconds), select, url and email fields, JSON numbers, booleans, arrays of option values for multiSelect, {amount, currency} for currency. A field without a value is absent. The organisation's fields: GET /custom-fields, or GET /custom-fields/schema?resource=… as JSON Schema.
+         * @example {
+         *       "contract_tier": "gold",
+         *       "seats": 85,
+         *       "renewal_date": "2027-03-31",
+         *       "annual_value": {
+         *         "amount": 42000,
+         *         "currency": "EUR"
+         *       }
+         *     }
+         */
+        CustomFieldValues: {
+            [key: string]: components["schemas"]["CustomFieldValue"];
         };
         /**
          * @example {
@@ -1439,6 +1617,7 @@ export interface components {
          *           "isPrimary": true
          *         }
          *       ],
+         *       "customFields": {},
          *       "createdAt": "2026-11-02T09:15:27.114Z",
          *       "updatedAt": "2026-11-20T14:03:51.902Z"
          *     }
@@ -1461,6 +1640,7 @@ export interface components {
             phone: string | null;
             /** @description Account relationships, at most 100: the primary one first, then by account name (ties by accountId). Empty when the contact is related to no account. */
             accounts: components["schemas"]["ContactAccountRelationship"][];
+            customFields: components["schemas"]["CustomFieldValues"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp with milliseconds.
@@ -1627,6 +1807,7 @@ export interface components {
          *       "ownerId": "user-17",
          *       "expectedCloseDate": "2026-12-15",
          *       "closedAt": null,
+         *       "customFields": {},
          *       "createdAt": "2026-11-02T09:15:27.114Z",
          *       "updatedAt": "2026-11-20T14:03:51.902Z"
          *     }
@@ -1669,6 +1850,7 @@ export interface components {
             expectedCloseDate: string | null;
             /** @description Read-only. When the deal entered CLOSED_WON or CLOSED_LOST (ISO 8601 UTC); null while the deal is open. */
             closedAt: string | null;
+            customFields: components["schemas"]["CustomFieldValues"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp with milliseconds.
@@ -1735,6 +1917,7 @@ export interface components {
          *       "accountId": "cm7k2x0a80001northwind0",
          *       "dealId": "cm7k2x0a80003renewal2027",
          *       "completedAt": null,
+         *       "customFields": {},
          *       "createdAt": "2026-11-02T09:15:27.114Z",
          *       "updatedAt": "2026-11-20T14:03:51.902Z"
          *     }
@@ -1769,6 +1952,7 @@ export interface components {
             dealId: string | null;
             /** @description Read-only. When the task became DONE (ISO 8601 UTC); null unless the status is DONE. */
             completedAt: string | null;
+            customFields: components["schemas"]["CustomFieldValues"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp with milliseconds.
@@ -1794,6 +1978,7 @@ export interface components {
          *       "isEndOfLife": false,
          *       "patchCompliant": true,
          *       "lastSeenAt": "2026-11-24T08:59:12.000Z",
+         *       "customFields": {},
          *       "createdAt": "2026-11-02T09:15:27.114Z",
          *       "updatedAt": "2026-11-20T14:03:51.902Z"
          *     }
@@ -1825,6 +2010,7 @@ export interface components {
             patchCompliant: boolean;
             /** @description When the agent last reported in (ISO 8601 UTC); null if never. */
             lastSeenAt: string | null;
+            customFields: components["schemas"]["CustomFieldValues"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp with milliseconds.
@@ -2498,14 +2684,25 @@ export interface components {
          *         "employeeCount": 92,
          *         "domain": "northwind-dental.example",
          *         "externalId": "psa-42",
+         *         "customFields": {
+         *           "contract_tier": "gold",
+         *           "seats": 92,
+         *           "renewal_date": "2027-03-31",
+         *           "annual_value": {
+         *             "amount": 42000,
+         *             "currency": "EUR"
+         *           }
+         *         },
          *         "createdAt": "2026-11-02T09:15:27.114Z",
          *         "updatedAt": "2026-11-24T10:15:00.000Z"
          *       },
          *       "changedFields": [
-         *         "employeeCount"
+         *         "employeeCount",
+         *         "customFields.seats"
          *       ],
          *       "previous": {
-         *         "employeeCount": 85
+         *         "employeeCount": 85,
+         *         "customFields.seats": 85
          *       }
          *     }
          */
@@ -2516,7 +2713,7 @@ export interface components {
              * @description Event name, e.g. account.updated; webhook.test only in test deliveries, never in the feed.
              * @enum {string}
              */
-            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "webhook.test";
+            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook.test";
             /**
              * Format: int64
              * @description Position of the event in its organisation's feed: increasing in the order the changes committed within the organisation, the same in the feed and in every webhook delivery. Two events of the same record: the one with the larger sequence carries the newer state, so a receiver that gets webhooks out of order (retries) keeps, per record, the data of the largest sequence it has seen and discards older ones. Numbers are not contiguous for a subscriber: other records, event types it does not receive and webhook test events take numbers too. Compare sequences only within one organisation.
@@ -2530,15 +2727,15 @@ export interface components {
             /** @description Owning organisation. */
             orgId: string;
             /** @description The resource the event is about; null only for webhook test events. */
-            resource: ("account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint") | null;
+            resource: ("account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint" | "custom_field") | null;
             actor: components["schemas"]["Actor"];
             /** @description The record after the change, exactly as its GET returns it; for a hard deletion (and contact.erased) a tombstone {id, resource, deleted: true} with the record's external key where it has one (externalId of an account, rmmAgentId of a device). */
             data: {
                 [key: string]: unknown;
             };
-            /** @description Present when an existing record changed (updates, soft deletion, stage changes, offline and end-of-life): the fields whose values changed, updatedAt left out. */
+            /** @description Present when an existing record changed (updates, soft deletion, stage changes, offline and end-of-life, archiving a custom field): the fields whose values changed, updatedAt left out; a custom field value is named customFields.<key>. */
             changedFields?: string[];
-            /** @description Present with changedFields: the values those fields had before the change. */
+            /** @description Present with changedFields: the values those fields had before the change, keyed as changedFields names them (customFields.<key> for a custom field value, null when it had none). */
             previous?: {
                 [key: string]: unknown;
             };
@@ -2597,7 +2794,7 @@ export interface components {
             /** @description Free text, at most 500 characters; null when none. */
             description: string | null;
             /** @description Subscribed event names (see the webhook guide), or exactly ["*"] for every event. */
-            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "*")[];
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "*")[];
             /** @description false: nothing is delivered until it is enabled again. */
             enabled: boolean;
             /** @description Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or 5 failed deliveries in a row; null while enabled. */
@@ -2653,7 +2850,7 @@ export interface components {
             /** @description Free text, at most 500 characters; null when none. */
             description: string | null;
             /** @description Subscribed event names (see the webhook guide), or exactly ["*"] for every event. */
-            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "*")[];
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "*")[];
             /** @description false: nothing is delivered until it is enabled again. */
             enabled: boolean;
             /** @description Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or 5 failed deliveries in a row; null while enabled. */
@@ -2742,7 +2939,7 @@ export interface components {
              * @description Event name (webhook.test for test events).
              * @enum {string}
              */
-            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "webhook.test";
+            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook.test";
             /**
              * Format: int32
              * @description 1-based number within the delivery, redeliveries included.
@@ -2951,6 +3148,169 @@ export interface components {
             byStatusClass: components["schemas"]["UsageStatusClasses"];
             /** @description 95th percentile of the time to answer, ms: the upper bound of the latency band holding it (bands end at 5, 10, 25, 50, 75, 100, 150, 250, 500, 750, 1000, 2500, 5000, 10000, 30000 ms), or the slowest request's time when that is lower; null without requests. */
             p95Ms: number | null;
+        };
+        /**
+         * @example {
+         *       "id": "cm7k2x0a80010tierfield0",
+         *       "resource": "account",
+         *       "key": "contract_tier",
+         *       "label": "Contract tier",
+         *       "type": "select",
+         *       "description": "Support tier of the managed-services contract.",
+         *       "options": [
+         *         {
+         *           "value": "gold",
+         *           "label": "Gold",
+         *           "archivedAt": null
+         *         },
+         *         {
+         *           "value": "silver",
+         *           "label": "Silver",
+         *           "archivedAt": null
+         *         },
+         *         {
+         *           "value": "bronze",
+         *           "label": "Bronze",
+         *           "archivedAt": null
+         *         }
+         *       ],
+         *       "required": false,
+         *       "searchable": true,
+         *       "createdAt": "2026-11-02T09:15:27.114Z",
+         *       "updatedAt": "2026-11-20T14:03:51.902Z",
+         *       "archivedAt": null
+         *     }
+         */
+        CustomField: {
+            /**
+             * @description Record identifier (opaque string, cuid style).
+             * @example cm7k2x0a80001northwind0
+             */
+            id: string;
+            /**
+             * @description The records the field belongs to: account, contact, deal, device or task; never changed.
+             * @enum {string}
+             */
+            resource: "account" | "contact" | "deal" | "device" | "task";
+            /** @description The field's key in customFields; unique per organisation and resource. */
+            key: string;
+            /** @description The field's name for people. */
+            label: string;
+            /**
+             * @description What the field holds, never changed: text (up to 1,000 characters), number, boolean, date (YYYY-MM-DD), datetime (ISO 8601, stored in UTC), select (one option's value), multiSelect (up to 50 option values), url (http or https), email, currency ({amount, currency} with an ISO 4217 code).
+             * @enum {string}
+             */
+            type: "text" | "number" | "boolean" | "date" | "datetime" | "select" | "multiSelect" | "url" | "email" | "currency";
+            /** @description What the field is for; null for none. */
+            description: string | null;
+            /** @description The options of a select or multiSelect field in display order, at most 200; null for the other types. */
+            options: components["schemas"]["CustomFieldOption"][] | null;
+            /** @description Whether creates must give the field a value and updates may not clear it. Records written before it became required may lack it. */
+            required: boolean;
+            /** @description Whether the field's values are meant to be searched (stored for search). */
+            searchable: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds.
+             */
+            updatedAt: string;
+            /** @description When the field was archived (DELETE): it is gone from records and refused on writes, its values are purged 30 days later and its key is free again then; null while active. */
+            archivedAt: string | null;
+        };
+        CustomFieldOption: {
+            /** @description The value records carry. */
+            value: string;
+            /** @description The option's name for people. */
+            label: string;
+            /** @description When the option was archived: records keep it, new writes cannot pick it; null while it is active. */
+            archivedAt: string | null;
+        };
+        /**
+         * @example {
+         *       "$schema": "https://json-schema.org/draft/2020-12/schema",
+         *       "title": "Custom fields of accounts",
+         *       "description": "customFields of an account of this organisation: one property per active field, every one optional (a record lacks a field it has no value for).",
+         *       "type": "object",
+         *       "properties": {
+         *         "contract_tier": {
+         *           "title": "Contract tier",
+         *           "description": "Support tier of the managed-services contract.",
+         *           "type": "string",
+         *           "enum": [
+         *             "gold",
+         *             "silver",
+         *             "bronze"
+         *           ],
+         *           "maxLength": 100
+         *         },
+         *         "seats": {
+         *           "title": "Seats",
+         *           "type": "number",
+         *           "minimum": -1000000000000000,
+         *           "maximum": 1000000000000000
+         *         },
+         *         "renewal_date": {
+         *           "title": "Renewal date",
+         *           "type": "string",
+         *           "format": "date",
+         *           "maxLength": 10
+         *         },
+         *         "annual_value": {
+         *           "title": "Annual value",
+         *           "type": "object",
+         *           "properties": {
+         *             "amount": {
+         *               "type": "number",
+         *               "minimum": -1000000000000000,
+         *               "maximum": 1000000000000000
+         *             },
+         *             "currency": {
+         *               "type": "string",
+         *               "pattern": "^[A-Z]{3}$",
+         *               "maxLength": 3
+         *             }
+         *           },
+         *           "required": [
+         *             "amount",
+         *             "currency"
+         *           ],
+         *           "additionalProperties": false
+         *         }
+         *       },
+         *       "additionalProperties": false
+         *     }
+         */
+        CustomFieldJsonSchema: {
+            /**
+             * @description The JSON Schema dialect.
+             * @constant
+             */
+            $schema: "https://json-schema.org/draft/2020-12/schema";
+            /** @description What the schema describes. */
+            title: string;
+            /** @description How to read it. */
+            description: string;
+            /**
+             * @description customFields is an object.
+             * @constant
+             */
+            type: "object";
+            /** @description One JSON Schema per active field, keyed by the field's key. */
+            properties: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * @description Keys of no active field never appear.
+             * @constant
+             */
+            additionalProperties: false;
         };
         ErrorEnvelope: {
             /**
@@ -3188,7 +3548,7 @@ export interface operations {
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only accounts with this lifecycle status. */
                 lifecycle?: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
@@ -3296,6 +3656,15 @@ export interface operations {
                      *           "employeeCount": 85,
                      *           "domain": "northwind-dental.example",
                      *           "externalId": "psa-42",
+                     *           "customFields": {
+                     *             "contract_tier": "gold",
+                     *             "seats": 85,
+                     *             "renewal_date": "2027-03-31",
+                     *             "annual_value": {
+                     *               "amount": 42000,
+                     *               "currency": "EUR"
+                     *             }
+                     *           },
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -3461,6 +3830,21 @@ export interface operations {
                     domain?: string | null;
                     /** @description Identifier in the caller's system (PSA, RMM), stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
                     externalId?: string | null;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -3492,6 +3876,15 @@ export interface operations {
                      *         "employeeCount": 85,
                      *         "domain": "northwind-dental.example",
                      *         "externalId": "psa-42",
+                     *         "customFields": {
+                     *           "contract_tier": "gold",
+                     *           "seats": 85,
+                     *           "renewal_date": "2027-03-31",
+                     *           "annual_value": {
+                     *             "amount": 42000,
+                     *             "currency": "EUR"
+                     *           }
+                     *         },
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -3977,6 +4370,15 @@ export interface operations {
                      *         "employeeCount": 85,
                      *         "domain": "northwind-dental.example",
                      *         "externalId": "psa-42",
+                     *         "customFields": {
+                     *           "contract_tier": "gold",
+                     *           "seats": 85,
+                     *           "renewal_date": "2027-03-31",
+                     *           "annual_value": {
+                     *             "amount": 42000,
+                     *             "currency": "EUR"
+                     *           }
+                     *         },
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -4175,6 +4577,15 @@ export interface operations {
                      *         "employeeCount": 85,
                      *         "domain": "northwind-dental.example",
                      *         "externalId": "psa-42",
+                     *         "customFields": {
+                     *           "contract_tier": "gold",
+                     *           "seats": 85,
+                     *           "renewal_date": "2027-03-31",
+                     *           "annual_value": {
+                     *             "amount": 42000,
+                     *             "currency": "EUR"
+                     *           }
+                     *         },
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -4384,6 +4795,21 @@ export interface operations {
                     domain?: string | null;
                     /** @description Identifier in the caller's system (PSA, RMM), stored in Unicode NFC and compared exactly (case-sensitive); unique per organisation; the match key of bulk upsert. */
                     externalId?: string | null;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -4415,6 +4841,15 @@ export interface operations {
                      *         "employeeCount": 85,
                      *         "domain": "northwind-dental.example",
                      *         "externalId": "psa-42",
+                     *         "customFields": {
+                     *           "contract_tier": "gold",
+                     *           "seats": 85,
+                     *           "renewal_date": "2027-03-31",
+                     *           "annual_value": {
+                     *             "amount": 42000,
+                     *             "currency": "EUR"
+                     *           }
+                     *         },
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -4610,7 +5045,7 @@ export interface operations {
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only contacts related to this account. An id that names no account of the organisation gives an empty list. */
                 accountId?: string;
@@ -4715,6 +5150,7 @@ export interface operations {
                      *               "isPrimary": true
                      *             }
                      *           ],
+                     *           "customFields": {},
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -4888,6 +5324,21 @@ export interface operations {
                     role?: string | null;
                     /** @description Whether the account given by accountId is the contact's primary account (default false). */
                     isPrimary?: boolean;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -4926,6 +5377,7 @@ export interface operations {
                      *             "isPrimary": true
                      *           }
                      *         ],
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -5421,6 +5873,7 @@ export interface operations {
                      *             "isPrimary": true
                      *           }
                      *         ],
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -5617,6 +6070,21 @@ export interface operations {
                     phone?: string | null;
                     /** @description The contact's complete set of account relationships, 0 to 100: relationships not listed are removed, listed ones are added or get the role and isPrimary given (left out: null and false). [] removes all. Leave the field out to keep the relationships as they are. */
                     accounts?: components["schemas"]["ContactAccountInput"][];
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -5655,6 +6123,7 @@ export interface operations {
                      *             "isPrimary": true
                      *           }
                      *         ],
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -6050,7 +6519,7 @@ export interface operations {
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only deals in this stage. */
                 stage?: "QUALIFICATION" | "DISCOVERY" | "PROPOSAL" | "NEGOTIATION" | "CLOSED_WON" | "CLOSED_LOST";
@@ -6194,6 +6663,7 @@ export interface operations {
                      *           "ownerId": "user-17",
                      *           "expectedCloseDate": "2026-12-15",
                      *           "closedAt": null,
+                     *           "customFields": {},
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -6377,6 +6847,21 @@ export interface operations {
                     ownerId?: string | null;
                     /** @description Expected close date, YYYY-MM-DD (a calendar date, no time zone). */
                     expectedCloseDate?: string | null;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -6412,6 +6897,7 @@ export interface operations {
                      *         "ownerId": "user-17",
                      *         "expectedCloseDate": "2026-12-15",
                      *         "closedAt": null,
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -6904,6 +7390,7 @@ export interface operations {
                      *         "ownerId": "user-17",
                      *         "expectedCloseDate": "2026-12-15",
                      *         "closedAt": null,
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -7109,6 +7596,21 @@ export interface operations {
                     ownerId?: string | null;
                     /** @description Expected close date, YYYY-MM-DD (a calendar date, no time zone). */
                     expectedCloseDate?: string | null;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -7144,6 +7646,7 @@ export interface operations {
                      *         "ownerId": "user-17",
                      *         "expectedCloseDate": "2026-12-15",
                      *         "closedAt": null,
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -7339,7 +7842,7 @@ export interface operations {
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only tasks with this status. */
                 status?: "TODO" | "IN_PROGRESS" | "WAITING" | "DONE" | "CANCELLED";
@@ -7460,6 +7963,7 @@ export interface operations {
                      *           "accountId": "cm7k2x0a80001northwind0",
                      *           "dealId": "cm7k2x0a80003renewal2027",
                      *           "completedAt": null,
+                     *           "customFields": {},
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -7633,6 +8137,21 @@ export interface operations {
                     accountId?: string | null;
                     /** @description Id of the related deal; must be a deal of the organisation (otherwise 422). When the task also has an accountId, the deal must belong to that account. */
                     dealId?: string | null;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -7667,6 +8186,7 @@ export interface operations {
                      *         "accountId": "cm7k2x0a80001northwind0",
                      *         "dealId": "cm7k2x0a80003renewal2027",
                      *         "completedAt": null,
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -7868,6 +8388,7 @@ export interface operations {
                      *         "accountId": "cm7k2x0a80001northwind0",
                      *         "dealId": "cm7k2x0a80003renewal2027",
                      *         "completedAt": null,
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -8271,6 +8792,21 @@ export interface operations {
                     accountId?: string | null;
                     /** @description Id of the related deal; must be a deal of the organisation (otherwise 422). When the task also has an accountId, the deal must belong to that account. */
                     dealId?: string | null;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -8305,6 +8841,7 @@ export interface operations {
                      *         "accountId": "cm7k2x0a80001northwind0",
                      *         "dealId": "cm7k2x0a80003renewal2027",
                      *         "completedAt": null,
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -8500,7 +9037,7 @@ export interface operations {
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
                 sort?: string;
                 /** @description Only devices of this account (an unknown id gives an empty list). */
                 accountId?: string;
@@ -8609,6 +9146,7 @@ export interface operations {
                      *           "isEndOfLife": false,
                      *           "patchCompliant": true,
                      *           "lastSeenAt": "2026-11-24T08:59:12.000Z",
+                     *           "customFields": {},
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -8781,6 +9319,21 @@ export interface operations {
                     patchCompliant?: boolean;
                     /** @description When the agent last reported in: ISO 8601 timestamp with a time zone (Z or ±hh:mm); stored in UTC. */
                     lastSeenAt?: string | null;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -8815,6 +9368,7 @@ export interface operations {
                      *         "isEndOfLife": false,
                      *         "patchCompliant": true,
                      *         "lastSeenAt": "2026-11-24T08:59:12.000Z",
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -9308,6 +9862,7 @@ export interface operations {
                      *         "isEndOfLife": false,
                      *         "patchCompliant": true,
                      *         "lastSeenAt": "2026-11-24T08:59:12.000Z",
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -9710,6 +10265,21 @@ export interface operations {
                     patchCompliant?: boolean;
                     /** @description When the agent last reported in: ISO 8601 timestamp with a time zone (Z or ±hh:mm); stored in UTC. */
                     lastSeenAt?: string | null;
+                    /**
+                     * @description Custom field values by field key, each of the field's type. On create a required field must be given; on update keys left out keep their values and null clears one (not a required one). An unknown or archived key, a value of the wrong type, an archived option or more than 16,384 bytes of values on the record is 422 naming customFields.<key>.
+                     * @example {
+                     *       "contract_tier": "gold",
+                     *       "seats": 85,
+                     *       "renewal_date": "2027-03-31",
+                     *       "annual_value": {
+                     *         "amount": 42000,
+                     *         "currency": "EUR"
+                     *       }
+                     *     }
+                     */
+                    customFields?: {
+                        [key: string]: components["schemas"]["CustomFieldValue"] | null;
+                    };
                 };
             };
         };
@@ -9744,6 +10314,7 @@ export interface operations {
                      *         "isEndOfLife": false,
                      *         "patchCompliant": true,
                      *         "lastSeenAt": "2026-11-24T08:59:12.000Z",
+                     *         "customFields": {},
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-20T14:03:51.902Z"
                      *       },
@@ -12173,7 +12744,7 @@ export interface operations {
                 /** @description Only these events: comma-separated event names, e.g. account.updated,deal.closed_won. */
                 types?: string;
                 /** @description Only events about this resource. */
-                resource?: "account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint";
+                resource?: "account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint" | "custom_field";
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
@@ -12219,14 +12790,25 @@ export interface operations {
                      *             "employeeCount": 92,
                      *             "domain": "northwind-dental.example",
                      *             "externalId": "psa-42",
+                     *             "customFields": {
+                     *               "contract_tier": "gold",
+                     *               "seats": 92,
+                     *               "renewal_date": "2027-03-31",
+                     *               "annual_value": {
+                     *                 "amount": 42000,
+                     *                 "currency": "EUR"
+                     *               }
+                     *             },
                      *             "createdAt": "2026-11-02T09:15:27.114Z",
                      *             "updatedAt": "2026-11-24T10:15:00.000Z"
                      *           },
                      *           "changedFields": [
-                     *             "employeeCount"
+                     *             "employeeCount",
+                     *             "customFields.seats"
                      *           ],
                      *           "previous": {
-                     *             "employeeCount": 85
+                     *             "employeeCount": 85,
+                     *             "customFields.seats": 85
                      *           }
                      *         }
                      *       ],
@@ -12407,14 +12989,25 @@ export interface operations {
                      *           "employeeCount": 92,
                      *           "domain": "northwind-dental.example",
                      *           "externalId": "psa-42",
+                     *           "customFields": {
+                     *             "contract_tier": "gold",
+                     *             "seats": 92,
+                     *             "renewal_date": "2027-03-31",
+                     *             "annual_value": {
+                     *               "amount": 42000,
+                     *               "currency": "EUR"
+                     *             }
+                     *           },
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-24T10:15:00.000Z"
                      *         },
                      *         "changedFields": [
-                     *           "employeeCount"
+                     *           "employeeCount",
+                     *           "customFields.seats"
                      *         ],
                      *         "previous": {
-                     *           "employeeCount": 85
+                     *           "employeeCount": 85,
+                     *           "customFields.seats": 85
                      *         }
                      *       },
                      *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
@@ -12749,7 +13342,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description Event names to subscribe to, or ["*"] for every event; unknown names are refused (422). */
-                    events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "*")[];
+                    events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "*")[];
                     /** @description Free text, at most 500 characters; null clears it. */
                     description?: string | null;
                 };
@@ -13396,7 +13989,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description Event names to subscribe to, or ["*"] for every event; unknown names are refused (422). */
-                    events?: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "*")[];
+                    events?: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "*")[];
                     /** @description Free text, at most 500 characters; null clears it. */
                     description?: string | null;
                     /** @description true enables it (clearing the failure count and reason); false disables it by the user. */
@@ -14629,7 +15222,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example name:desc
                      */
                     sort?: string;
@@ -14672,6 +15265,15 @@ export interface operations {
                      *           "employeeCount": 85,
                      *           "domain": "northwind-dental.example",
                      *           "externalId": "psa-42",
+                     *           "customFields": {
+                     *             "contract_tier": "gold",
+                     *             "seats": 85,
+                     *             "renewal_date": "2027-03-31",
+                     *             "annual_value": {
+                     *               "amount": 42000,
+                     *               "currency": "EUR"
+                     *             }
+                     *           },
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -14880,7 +15482,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example createdAt:desc
                      */
                     sort?: string;
@@ -14930,6 +15532,7 @@ export interface operations {
                      *               "isPrimary": true
                      *             }
                      *           ],
+                     *           "customFields": {},
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -15146,7 +15749,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example estimatedMrr:desc
                      */
                     sort?: string;
@@ -15193,6 +15796,7 @@ export interface operations {
                      *           "ownerId": "user-17",
                      *           "expectedCloseDate": "2026-12-15",
                      *           "closedAt": null,
+                     *           "customFields": {},
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -15400,7 +16004,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example createdAt:desc
                      */
                     sort?: string;
@@ -15446,6 +16050,7 @@ export interface operations {
                      *           "isEndOfLife": false,
                      *           "patchCompliant": true,
                      *           "lastSeenAt": "2026-11-24T08:59:12.000Z",
+                     *           "customFields": {},
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -15659,7 +16264,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
                      * @example dueAt:desc
                      */
                     sort?: string;
@@ -15705,6 +16310,7 @@ export interface operations {
                      *           "accountId": "cm7k2x0a80001northwind0",
                      *           "dealId": "cm7k2x0a80003renewal2027",
                      *           "completedAt": null,
+                     *           "customFields": {},
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-20T14:03:51.902Z"
                      *         }
@@ -16553,6 +17159,1429 @@ export interface operations {
                 };
             };
             /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "customFields-list": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
+                limit?: number;
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                cursor?: string;
+                /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
+                updatedAfter?: string;
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, key; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                sort?: string;
+                /** @description Only the fields of this resource. */
+                resource?: "account" | "contact" | "deal" | "device" | "task";
+                /** @description true lists archived fields too (until their values are purged); default false. */
+                includeArchived?: "true" | "false";
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "cm7k2x0a80010tierfield0",
+                     *           "resource": "account",
+                     *           "key": "contract_tier",
+                     *           "label": "Contract tier",
+                     *           "type": "select",
+                     *           "description": "Support tier of the managed-services contract.",
+                     *           "options": [
+                     *             {
+                     *               "value": "gold",
+                     *               "label": "Gold",
+                     *               "archivedAt": null
+                     *             },
+                     *             {
+                     *               "value": "silver",
+                     *               "label": "Silver",
+                     *               "archivedAt": null
+                     *             },
+                     *             {
+                     *               "value": "bronze",
+                     *               "label": "Bronze",
+                     *               "archivedAt": null
+                     *             }
+                     *           ],
+                     *           "required": false,
+                     *           "searchable": true,
+                     *           "createdAt": "2026-11-02T09:15:27.114Z",
+                     *           "updatedAt": "2026-11-20T14:03:51.902Z",
+                     *           "archivedAt": null
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "cm7k2x0a80010tierfield0",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["CustomField"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "customFields-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resource": "account",
+                 *       "key": "contract_tier",
+                 *       "label": "Contract tier",
+                 *       "type": "select",
+                 *       "description": "Support tier of the managed-services contract.",
+                 *       "options": [
+                 *         {
+                 *           "value": "gold",
+                 *           "label": "Gold"
+                 *         },
+                 *         {
+                 *           "value": "silver",
+                 *           "label": "Silver"
+                 *         },
+                 *         {
+                 *           "value": "bronze",
+                 *           "label": "Bronze"
+                 *         }
+                 *       ],
+                 *       "searchable": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The records the field belongs to: account, contact, deal, device or task; never changed.
+                     * @enum {string}
+                     */
+                    resource: "account" | "contact" | "deal" | "device" | "task";
+                    /**
+                     * @description The field's key in customFields, unique per organisation and resource, never changed: a lower-case letter followed by up to 39 lower-case letters, digits or underscores.
+                     * @example contract_tier
+                     */
+                    key: string;
+                    /** @description The field's name for people, 1 to 100 characters. */
+                    label: string;
+                    /**
+                     * @description What the field holds, never changed: text (up to 1,000 characters), number, boolean, date (YYYY-MM-DD), datetime (ISO 8601, stored in UTC), select (one option's value), multiSelect (up to 50 option values), url (http or https), email, currency ({amount, currency} with an ISO 4217 code).
+                     * @enum {string}
+                     */
+                    type: "text" | "number" | "boolean" | "date" | "datetime" | "select" | "multiSelect" | "url" | "email" | "currency";
+                    /** @description What the field is for, 1 to 500 characters; null for none. */
+                    description?: string | null;
+                    /** @description select and multiSelect only (required for them): 1 to 200 options {value, label} in display order, each value once. */
+                    options?: {
+                        /** @description The option's value as records carry it: 1 to 100 characters without commas; never changed. */
+                        value: string;
+                        /** @description The option's name for people, 1 to 100 characters. */
+                        label: string;
+                    }[];
+                    /** @description Default false. */
+                    required?: boolean;
+                    /** @description Default false. */
+                    searchable?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "cm7k2x0a80010tierfield0",
+                     *         "resource": "account",
+                     *         "key": "contract_tier",
+                     *         "label": "Contract tier",
+                     *         "type": "select",
+                     *         "description": "Support tier of the managed-services contract.",
+                     *         "options": [
+                     *           {
+                     *             "value": "gold",
+                     *             "label": "Gold",
+                     *             "archivedAt": null
+                     *           },
+                     *           {
+                     *             "value": "silver",
+                     *             "label": "Silver",
+                     *             "archivedAt": null
+                     *           },
+                     *           {
+                     *             "value": "bronze",
+                     *             "label": "Bronze",
+                     *             "archivedAt": null
+                     *           }
+                     *         ],
+                     *         "required": false,
+                     *         "searchable": true,
+                     *         "createdAt": "2026-11-02T09:15:27.114Z",
+                     *         "updatedAt": "2026-11-20T14:03:51.902Z",
+                     *         "archivedAt": null
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["CustomField"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "customFields-schema": {
+        parameters: {
+            query: {
+                /** @description The resource whose customFields the schema describes. */
+                resource: "account" | "contact" | "deal" | "device" | "task";
+            };
+            header?: {
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "$schema": "https://json-schema.org/draft/2020-12/schema",
+                     *         "title": "Custom fields of accounts",
+                     *         "description": "customFields of an account of this organisation: one property per active field, every one optional (a record lacks a field it has no value for).",
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "contract_tier": {
+                     *             "title": "Contract tier",
+                     *             "description": "Support tier of the managed-services contract.",
+                     *             "type": "string",
+                     *             "enum": [
+                     *               "gold",
+                     *               "silver",
+                     *               "bronze"
+                     *             ],
+                     *             "maxLength": 100
+                     *           },
+                     *           "seats": {
+                     *             "title": "Seats",
+                     *             "type": "number",
+                     *             "minimum": -1000000000000000,
+                     *             "maximum": 1000000000000000
+                     *           },
+                     *           "renewal_date": {
+                     *             "title": "Renewal date",
+                     *             "type": "string",
+                     *             "format": "date",
+                     *             "maxLength": 10
+                     *           },
+                     *           "annual_value": {
+                     *             "title": "Annual value",
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "amount": {
+                     *                 "type": "number",
+                     *                 "minimum": -1000000000000000,
+                     *                 "maximum": 1000000000000000
+                     *               },
+                     *               "currency": {
+                     *                 "type": "string",
+                     *                 "pattern": "^[A-Z]{3}$",
+                     *                 "maxLength": 3
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "amount",
+                     *               "currency"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           }
+                     *         },
+                     *         "additionalProperties": false
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["CustomFieldJsonSchema"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the If-None-Match header names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "customFields-get": {
+        parameters: {
+            query?: {
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Record identifier (opaque string, cuid style). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "cm7k2x0a80010tierfield0",
+                     *         "resource": "account",
+                     *         "key": "contract_tier",
+                     *         "label": "Contract tier",
+                     *         "type": "select",
+                     *         "description": "Support tier of the managed-services contract.",
+                     *         "options": [
+                     *           {
+                     *             "value": "gold",
+                     *             "label": "Gold",
+                     *             "archivedAt": null
+                     *           },
+                     *           {
+                     *             "value": "silver",
+                     *             "label": "Silver",
+                     *             "archivedAt": null
+                     *           },
+                     *           {
+                     *             "value": "bronze",
+                     *             "label": "Bronze",
+                     *             "archivedAt": null
+                     *           }
+                     *         ],
+                     *         "required": false,
+                     *         "searchable": true,
+                     *         "createdAt": "2026-11-02T09:15:27.114Z",
+                     *         "updatedAt": "2026-11-20T14:03:51.902Z",
+                     *         "archivedAt": null
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["CustomField"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the If-None-Match header names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "customFields-delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
+                "If-Match"?: string;
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Record identifier (opaque string, cuid style). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "cm7k2x0a80010tierfield0",
+                     *         "resource": "account",
+                     *         "key": "contract_tier",
+                     *         "label": "Contract tier",
+                     *         "type": "select",
+                     *         "description": "Support tier of the managed-services contract.",
+                     *         "options": [
+                     *           {
+                     *             "value": "gold",
+                     *             "label": "Gold",
+                     *             "archivedAt": null
+                     *           },
+                     *           {
+                     *             "value": "silver",
+                     *             "label": "Silver",
+                     *             "archivedAt": null
+                     *           },
+                     *           {
+                     *             "value": "bronze",
+                     *             "label": "Bronze",
+                     *             "archivedAt": null
+                     *           }
+                     *         ],
+                     *         "required": false,
+                     *         "searchable": true,
+                     *         "createdAt": "2026-11-02T09:15:27.114Z",
+                     *         "updatedAt": "2026-11-20T14:03:51.902Z",
+                     *         "archivedAt": null
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["CustomField"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "customFields-update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
+                "If-Match"?: string;
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Record identifier (opaque string, cuid style). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "Contract tier",
+                 *       "options": [
+                 *         {
+                 *           "value": "gold",
+                 *           "label": "Gold"
+                 *         },
+                 *         {
+                 *           "value": "silver",
+                 *           "label": "Silver"
+                 *         },
+                 *         {
+                 *           "value": "bronze",
+                 *           "label": "Bronze",
+                 *           "archived": true
+                 *         },
+                 *         {
+                 *           "value": "platinum",
+                 *           "label": "Platinum"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The field's name for people, 1 to 100 characters. */
+                    label?: string;
+                    /** @description What the field is for, 1 to 500 characters; null for none. */
+                    description?: string | null;
+                    /** @description true: creates must give the field a value and updates may not clear it; records without one keep none. */
+                    required?: boolean;
+                    /** @description Whether the field's values are meant to be searched. */
+                    searchable?: boolean;
+                    /** @description The field's complete list of options in display order (select and multiSelect only): new values are added, listed values take the label and archived flag given. An existing value cannot be removed, only archived. At most 200. */
+                    options?: {
+                        /** @description The option's value as records carry it: 1 to 100 characters without commas; never changed. */
+                        value: string;
+                        /** @description The option's name for people, 1 to 100 characters. */
+                        label: string;
+                        /** @description true archives the option (records keep it, writes cannot pick it); default false. */
+                        archived?: boolean;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "cm7k2x0a80010tierfield0",
+                     *         "resource": "account",
+                     *         "key": "contract_tier",
+                     *         "label": "Contract tier",
+                     *         "type": "select",
+                     *         "description": "Support tier of the managed-services contract.",
+                     *         "options": [
+                     *           {
+                     *             "value": "gold",
+                     *             "label": "Gold",
+                     *             "archivedAt": null
+                     *           },
+                     *           {
+                     *             "value": "silver",
+                     *             "label": "Silver",
+                     *             "archivedAt": null
+                     *           },
+                     *           {
+                     *             "value": "bronze",
+                     *             "label": "Bronze",
+                     *             "archivedAt": null
+                     *           }
+                     *         ],
+                     *         "required": false,
+                     *         "searchable": true,
+                     *         "createdAt": "2026-11-02T09:15:27.114Z",
+                     *         "updatedAt": "2026-11-20T14:03:51.902Z",
+                     *         "archivedAt": null
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["CustomField"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description precondition_failed: The If-Match header of a PATCH or DELETE names a version (ETag) the record no longer has: it changed since you read it, and nothing was changed now. The answer's ETag header is the current version: GET the record again, reapply your change and retry with that ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

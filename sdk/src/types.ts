@@ -1,7 +1,7 @@
 // Types derived from the generated `paths` (schema.ts) for any operation: its body, query, envelope data and pages.
 // Written once for every operation; the resource methods (resources.ts) are generated from the document and use them.
 import type { HttpMethod } from "openapi-typescript-helpers";
-import type { paths } from "./schema.js";
+import type { components, paths } from "./schema.js";
 
 type Paths = keyof paths;
 /** The operation of `paths[P]` for method `M` (lower case, as the document writes it). */
@@ -71,11 +71,55 @@ export interface Caller {
 /** Bulk paths: POSTs that answer 207 in partial mode. */
 export type BulkPath = { [P in Paths]: [PartialData<P>] extends [never] ? never : P }[Paths];
 
+/** The records that carry custom fields, by the API's name for them. */
+export type CustomFieldResource = "account" | "contact" | "deal" | "device" | "task";
+
+/**
+ * An organisation's custom fields: for each resource the shape of its records' `customFields`. Write it with
+ * `npm run sdk:generate -- --custom-fields` (from the API's `GET /custom-fields/schema`) and pass it to
+ * `createClient<CustomFields>()`; without it `customFields` is the API's generic object of values.
+ */
+export type CustomFieldTypes = { [R in CustomFieldResource]?: object };
+
+/** `customFields` of resource `R` under the organisation's types `F`, or the generic object of values. */
+export type ValuesOf<F, R extends CustomFieldResource> = F extends { [K in R]: infer V }
+  ? V
+  : components["schemas"]["CustomFieldValues"];
+
+/** `T` (a record, a page, a list of them) with every `customFields` typed as `V`. */
+export type WithValues<T, V> = T extends readonly (infer I)[]
+  ? WithValues<I, V>[]
+  : T extends object
+    ? { [K in keyof T]: K extends "customFields" ? V : WithValues<T[K], V> }
+    : T;
+
+/** A body (a create, an update, bulk items) whose `customFields` may give any of `V`, `null` clearing one. */
+export type WithValuesIn<T, V> = T extends readonly (infer I)[]
+  ? WithValuesIn<I, V>[]
+  : T extends object
+    ? { [K in keyof T]: K extends "customFields" ? { [F in keyof V]?: V[F] | null } : WithValuesIn<T[K], V> }
+    : T;
+
+/** The filter operators of `customFields.<key>[op]` (the API's list documentation says which type takes which). */
+export type CustomFieldOperator = "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains";
+
+/** The custom field filters of a list: `customFields.<key>` and `customFields.<key>[op]`, for the keys of `V`. */
+export type CustomFieldQuery<V> = {
+  [K in keyof V & string as `customFields.${K}` | `customFields.${K}[${CustomFieldOperator}]`]?:
+    | string
+    | number
+    | boolean;
+};
+
 /**
  * A bulk upsert, typed by its mode: all-or-none (default) resolves to the operation's 200 (or 201) data; with
- * `{ mode: "partial" }` the valid items are committed and it resolves to the 207 data, one result per item.
+ * `{ mode: "partial" }` the valid items are committed and it resolves to the 207 data, one result per item. `V` types
+ * the items' `customFields`.
  */
-export interface BulkMethod<P extends BulkPath> {
-  (body: Body<P, "post">, query?: { mode?: "all" }, options?: CallOptions): Promise<SuccessData<P, "post">>;
-  (body: Body<P, "post">, query: { mode: "partial" }, options?: CallOptions): Promise<PartialData<P>>;
+export interface BulkMethod<P extends BulkPath, V = never> {
+  (body: BulkBody<P, V>, query?: { mode?: "all" }, options?: CallOptions): Promise<SuccessData<P, "post">>;
+  (body: BulkBody<P, V>, query: { mode: "partial" }, options?: CallOptions): Promise<PartialData<P>>;
 }
+
+/** A bulk body with its items' `customFields` typed as `V` (when given). */
+type BulkBody<P extends BulkPath, V> = [V] extends [never] ? Body<P, "post"> : WithValuesIn<Body<P, "post">, V>;

@@ -6,7 +6,7 @@ import { createAccessControl } from "better-auth/plugins/access";
 /**
  * Every resource and action a role can be granted. `organization`, `member` and `invitation` are the names the
  * better-auth organization plugin checks on its own endpoints (`organization:transfer` is ours); `apiKey`, `webhook`,
- * `usage` and `audit` are the settings pages' own.
+ * `usage`, `audit` and `customField` are the settings pages' own.
  */
 export const STATEMENTS = {
   organization: ["update", "transfer", "delete"],
@@ -16,20 +16,23 @@ export const STATEMENTS = {
   webhook: ["read", "manage"],
   usage: ["read"],
   audit: ["read"],
+  customField: ["read", "manage"],
 } as const;
 
 /** The access controller built from {@link STATEMENTS}; handed to the organization plugin as `ac`. */
 export const accessControl = createAccessControl(STATEMENTS);
 
-const SEE = { apiKey: ["read"], webhook: ["read"], usage: ["read"] } as const;
+const SEE = { apiKey: ["read"], webhook: ["read"], usage: ["read"], customField: ["read"] } as const;
 const TEAM = { member: ["create", "update", "delete"], invitation: ["create", "cancel"] } as const;
 
 /**
  * The four fixed roles (names never change; an organisation always keeps at least one owner):
  * - `owner`: everything, including transferring ownership and deleting the organisation.
- * - `admin`: everything but those two: keys (test and live), endpoints, the team (never to or from owner), settings.
+ * - `admin`: everything but those two: keys (test and live), endpoints, the team (never to or from owner), settings,
+ *   custom fields.
  * - `developer`: test keys and webhook endpoints; sees everything else.
- * - `viewer`: sees keys (prefix, scopes, last use; never secrets), endpoints, deliveries and usage; changes nothing.
+ * - `viewer`: sees keys (prefix, scopes, last use; never secrets), endpoints, deliveries, usage and custom fields;
+ *   changes nothing.
  */
 export const roles = {
   owner: accessControl.newRole({
@@ -39,6 +42,7 @@ export const roles = {
     apiKey: ["read", "manageTest", "manageLive"],
     webhook: ["read", "manage"],
     audit: ["read"],
+    customField: ["read", "manage"],
   }),
   admin: accessControl.newRole({
     ...SEE,
@@ -47,6 +51,7 @@ export const roles = {
     apiKey: ["read", "manageTest", "manageLive"],
     webhook: ["read", "manage"],
     audit: ["read"],
+    customField: ["read", "manage"],
   }),
   developer: accessControl.newRole({ ...SEE, apiKey: ["read", "manageTest"], webhook: ["read", "manage"] }),
   viewer: accessControl.newRole(SEE),
@@ -61,7 +66,7 @@ export const ROLE_NAMES: readonly Role[] = ["owner", "admin", "developer", "view
 /** What each role is for, in the pages' words. */
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   owner: "Everything, including transferring ownership and deleting the organisation",
-  admin: "Keys (test and live), webhook endpoints, the team and the organisation's settings",
+  admin: "Keys (test and live), webhook endpoints, custom fields, the team and the organisation's settings",
   developer: "Test keys and webhook endpoints; sees everything else",
   viewer: "Sees keys, endpoints, deliveries and usage; changes nothing",
 };
@@ -108,6 +113,8 @@ export function grantableRoles(role: string): readonly AssignableRole[] {
  * - `webhooks:read` / `webhooks:write`: see / change endpoints, secrets and deliveries (`webhook:read` / `webhook:manage`).
  * - `admin:read`: every read scope, those added later too, the name of an administrator's reach: owners and admins
  *   (`audit:read`, the permission of reading everything the organisation's settings record).
+ * - `custom_fields:read` / `custom_fields:write`: see / change the organisation's custom fields (`customField:read`
+ *   / `customField:manage`): a key that defines fields is one an owner or admin made.
  * - the data scopes (accounts, contacts, deals, …, `events:read`): the organisation's records, which any member who
  *   may create a key of that mode may let it read or write, as before.
  */
@@ -115,6 +122,8 @@ export function permissionForScope(scope: string): Permission | null {
   if (scope === "webhooks:read") return "webhook:read";
   if (scope === "webhooks:write") return "webhook:manage";
   if (scope === "admin:read") return "audit:read";
+  if (scope === "custom_fields:read") return "customField:read";
+  if (scope === "custom_fields:write") return "customField:manage";
   return null;
 }
 
@@ -135,6 +144,8 @@ export const PERMISSION_WORDS: Record<Permission, string> = {
   "webhook:manage": "change webhook endpoints, their secrets and deliveries",
   "usage:read": "see usage",
   "audit:read": "see the audit trail",
+  "customField:read": "see custom fields",
+  "customField:manage": "create, change or archive custom fields",
 };
 
 /** The refusal of a permission a role lacks: "Your role (viewer) cannot invite members: ask an owner or admin of Acme". */

@@ -25,6 +25,8 @@ export const SCOPES = {
   "events:read": "read the events feed: every change of every resource, deletions included",
   "webhooks:read": "read webhook endpoints and their delivery attempts",
   "webhooks:write": "create, update, delete and test webhook endpoints, rotate secrets, redeliver",
+  "custom_fields:read": "read custom field definitions and each resource's custom fields as JSON Schema",
+  "custom_fields:write": "create, change and archive custom field definitions",
   "admin:read": "all read scopes",
 } as const;
 

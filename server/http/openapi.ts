@@ -71,6 +71,11 @@ const TAGS = [
     name: "Usage",
     description: "The organisation's calls to this API per time bucket: status classes, p95 latency and top errors.",
   },
+  {
+    name: "Custom fields",
+    description:
+      "The organisation's own typed fields on accounts, contacts, deals, devices and tasks: their definitions, and each resource's fields as JSON Schema. Records carry the values in customFields.",
+  },
 ] as const;
 
 /**

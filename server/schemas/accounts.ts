@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BulkModeSchema, bulkItem } from "./bulk";
 import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema, toNfc } from "./common";
+import { CustomFieldsInputSchema, CustomFieldValuesSchema, withCustomFieldParams } from "./custom-fields";
 import {
   ACCOUNT_BULK_EXAMPLE,
   ACCOUNT_BULK_RESULT_EXAMPLE,
@@ -65,6 +66,7 @@ export const AccountSchema = z
     employeeCount: z.int().min(0).max(10_000_000).nullable().describe("Number of employees."),
     domain: z.string().max(253).nullable().describe("Primary web domain."),
     externalId: z.string().max(255).nullable().describe("Identifier in the caller's system; unique per organisation."),
+    customFields: CustomFieldValuesSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
@@ -82,6 +84,7 @@ export const AccountCreateSchema = z
     employeeCount: employeeCount.optional(),
     domain: domain.optional(),
     externalId: externalId.optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .meta({ id: "AccountCreate", examples: [ACCOUNT_CREATE_EXAMPLE] });
 
@@ -98,6 +101,7 @@ export const AccountUpdateSchema = z
     employeeCount: employeeCount.optional(),
     domain: domain.optional(),
     externalId: externalId.optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .meta({ examples: [ACCOUNT_UPDATE_EXAMPLE] });
 
@@ -117,9 +121,9 @@ export const ACCOUNT_FILTERS: FilterTable = {
 };
 
 /** Query of `GET /accounts` (docs/api-contract.md §4.1, §4.9). */
-export const AccountListQuerySchema = z.strictObject({
+export const AccountListQuerySchema = withCustomFieldParams({
   ...ListQueryBase,
-  sort: sortParam(Object.keys(ACCOUNT_SORT_FIELDS), "createdAt:asc"),
+  sort: sortParam(Object.keys(ACCOUNT_SORT_FIELDS), "createdAt:asc", true),
   lifecycle: LifecycleStatusSchema.describe("Only accounts with this lifecycle status.").optional(),
   industry: z
     .string()

@@ -106,19 +106,25 @@ export interface SortTerm {
   direction: "asc" | "desc";
 }
 
+/** A sort field naming a custom field (docs/api-contract.md §4.9.5). */
+const CUSTOM_FIELD_SORT = /^customFields\.[a-z][a-z0-9_]{0,39}$/;
+
 /**
  * Parses `sort` (`field:direction` pairs, comma-separated; direction `asc` or `desc` in any case, default `asc`)
- * against an allow-list (docs/api-contract.md §4.9).
+ * against an allow-list (docs/api-contract.md §4.9); with `customFields`, `customFields.<key>` too (docs/api-contract.md
+ * §4.9.5), which the list then checks against the organisation's fields.
  * @returns the terms in order, or why the value is refused (an unknown field, a malformed pair, a repeated field),
  *   naming the allowed fields.
  */
-export function parseSortParam(raw: string, allowed: readonly string[]): SortTerm[] | string {
+export function parseSortParam(raw: string, allowed: readonly string[], customFields = false): SortTerm[] | string {
   const terms: SortTerm[] = [];
-  const expected = `allowed fields: ${allowed.join(", ")}, each as field, field:asc or field:desc`;
+  const custom = customFields ? ", customFields.<key>" : "";
+  const expected = `allowed fields: ${allowed.join(", ")}${custom}, each as field, field:asc or field:desc`;
   for (const pair of raw.split(",")) {
     const parts = pair.trim().split(":");
     const [field = "", direction = "asc"] = parts;
-    if (!allowed.includes(field)) return `${JSON.stringify(field)} is not a sort field of this list; ${expected}`;
+    const known = allowed.includes(field) || (customFields && CUSTOM_FIELD_SORT.test(field));
+    if (!known) return `${JSON.stringify(field)} is not a sort field of this list; ${expected}`;
     const dir = direction.toLowerCase();
     if (parts.length > 2 || (dir !== "asc" && dir !== "desc"))
       return `${JSON.stringify(pair.trim())} is not field:asc or field:desc; ${expected}`;
@@ -130,18 +136,22 @@ export function parseSortParam(raw: string, allowed: readonly string[]): SortTer
 
 /**
  * A `sort` query parameter documenting its allow-list (docs/api-contract.md §4.9): an unknown field, a malformed pair
- * or a repeated field is 422 `validation_error` naming the allowed fields.
+ * or a repeated field is 422 `validation_error` naming the allowed fields. `customFields` admits
+ * `customFields.<key>` (docs/api-contract.md §4.9.5), checked by the list against the organisation's fields.
  */
-export function sortParam(fields: readonly string[], fallback: string) {
+export function sortParam(fields: readonly string[], fallback: string, customFields = false) {
+  const custom = customFields
+    ? ", and customFields.<key> of a custom field of any type but multiSelect (values missing sort last)"
+    : "";
   return z
     .string()
     .max(200)
     .superRefine((value, context) => {
-      const parsed = parseSortParam(value, fields);
+      const parsed = parseSortParam(value, fields, customFields);
       if (typeof parsed === "string") context.addIssue({ code: "custom", message: parsed });
     })
     .describe(
-      `Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: ${fields.join(", ")}; anything else is refused (422). Default: ${fallback}. Ties are broken by id.`,
+      `Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: ${fields.join(", ")}${custom}; anything else is refused (422). Default: ${fallback}. Ties are broken by id.`,
     )
     .meta({ example: `${fields[0]}:desc` })
     .optional();

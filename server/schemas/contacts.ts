@@ -2,6 +2,7 @@ import { z } from "zod";
 import { BULK_MAX } from "./accounts";
 import { BulkModeSchema, bulkItem } from "./bulk";
 import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { CustomFieldsInputSchema, CustomFieldValuesSchema, withCustomFieldParams } from "./custom-fields";
 import {
   CONTACT_BULK_EXAMPLE,
   CONTACT_BULK_RESULT_EXAMPLE,
@@ -89,6 +90,7 @@ export const ContactSchema = z
       .describe(
         `Account relationships, at most ${CONTACT_ACCOUNTS_MAX}: the primary one first, then by account name (ties by accountId). Empty when the contact is related to no account.`,
       ),
+    customFields: CustomFieldValuesSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema.describe(
       "ISO 8601 UTC timestamp with milliseconds of the last change of a field or of the relationships.",
@@ -120,6 +122,7 @@ const createFields = {
   isPrimary: isPrimary
     .optional()
     .describe("Whether the account given by accountId is the contact's primary account (default false)."),
+  customFields: CustomFieldsInputSchema.optional(),
 };
 
 /**
@@ -164,6 +167,7 @@ export const ContactUpdateSchema = z
         `The contact's complete set of account relationships, 0 to ${CONTACT_ACCOUNTS_MAX}: relationships not listed are removed, listed ones are added or get the role and isPrimary given (left out: null and false). [] removes all. Leave the field out to keep the relationships as they are.`,
       )
       .optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .superRefine((value, ctx) => {
     const seen = new Map<string, number>();
@@ -200,9 +204,9 @@ export const CONTACT_FILTERS: FilterTable = {
 };
 
 /** Query of `GET /contacts` (docs/api-contract.md §4.2, §4.9). */
-export const ContactListQuerySchema = z.strictObject({
+export const ContactListQuerySchema = withCustomFieldParams({
   ...ListQueryBase,
-  sort: sortParam(CONTACT_SORT_FIELDS, "createdAt:asc"),
+  sort: sortParam(CONTACT_SORT_FIELDS, "createdAt:asc", true),
   accountId: IdSchema.describe(
     "Only contacts related to this account. An id that names no account of the organisation gives an empty list.",
   ).optional(),

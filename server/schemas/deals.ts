@@ -2,6 +2,7 @@ import { z } from "zod";
 import { BULK_MAX } from "./accounts";
 import { BulkModeSchema, bulkItem } from "./bulk";
 import { DateSchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { CustomFieldsInputSchema, CustomFieldValuesSchema, withCustomFieldParams } from "./custom-fields";
 import {
   DEAL_BULK_EXAMPLE,
   DEAL_BULK_RESULT_EXAMPLE,
@@ -107,6 +108,7 @@ export const DealSchema = z
     closedAt: TimestampSchema.nullable().describe(
       "Read-only. When the deal entered CLOSED_WON or CLOSED_LOST (ISO 8601 UTC); null while the deal is open.",
     ),
+    customFields: CustomFieldValuesSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
@@ -132,6 +134,7 @@ export const DealCreateSchema = z
     serviceCategory: serviceCategory.optional(),
     ownerId: ownerId.optional(),
     expectedCloseDate: expectedCloseDate.optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .meta({ id: "DealCreate", examples: [DEAL_CREATE_EXAMPLE] });
 
@@ -153,6 +156,7 @@ export const DealUpdateSchema = z
     serviceCategory: serviceCategory.optional(),
     ownerId: ownerId.optional(),
     expectedCloseDate: expectedCloseDate.optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .meta({ examples: [DEAL_UPDATE_EXAMPLE] });
 
@@ -175,9 +179,9 @@ export const DEAL_FILTERS: FilterTable = {
 };
 
 /** Query of `GET /deals` (docs/api-contract.md §4.3, §4.9). */
-export const DealListQuerySchema = z.strictObject({
+export const DealListQuerySchema = withCustomFieldParams({
   ...ListQueryBase,
-  sort: sortParam(Object.keys(DEAL_SORT_FIELDS), "createdAt:asc"),
+  sort: sortParam(Object.keys(DEAL_SORT_FIELDS), "createdAt:asc", true),
   stage: DealStageSchema.describe("Only deals in this stage.").optional(),
   accountId: IdSchema.describe("Only deals of this account.").optional(),
   ownerId: z

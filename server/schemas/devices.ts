@@ -11,6 +11,7 @@ import {
   TimestampSchema,
   toNfc,
 } from "./common";
+import { CustomFieldsInputSchema, CustomFieldValuesSchema, withCustomFieldParams } from "./custom-fields";
 import {
   DEVICE_BULK_EXAMPLE,
   DEVICE_BULK_RESULT_EXAMPLE,
@@ -88,6 +89,7 @@ export const DeviceSchema = z
     isEndOfLife: z.boolean().describe("Whether the device is past its vendor's end of life."),
     patchCompliant: z.boolean().describe("Whether the device has every required patch installed."),
     lastSeenAt: TimestampSchema.nullable().describe("When the agent last reported in (ISO 8601 UTC); null if never."),
+    customFields: CustomFieldValuesSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
@@ -112,6 +114,7 @@ export const DeviceCreateSchema = z
     isEndOfLife: isEndOfLife.optional().describe("Whether the device is past its end of life; default false."),
     patchCompliant: patchCompliant.optional().describe("Whether every required patch is installed; default true."),
     lastSeenAt: lastSeenAt.optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .meta({ id: "DeviceCreate", examples: [DEVICE_CREATE_EXAMPLE] });
 
@@ -131,6 +134,7 @@ export const DeviceUpdateSchema = z
     isEndOfLife: isEndOfLife.optional(),
     patchCompliant: patchCompliant.optional(),
     lastSeenAt: lastSeenAt.optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .meta({ examples: [DEVICE_UPDATE_EXAMPLE] });
 
@@ -153,9 +157,9 @@ export const DEVICE_FILTERS: FilterTable = {
  * Query of `GET /devices` (docs/api-contract.md §4.4, §4.9): filters `accountId`, `isOnline`, `isEndOfLife`,
  * `updatedAfter`.
  */
-export const DeviceListQuerySchema = z.strictObject({
+export const DeviceListQuerySchema = withCustomFieldParams({
   ...ListQueryBase,
-  sort: sortParam(Object.keys(DEVICE_SORT_FIELDS), "createdAt:asc"),
+  sort: sortParam(Object.keys(DEVICE_SORT_FIELDS), "createdAt:asc", true),
   accountId: IdSchema.describe("Only devices of this account (an unknown id gives an empty list).").optional(),
   isOnline: BooleanQuerySchema.describe("Only devices that are online (true) or offline (false).").optional(),
   isEndOfLife: BooleanQuerySchema.describe("Only devices that are (true) or are not (false) end-of-life.").optional(),

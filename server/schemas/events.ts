@@ -33,6 +33,9 @@ export const EVENT_NAMES = [
   "note.deleted",
   "touchpoint.deleted",
   "contact.erased",
+  "custom_field.created",
+  "custom_field.updated",
+  "custom_field.archived",
 ] as const;
 
 /** One of {@link EVENT_NAMES}. */
@@ -55,7 +58,16 @@ export const EventNameTextSchema = z
   .meta({ enum: [...EVENT_NAMES, TEST_EVENT_NAME] });
 
 /** Resources the events feed reports on: the first part of every event name. */
-export const EVENT_RESOURCES = ["account", "contact", "deal", "device", "task", "note", "touchpoint"] as const;
+export const EVENT_RESOURCES = [
+  "account",
+  "contact",
+  "deal",
+  "device",
+  "task",
+  "note",
+  "touchpoint",
+  "custom_field",
+] as const;
 
 /**
  * Who caused an event (docs/api-contract.md §6.2): an API key, a settings user, or the system (demo seed, scheduled
@@ -119,15 +131,17 @@ export const EventSchema = z
       ),
     changedFields: z
       .array(z.string().max(64))
-      .max(50)
+      .max(128)
       .optional()
       .describe(
-        "Present when an existing record changed (updates, soft deletion, stage changes, offline and end-of-life): the fields whose values changed, updatedAt left out.",
+        "Present when an existing record changed (updates, soft deletion, stage changes, offline and end-of-life, archiving a custom field): the fields whose values changed, updatedAt left out; a custom field value is named customFields.<key>.",
       ),
     previous: z
       .record(z.string().max(64), z.unknown())
       .optional()
-      .describe("Present with changedFields: the values those fields had before the change."),
+      .describe(
+        "Present with changedFields: the values those fields had before the change, keyed as changedFields names them (customFields.<key> for a custom field value, null when it had none).",
+      ),
   })
   .meta({ id: "Event", example: EVENT_EXAMPLE });
 

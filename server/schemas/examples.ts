@@ -9,6 +9,14 @@ const DEAL_ID = "cm7k2x0a80003renewal2027";
 const CREATED_AT = "2026-11-02T09:15:27.114Z";
 const UPDATED_AT = "2026-11-20T14:03:51.902Z";
 
+/** An account's custom field values (docs/api-contract.md §2.13): the fields of {@link CUSTOM_FIELD_SCHEMA_EXAMPLE}. */
+export const CUSTOM_FIELD_VALUES_EXAMPLE = {
+  contract_tier: "gold",
+  seats: 85,
+  renewal_date: "2027-03-31",
+  annual_value: { amount: 42000, currency: "EUR" },
+};
+
 /** An account (docs/api-contract.md §2.3). */
 export const ACCOUNT_EXAMPLE = {
   id: ACCOUNT_ID,
@@ -18,6 +26,7 @@ export const ACCOUNT_EXAMPLE = {
   employeeCount: 85,
   domain: "northwind-dental.example",
   externalId: "psa-42",
+  customFields: CUSTOM_FIELD_VALUES_EXAMPLE,
   createdAt: CREATED_AT,
   updatedAt: UPDATED_AT,
 };
@@ -66,6 +75,7 @@ export const CONTACT_EXAMPLE = {
   title: "Practice manager",
   phone: "+442071234567",
   accounts: [{ accountId: ACCOUNT_ID, accountName: "Northwind Dental", role: "Decision maker", isPrimary: true }],
+  customFields: {},
   createdAt: CREATED_AT,
   updatedAt: UPDATED_AT,
 };
@@ -203,6 +213,7 @@ export const DEAL_EXAMPLE = {
   ownerId: "user-17",
   expectedCloseDate: "2026-12-15",
   closedAt: null,
+  customFields: {},
   createdAt: CREATED_AT,
   updatedAt: UPDATED_AT,
 };
@@ -253,6 +264,7 @@ export const TASK_EXAMPLE = {
   accountId: ACCOUNT_ID,
   dealId: DEAL_ID,
   completedAt: null,
+  customFields: {},
   createdAt: CREATED_AT,
   updatedAt: UPDATED_AT,
 };
@@ -283,6 +295,7 @@ export const DEVICE_EXAMPLE = {
   isEndOfLife: false,
   patchCompliant: true,
   lastSeenAt: "2026-11-24T08:59:12.000Z",
+  customFields: {},
   createdAt: CREATED_AT,
   updatedAt: UPDATED_AT,
 };
@@ -504,9 +517,14 @@ export const EVENT_EXAMPLE = {
   orgId: "cm7k2x0a80000acmeorg0000",
   resource: "account",
   actor: { type: "api_key", id: "cm7k2x0a80009apikey00000" },
-  data: { ...ACCOUNT_EXAMPLE, employeeCount: 92, updatedAt: "2026-11-24T10:15:00.000Z" },
-  changedFields: ["employeeCount"],
-  previous: { employeeCount: 85 },
+  data: {
+    ...ACCOUNT_EXAMPLE,
+    employeeCount: 92,
+    customFields: { ...CUSTOM_FIELD_VALUES_EXAMPLE, seats: 92 },
+    updatedAt: "2026-11-24T10:15:00.000Z",
+  },
+  changedFields: ["employeeCount", "customFields.seats"],
+  previous: { employeeCount: 85, "customFields.seats": 85 },
 };
 
 /** A page of the events feed. */
@@ -607,4 +625,80 @@ export const USAGE_EXAMPLE = {
       p95Ms: 50,
     },
   ],
+};
+/** A custom field definition (docs/api-contract.md §2.13): the accounts' contract tier. */
+export const CUSTOM_FIELD_EXAMPLE = {
+  id: "cm7k2x0a80010tierfield0",
+  resource: "account",
+  key: "contract_tier",
+  label: "Contract tier",
+  type: "select",
+  description: "Support tier of the managed-services contract.",
+  options: [
+    { value: "gold", label: "Gold", archivedAt: null },
+    { value: "silver", label: "Silver", archivedAt: null },
+    { value: "bronze", label: "Bronze", archivedAt: null },
+  ],
+  required: false,
+  searchable: true,
+  createdAt: CREATED_AT,
+  updatedAt: UPDATED_AT,
+  archivedAt: null,
+};
+
+/** Body of `POST /custom-fields`. */
+export const CUSTOM_FIELD_CREATE_EXAMPLE = {
+  resource: "account",
+  key: "contract_tier",
+  label: "Contract tier",
+  type: "select",
+  description: "Support tier of the managed-services contract.",
+  options: [
+    { value: "gold", label: "Gold" },
+    { value: "silver", label: "Silver" },
+    { value: "bronze", label: "Bronze" },
+  ],
+  searchable: true,
+};
+
+/** Body of `PATCH /custom-fields/{id}`: a new option and an archived one. */
+export const CUSTOM_FIELD_UPDATE_EXAMPLE = {
+  label: "Contract tier",
+  options: [
+    { value: "gold", label: "Gold" },
+    { value: "silver", label: "Silver" },
+    { value: "bronze", label: "Bronze", archived: true },
+    { value: "platinum", label: "Platinum" },
+  ],
+};
+
+/** Response data of `GET /custom-fields/schema?resource=account`. */
+export const CUSTOM_FIELD_SCHEMA_EXAMPLE = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  title: "Custom fields of accounts",
+  description:
+    "customFields of an account of this organisation: one property per active field, every one optional (a record lacks a field it has no value for).",
+  type: "object",
+  properties: {
+    contract_tier: {
+      title: "Contract tier",
+      description: "Support tier of the managed-services contract.",
+      type: "string",
+      enum: ["gold", "silver", "bronze"],
+      maxLength: 100,
+    },
+    seats: { title: "Seats", type: "number", minimum: -1e15, maximum: 1e15 },
+    renewal_date: { title: "Renewal date", type: "string", format: "date", maxLength: 10 },
+    annual_value: {
+      title: "Annual value",
+      type: "object",
+      properties: {
+        amount: { type: "number", minimum: -1e15, maximum: 1e15 },
+        currency: { type: "string", pattern: "^[A-Z]{3}$", maxLength: 3 },
+      },
+      required: ["amount", "currency"],
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
 };

@@ -119,7 +119,7 @@ export function filterParams(table: FilterTable): Record<string, z.ZodOptional<z
   return shape;
 }
 
-/** The parsed filters of a query: field, operator and value, for the where builder (services/filters.ts). */
+/** The parsed filters of a query: field, operator and value, for the record lists' statement (server/services/kit.ts). */
 export interface FilterTerm {
   field: string;
   op: FilterOperator;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DATE_TIME_MAX_LENGTH, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { CustomFieldsInputSchema, CustomFieldValuesSchema, withCustomFieldParams } from "./custom-fields";
 import { TASK_CREATE_EXAMPLE, TASK_EXAMPLE, TASK_UPDATE_EXAMPLE } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
@@ -64,6 +65,7 @@ export const TaskSchema = z
     completedAt: TimestampSchema.nullable().describe(
       "Read-only. When the task became DONE (ISO 8601 UTC); null unless the status is DONE.",
     ),
+    customFields: CustomFieldValuesSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
@@ -88,6 +90,7 @@ export const TaskCreateSchema = z
     assigneeId: assigneeId.optional(),
     accountId: accountId.optional(),
     dealId: dealId.optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .meta({ id: "TaskCreate", examples: [TASK_CREATE_EXAMPLE] });
 
@@ -106,6 +109,7 @@ export const TaskUpdateSchema = z
     assigneeId: assigneeId.optional(),
     accountId: accountId.optional(),
     dealId: dealId.optional(),
+    customFields: CustomFieldsInputSchema.optional(),
   })
   .meta({ examples: [TASK_UPDATE_EXAMPLE] });
 
@@ -127,9 +131,9 @@ export const TASK_FILTERS: FilterTable = {
 };
 
 /** Query of `GET /tasks` (docs/api-contract.md §4.5, §4.9). */
-export const TaskListQuerySchema = z.strictObject({
+export const TaskListQuerySchema = withCustomFieldParams({
   ...ListQueryBase,
-  sort: sortParam(Object.keys(TASK_SORT_FIELDS), "createdAt:asc"),
+  sort: sortParam(Object.keys(TASK_SORT_FIELDS), "createdAt:asc", true),
   status: TaskStatusSchema.describe("Only tasks with this status.").optional(),
   assigneeId: z
     .string()

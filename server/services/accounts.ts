@@ -1,7 +1,6 @@
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { equalsInsensitive } from "../db/like";
-import { prisma, transaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import {
   ACCOUNT_DEFAULT_SORT,
@@ -13,12 +12,11 @@ import {
   type AccountListQuery,
   type AccountUpdate,
 } from "../schemas/accounts";
+import type { CustomFieldValues } from "../schemas/custom-fields";
 import { getContact } from "./contacts";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
-import { filterWhere } from "./filters";
 import { recordNewAccountScores } from "./health";
-import { changedFields, defineResource, isUniqueViolation, type UpsertOutcome } from "./kit";
-import { listPage } from "./pagination";
+import { defineResource, equalTo, isUniqueViolation, type UpsertOutcome } from "./kit";
 import { getTask } from "./tasks";
 
 const accountSelect = {
@@ -29,6 +27,7 @@ const accountSelect = {
   employeeCount: true,
   domain: true,
   externalId: true,
+  customFields: true,
   createdAt: true,
   updatedAt: true,
 } satisfies Prisma.AccountSelect;
@@ -40,7 +39,12 @@ type AccountRow = Prisma.AccountGetPayload<{ select: typeof accountSelect }>;
  * (docs/api-contract.md §6.2).
  */
 export function toAccount(row: AccountRow): Account {
-  return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  return {
+    ...row,
+    customFields: row.customFields as CustomFieldValues,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
 }
 
 function externalIdTaken(externalId: string): ApiError {
@@ -63,6 +67,7 @@ const accounts = defineResource<AccountRow, Account>({
     externalId: { type: "text" },
   },
   match: "externalId",
+  customFields: "account",
 });
 
 /**
@@ -79,17 +84,11 @@ export function accountsByIds(orgId: string, ids: readonly string[]): Promise<Ma
  * @throws ApiError `bad_request` (400) when `cursor` names no account of the organisation.
  */
 export function listAccounts(orgId: string, query: AccountListQuery) {
-  const filters: Prisma.AccountWhereInput[] = [{ orgId }, ...filterWhere(query, ACCOUNT_FILTERS)];
-  if (query.lifecycle) filters.push({ lifecycleStatus: query.lifecycle });
-  if (query.industry) filters.push({ industry: equalsInsensitive(query.industry) });
-  return listPage({
-    query,
-    fields: ACCOUNT_SORT_FIELDS,
+  return accounts.list(orgId, query, {
+    sortable: ACCOUNT_SORT_FIELDS,
     defaultSort: ACCOUNT_DEFAULT_SORT,
-    filters,
-    findCursor: (id) => accounts.find(orgId, id),
-    findMany: (args) => prisma().account.findMany({ ...(args as Prisma.AccountFindManyArgs), select: accountSelect }),
-    map: toAccount,
+    filters: ACCOUNT_FILTERS,
+    terms: [...equalTo("lifecycleStatus", query.lifecycle), ...equalTo("industry", query.industry, "text")],
   });
 }
 
@@ -134,9 +133,9 @@ export async function updateAccount(
   try {
     return await transaction(async (tx) => {
       const current = await accounts.lock(orgId, id);
-      const { changes } = changedFields(current, fields);
+      const changes = await accounts.changes(orgId, current, fields);
       if (Object.keys(changes).length === 0) return current;
-      const account = toAccount((await accounts.update(orgId, id, changes, new Date())) as AccountRow);
+      const account = toAccount((await accounts.update(orgId, current, changes, new Date())) as AccountRow);
       await recordEvents(tx, orgId, origin, [{ name: event, data: account, before: current }]);
       return account;
     });
@@ -257,6 +256,7 @@ export async function bulkUpsertAccounts(
       orgId,
       items.map((item) => ({ ...item, id: newId() })),
       now,
+      "accounts",
     );
     const created = upserted.outcomes.filter((o) => o.action === "created").map((o) => o.id);
     await recordNewAccountScores(orgId, created, now);

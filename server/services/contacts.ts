@@ -1,6 +1,6 @@
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { prisma, transaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail } from "../errors";
 import {
   CONTACT_ACCOUNTS_MAX,
@@ -12,10 +12,10 @@ import {
   type ContactListQuery,
   type ContactUpdate,
 } from "../schemas/contacts";
+import type { CustomFieldValues } from "../schemas/custom-fields";
 import { recordEvents, type WriteOrigin } from "./events";
-import { filterWhere } from "./filters";
-import { changedFields, defineResource, isUniqueViolation, lockReferences, type UpsertOutcome } from "./kit";
-import { listPage, type SortableFields } from "./pagination";
+import { defineResource, equalTo, isUniqueViolation, lockReferences, type UpsertOutcome } from "./kit";
+import type { SortableFields } from "./pagination";
 
 const contactColumns = {
   id: true,
@@ -25,6 +25,7 @@ const contactColumns = {
   lastName: true,
   title: true,
   phone: true,
+  customFields: true,
   createdAt: true,
   updatedAt: true,
 } satisfies Prisma.ContactSelect;
@@ -44,11 +45,11 @@ const relationships = (contact: string) =>
              FROM "ContactAccount" AS ca JOIN "Account" AS a ON a."id" = ca."accountId"
              WHERE ca."contactId" = ${contact}."id"), '[]'::json)`;
 
-/** Keyset columns of the contact list; `emailKey` is what the public sort field `email` orders by. */
-const SORT_COLUMNS: SortableFields = {
+/** Sortable contact fields (docs/api-contract.md §4.2): `email` sorts case-insensitively, by its `emailKey`. */
+const CONTACT_SORTABLE: SortableFields = {
   createdAt: { nullable: false },
   updatedAt: { nullable: false },
-  emailKey: { nullable: false },
+  email: { nullable: false },
   lastName: { nullable: true },
 };
 
@@ -75,6 +76,7 @@ export function toContact(row: ContactRow): Contact {
       role: link.role,
       isPrimary: link.isPrimary,
     })),
+    customFields: row.customFields as CustomFieldValues,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -100,18 +102,8 @@ const contacts = defineResource<ContactRow, Contact>({
     phone: { type: "text" },
   },
   match: "emailKey",
+  customFields: "contact",
 });
-
-/** Rewrites the public `sort` (field `email`) to the keyset columns (`emailKey`); a raw `emailKey` is not public. */
-function toColumnSort(sort: string | undefined): string | undefined {
-  if (sort === undefined) return undefined;
-  return sort
-    .split(",")
-    .map((pair) => pair.trim())
-    .filter((pair) => pair.split(":")[0] !== "emailKey")
-    .map((pair) => (pair.split(":")[0] === "email" ? `emailKey${pair.slice("email".length)}` : pair))
-    .join(",");
-}
 
 /**
  * Lists an organisation's contacts, one keyset page at a time (docs/api-contract.md §4.2, §4.9); each item has its
@@ -122,28 +114,19 @@ function toColumnSort(sort: string | undefined): string | undefined {
  * @throws ApiError `bad_request` (400) when `cursor` names no contact of the organisation.
  */
 export function listContacts(orgId: string, query: ContactListQuery) {
-  const filters: Prisma.ContactWhereInput[] = [{ orgId }, ...filterWhere(query, CONTACT_FILTERS)];
-  if (query.accountId) filters.push({ accounts: { some: { orgId, accountId: query.accountId } } });
-  if (query.email) filters.push({ emailKey: emailKeyOf(query.email) });
-  return listPage({
-    query: { ...query, sort: toColumnSort(query.sort) },
-    fields: SORT_COLUMNS,
+  return contacts.list(orgId, query, {
+    sortable: CONTACT_SORTABLE,
+    columns: { email: "emailKey" },
     defaultSort: CONTACT_DEFAULT_SORT,
-    filters,
-    findCursor: (id) =>
-      prisma().contact.findFirst({
-        where: { orgId, id },
-        select: { id: true, createdAt: true, updatedAt: true, emailKey: true, lastName: true },
-      }),
-    findMany: async (args) => {
-      const ids = await prisma().contact.findMany({ ...(args as Prisma.ContactFindManyArgs), select: { id: true } });
-      const found = await contacts.many(
-        orgId,
-        ids.map((row) => row.id),
-      );
-      return ids.map((row) => found.get(row.id) as Contact);
-    },
-    map: (contact) => contact,
+    filters: CONTACT_FILTERS,
+    terms: equalTo("emailKey", query.email === undefined ? undefined : emailKeyOf(query.email)),
+    where: (params) =>
+      query.accountId === undefined
+        ? []
+        : [
+            `EXISTS (SELECT 1 FROM "ContactAccount" AS ca
+                     WHERE ca."orgId" = $1 AND ca."contactId" = t."id" AND ca."accountId" = ${params.add(query.accountId)})`,
+          ],
   });
 }
 
@@ -197,8 +180,7 @@ export async function updateContact(orgId: string, input: ContactUpdate, origin:
   try {
     return await transaction(async (tx) => {
       const current = await contacts.lock(orgId, id);
-      const scalars: Pick<Contact, "email" | "firstName" | "lastName" | "title" | "phone"> = current;
-      const { changes } = changedFields(scalars, fields);
+      const changes = await contacts.changes(orgId, current, fields);
       const data = { ...changes, ...(changes.email !== undefined ? { emailKey: emailKeyOf(changes.email) } : {}) };
 
       let linksChanged = false;
@@ -241,7 +223,7 @@ export async function updateContact(orgId: string, input: ContactUpdate, origin:
 
       if (Object.keys(changes).length === 0 && !linksChanged) return current;
       // Relationships are part of the contact's representation, so changing only them still moves updatedAt.
-      const contact = toContact((await contacts.update(orgId, id, data, new Date())) as ContactRow);
+      const contact = toContact((await contacts.update(orgId, current, data, new Date())) as ContactRow);
       await recordEvents(tx, orgId, origin, [{ name: "contact.updated", data: contact, before: current }]);
       return contact;
     });
@@ -299,7 +281,7 @@ export async function bulkUpsertContacts(
           : [],
       ),
     );
-    const { outcomes, before } = await contacts.upsert(orgId, rows, now);
+    const { outcomes, before } = await contacts.upsert(orgId, rows, now, "contacts");
     const changedIds = new Set(outcomes.filter((o) => o.action === "updated" && o.after).map((o) => o.id));
 
     const links = rows.flatMap((row, index) => {

@@ -1,6 +1,7 @@
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { prisma, transaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
+import type { CustomFieldValues } from "../schemas/custom-fields";
 import {
   CLOSED_STAGES,
   DEAL_DEFAULT_SORT,
@@ -16,9 +17,7 @@ import {
 } from "../schemas/deals";
 import type { EventName } from "../schemas/events";
 import { recordEvents, type WriteOrigin } from "./events";
-import { filterWhere } from "./filters";
-import { changedFields, defineResource, lockReferences } from "./kit";
-import { listPage } from "./pagination";
+import { defineResource, equalTo, lockReferences } from "./kit";
 
 const dealSelect = {
   id: true,
@@ -32,6 +31,7 @@ const dealSelect = {
   ownerId: true,
   expectedCloseDate: true,
   closedAt: true,
+  customFields: true,
   createdAt: true,
   updatedAt: true,
 } satisfies Prisma.DealSelect;
@@ -49,6 +49,7 @@ export function toDeal(row: DealRow): Deal {
     estimatedMrr: row.estimatedMrr.toNumber(),
     expectedCloseDate: row.expectedCloseDate ? toDateString(row.expectedCloseDate) : null,
     closedAt: row.closedAt ? row.closedAt.toISOString() : null,
+    customFields: row.customFields as CustomFieldValues,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -88,6 +89,7 @@ const deals = defineResource<DealRow, Deal>({
     expectedCloseDate: { type: "date" },
     closedAt: { type: "timestamp" },
   },
+  customFields: "deal",
 });
 
 /**
@@ -97,19 +99,16 @@ const deals = defineResource<DealRow, Deal>({
  * @throws ApiError `bad_request` (400) when `cursor` names no deal of the organisation.
  */
 export function listDeals(orgId: string, query: DealListQuery) {
-  const filters: Prisma.DealWhereInput[] = [{ orgId }, ...filterWhere(query, DEAL_FILTERS)];
-  if (query.stage) filters.push({ stage: query.stage });
-  if (query.accountId) filters.push({ accountId: query.accountId });
-  if (query.ownerId) filters.push({ ownerId: query.ownerId });
-  if (query.type) filters.push({ type: query.type });
-  return listPage({
-    query,
-    fields: DEAL_SORT_FIELDS,
+  return deals.list(orgId, query, {
+    sortable: DEAL_SORT_FIELDS,
     defaultSort: DEAL_DEFAULT_SORT,
-    filters,
-    findCursor: (id) => deals.find(orgId, id),
-    findMany: (args) => prisma().deal.findMany({ ...(args as Prisma.DealFindManyArgs), select: dealSelect }),
-    map: toDeal,
+    filters: DEAL_FILTERS,
+    terms: [
+      ...equalTo("stage", query.stage),
+      ...equalTo("accountId", query.accountId),
+      ...equalTo("ownerId", query.ownerId),
+      ...equalTo("type", query.type),
+    ],
   });
 }
 
@@ -139,6 +138,7 @@ function newDealRow(input: DealCreate, now: Date) {
     ownerId: input.ownerId ?? null,
     expectedCloseDate: input.expectedCloseDate ?? null,
     closedAt: CLOSED_STAGES.has(stage) ? now.toISOString() : null,
+    customFields: input.customFields,
   };
 }
 
@@ -175,7 +175,7 @@ export async function updateDeal(orgId: string, input: DealUpdate, origin: Write
     const current = await deals.lock(orgId, id);
     const wanted = { ...fields };
     if (wanted.estimatedMrr !== undefined) wanted.estimatedMrr = roundMoney(wanted.estimatedMrr);
-    const { changes } = changedFields(current, wanted);
+    const changes = await deals.changes(orgId, current, wanted);
     if (Object.keys(changes).length === 0) return current;
 
     if (changes.accountId)
@@ -187,7 +187,7 @@ export async function updateDeal(orgId: string, input: DealUpdate, origin: Write
       ...(changes.estimatedMrr !== undefined ? { estimatedMrr: changes.estimatedMrr.toFixed(2) } : {}),
       ...(changes.stage ? { closedAt: CLOSED_STAGES.has(changes.stage) ? now.toISOString() : null } : {}),
     };
-    const deal = toDeal((await deals.update(orgId, id, data, now)) as DealRow);
+    const deal = toDeal((await deals.update(orgId, current, data, now)) as DealRow);
     const name = changes.stage ? stageEvent(changes.stage) : "deal.updated";
     await recordEvents(tx, orgId, origin, [{ name, data: deal, before: current }]);
     return deal;
@@ -219,7 +219,7 @@ export async function bulkCreateDeals(
         path: ["deals", String(index), "accountId"],
       })),
     );
-    const inserted = new Map((await deals.insert(orgId, rows, now)).map((row) => [row.id, row]));
+    const inserted = new Map((await deals.insert(orgId, rows, now, "deals")).map((row) => [row.id, row]));
     await recordEvents(
       tx,
       orgId,

@@ -1,7 +1,8 @@
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { prisma, transaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
+import type { CustomFieldValues } from "../schemas/custom-fields";
 import {
   DEVICE_DEFAULT_SORT,
   DEVICE_FILTERS,
@@ -13,9 +14,7 @@ import {
   type DeviceUpdate,
 } from "../schemas/devices";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "./events";
-import { filterWhere } from "./filters";
-import { changedFields, defineResource, isUniqueViolation, lockReferences, type UpsertOutcome } from "./kit";
-import { listPage } from "./pagination";
+import { defineResource, equalTo, isUniqueViolation, lockReferences, type UpsertOutcome } from "./kit";
 
 const deviceSelect = {
   id: true,
@@ -28,6 +27,7 @@ const deviceSelect = {
   isEndOfLife: true,
   patchCompliant: true,
   lastSeenAt: true,
+  customFields: true,
   createdAt: true,
   updatedAt: true,
 } satisfies Prisma.DeviceSelect;
@@ -42,6 +42,7 @@ export function toDevice(row: DeviceRow): Device {
   return {
     ...row,
     lastSeenAt: row.lastSeenAt?.toISOString() ?? null,
+    customFields: row.customFields as CustomFieldValues,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -87,6 +88,7 @@ const devices = defineResource<DeviceRow, Device>({
     lastSeenAt: { type: "timestamp" },
   },
   match: "rmmAgentId",
+  customFields: "device",
 });
 
 /**
@@ -107,18 +109,15 @@ export async function insertDevices(orgId: string, items: readonly DeviceCreate[
  * @throws ApiError `bad_request` (400) when `cursor` names no device of the organisation.
  */
 export function listDevices(orgId: string, query: DeviceListQuery) {
-  const filters: Prisma.DeviceWhereInput[] = [{ orgId }, ...filterWhere(query, DEVICE_FILTERS)];
-  if (query.accountId) filters.push({ accountId: query.accountId });
-  if (query.isOnline !== undefined) filters.push({ isOnline: query.isOnline });
-  if (query.isEndOfLife !== undefined) filters.push({ isEndOfLife: query.isEndOfLife });
-  return listPage({
-    query,
-    fields: DEVICE_SORT_FIELDS,
+  return devices.list(orgId, query, {
+    sortable: DEVICE_SORT_FIELDS,
     defaultSort: DEVICE_DEFAULT_SORT,
-    filters,
-    findCursor: (id) => devices.find(orgId, id),
-    findMany: (args) => prisma().device.findMany({ ...(args as Prisma.DeviceFindManyArgs), select: deviceSelect }),
-    map: toDevice,
+    filters: DEVICE_FILTERS,
+    terms: [
+      ...equalTo("accountId", query.accountId),
+      ...equalTo("isOnline", query.isOnline),
+      ...equalTo("isEndOfLife", query.isEndOfLife),
+    ],
   });
 }
 
@@ -161,12 +160,15 @@ export async function updateDevice(orgId: string, input: DeviceUpdate, origin: W
   try {
     return await transaction(async (tx) => {
       const before = await devices.lock(orgId, id);
-      const { changes } = changedFields(before, { ...fields, lastSeenAt: normaliseTimestamp(fields.lastSeenAt) });
+      const changes = await devices.changes(orgId, before, {
+        ...fields,
+        lastSeenAt: normaliseTimestamp(fields.lastSeenAt),
+      });
       if (Object.keys(changes).length === 0) return before;
       if (changes.accountId) {
         await lockReferences(orgId, [{ table: "Account", id: changes.accountId, path: ["accountId"] }]);
       }
-      const device = toDevice((await devices.update(orgId, id, changes, new Date())) as DeviceRow);
+      const device = toDevice((await devices.update(orgId, before, changes, new Date())) as DeviceRow);
       await recordEvents(tx, orgId, origin, changeEvents(before, device));
       return device;
     });
@@ -238,7 +240,7 @@ export async function bulkUpsertDevices(
         path: ["devices", String(index), "accountId"],
       })),
     );
-    const { outcomes, before } = await devices.upsert(orgId, rows, new Date());
+    const { outcomes, before } = await devices.upsert(orgId, rows, new Date(), "devices");
     const events = outcomes.flatMap(({ id, action, after }): EventInput[] => {
       if (!after) return [];
       if (action === "created") return [{ name: "device.created", data: after }];

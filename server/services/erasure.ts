@@ -175,7 +175,9 @@ export async function eraseContact(orgId: string, id: string, origin: WriteOrigi
   return transaction(async (tx) => {
     await lockForUpdate("Contact", "Contact", orgId, id);
     const patterns = erasurePatterns(identifyingValues(await contactStates(tx, orgId, id)));
-    const fields = [...CONTACT_PERSONAL_FIELDS];
+    // A change of a custom field value names it `customFields.<key>` in `previous` (docs/api-contract.md §6.2).
+    const customKeys = await tx.customField.findMany({ where: { orgId, resource: "contact" }, select: { key: true } });
+    const fields = [...CONTACT_PERSONAL_FIELDS, ...customKeys.map(({ key }) => `customFields.${key}`)];
 
     // One pass over the organisation's events: its own by resource id, the others by a match in their JSON text.
     const events = await tx.$queryRaw<Array<{ id: string; own: boolean }>>`

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { Prisma } from "../db/generated/client";
 import { randomChunk } from "../db/ids";
 import { afterCommit, transactionLocal } from "../db/transaction";
@@ -51,9 +52,13 @@ export interface EventInput {
 /** Fields never listed as changed: they move with every change. */
 const UNTRACKED_FIELDS = new Set(["updatedAt"]);
 
+/** A field whose object value is reported key by key: a record's custom field values (`customFields.<key>`). */
+const PER_KEY_FIELDS = new Set(["customFields"]);
+
 /**
- * What a change did to a record: the fields whose values differ between `before` and `after` (compared as
- * JSON, `updatedAt` left out) in the order of `after`, and the values they had.
+ * What a change did to a record: the fields whose values differ between `before` and `after` (compared by structure,
+ * so an object whose keys come back reordered is unchanged; `updatedAt` left out) in the order of `after`, and the
+ * values they had. A custom field value is its own field, `customFields.<key>` (null in `previous` when it had none).
  */
 export function describeChange(before: unknown, after: unknown): { changedFields: string[]; previous: object } {
   if (!before || !after || typeof before !== "object" || typeof after !== "object") {
@@ -63,10 +68,21 @@ export function describeChange(before: unknown, after: unknown): { changedFields
   const now = after as Record<string, unknown>;
   const changedFields: string[] = [];
   const previous: Record<string, unknown> = {};
+  const compare = (name: string, was: unknown, is: unknown) => {
+    if (isDeepStrictEqual(was ?? null, is ?? null)) return;
+    changedFields.push(name);
+    previous[name] = was ?? null;
+  };
   for (const key of Object.keys(now)) {
-    if (UNTRACKED_FIELDS.has(key) || JSON.stringify(old[key]) === JSON.stringify(now[key])) continue;
-    changedFields.push(key);
-    previous[key] = old[key] ?? null;
+    if (UNTRACKED_FIELDS.has(key)) continue;
+    if (!PER_KEY_FIELDS.has(key)) {
+      compare(key, old[key], now[key]);
+      continue;
+    }
+    const was = (old[key] ?? {}) as Record<string, unknown>;
+    const is = (now[key] ?? {}) as Record<string, unknown>;
+    for (const name of new Set([...Object.keys(was), ...Object.keys(is)]))
+      compare(`${key}.${name}`, was[name], is[name]);
   }
   return { changedFields, previous };
 }

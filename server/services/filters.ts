@@ -1,9 +1,13 @@
-// The Prisma conditions of list filters (docs/api-contract.md §4.9.3) and of structured search's filter groups
-// (docs/api-contract.md §4.18): one builder for every list.
-import { containsInsensitive, equalsInsensitive } from "../db/like";
+// The SQL conditions of list filters (docs/api-contract.md §4.9.3) and of structured search's filter groups
+// (docs/api-contract.md §4.18): one builder for every record list, whose statement the kit generates
+// (`defineResource` in server/services/kit.ts).
+import { escapeLike } from "../db/like";
 import { type FilterKind, type FilterOperator, type FilterTable, filterTerms } from "../schemas/filters";
 
-type Where = Record<string, unknown>;
+/** Collects the parameters of one SQL statement: `add` returns the placeholder of a new parameter (`$2`, …). */
+export interface SqlParams {
+  add(value: unknown): string;
+}
 
 /**
  * Structured search's filter groups on a list query (docs/api-contract.md §4.18): a list query carrying them under this
@@ -16,8 +20,8 @@ export const FILTER_GROUPS: unique symbol = Symbol("structured search filter gro
 export type SearchOperator = FilterOperator | "exists" | "notExists" | "between";
 
 /**
- * One filter of a structured search group (docs/api-contract.md §4.18): a list filter term whose value is already parsed
- * (`in` and `between` take arrays).
+ * One filter of a structured search group (docs/api-contract.md §4.18), or of a list: a filter term whose value is a
+ * scalar, or for `in` an array or comma-separated text, for `between` `[low, high]`.
  */
 export interface SearchTerm {
   field: string;
@@ -27,57 +31,73 @@ export interface SearchTerm {
 }
 
 /**
- * The Prisma condition of one filter (docs/api-contract.md §4.9.3, §4.18): text `eq` and `in` match case-insensitively
- * and literally, `contains` literally and case-insensitively; an external key's `eq`, `ne` and `in` compare exactly, as
- * its uniqueness does, on values the query schema normalised to Unicode NFC (docs/architecture.md, "Data and
- * migrations"); `ne` does not match records whose field is empty (SQL's comparison with NULL); dates are compared as
- * instants; `exists` / `notExists` match a field with / without a value; `between` is inclusive.
- * @param value the value as validated: a scalar, or for `in` and `between` an array (`between`: `[low, high]`).
+ * A filtered column as the statement reads it: its SQL over the record's row `t`, and the SQL type compared values
+ * are cast to (`timestamp` columns take ISO 8601 times with a time zone, compared as instants in UTC).
  */
-export function termWhere(field: string, kind: FilterKind, op: SearchOperator, value: unknown): Where {
-  const read = (one: unknown): unknown =>
-    kind === "number" ? Number(one) : kind === "date" ? new Date(String(one)) : String(one);
-  const caseless = kind === "text";
-  const equals = (one: unknown) => (caseless ? equalsInsensitive(String(one)) : read(one));
-  switch (op) {
-    case "eq":
-      return { [field]: equals(value) };
-    case "ne":
-      return { NOT: { [field]: equals(value) } };
-    case "in": {
-      const values = value as unknown[];
-      return caseless
-        ? { OR: values.map((one) => ({ [field]: equalsInsensitive(String(one)) })) }
-        : { [field]: { in: values.map(read) } };
-    }
-    case "contains":
-      return { [field]: containsInsensitive(String(value)) };
-    case "exists":
-      return { NOT: { [field]: null } };
-    case "notExists":
-      return { [field]: null };
-    case "between": {
-      const [low, high] = value as [unknown, unknown];
-      return { [field]: { gte: read(low), lte: read(high) } };
-    }
-    default:
-      return { [field]: { [op]: read(value) } };
+export interface FilteredColumn {
+  expression: string;
+  cast: string;
+}
+
+const SYMBOLS = { eq: "=", ne: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/**
+ * The SQL condition of one filter on `column` (docs/api-contract.md §4.9.3, §4.18): text `eq`, `ne` and `in` match
+ * case-insensitively and literally (`ILIKE`, with `%` and `_` escaped), `contains` literally and case-insensitively;
+ * an external key's `eq`, `ne` and `in` compare exactly, as its uniqueness does, on values the query schema normalised to
+ * Unicode NFC (docs/architecture.md, "Data and migrations"); `ne` does not match records whose field is empty (SQL's
+ * comparison with NULL); numbers compare as numbers, times as instants; `exists` / `notExists` match a field with /
+ * without a value; `between` is inclusive.
+ */
+export function termSql(term: SearchTerm, column: FilteredColumn, params: SqlParams): string {
+  const { expression, cast } = column;
+  const values = (value: unknown) => (Array.isArray(value) ? value : String(value).split(","));
+  if (term.op === "exists") return `${expression} IS NOT NULL`;
+  if (term.op === "notExists") return `${expression} IS NULL`;
+  if (term.op === "contains") return `${expression} ILIKE ${params.add(`%${escapeLike(String(term.value))}%`)}`;
+  if (term.kind === "text") {
+    const like = (value: unknown) => `${expression} ILIKE ${params.add(escapeLike(String(value)))}`;
+    if (term.op === "eq") return like(term.value);
+    if (term.op === "ne") return `NOT (${like(term.value)})`;
+    if (term.op === "in") return `(${values(term.value).map(like).join(" OR ")})`;
   }
+  const type = term.kind === "number" ? "numeric" : cast;
+  const value = (one: unknown) =>
+    type === "timestamp"
+      ? `(${params.add(String(one))}::timestamptz AT TIME ZONE 'UTC')`
+      : `${params.add(String(one))}::${type}`;
+  if (term.op === "in") {
+    const list = values(term.value).map(String);
+    return type === "timestamp"
+      ? `(${list.map((one) => `${expression} = ${value(one)}`).join(" OR ")})`
+      : `${expression} = ANY(${params.add(list)}::${type}[])`;
+  }
+  if (term.op === "between") {
+    const [low, high] = term.value as [unknown, unknown];
+    return `${expression} BETWEEN ${value(low)} AND ${value(high)}`;
+  }
+  return `${expression} ${SYMBOLS[term.op]} ${value(term.value)}`;
 }
 
 /**
- * The conditions of the `field[op]` filters a parsed list query holds (an `in` value is its comma-separated list), to
- * add to the list's `filters`, and the condition of structured search's filter groups when the query carries them
- * under {@link FILTER_GROUPS}.
+ * The conditions of the `field[op]` filters a parsed list query holds, and the condition of structured search's filter
+ * groups when the query carries them under {@link FILTER_GROUPS} (docs/api-contract.md §4.18): a record matches when it
+ * matches every filter of any one group.
+ * @param columnOf the column a field of `table` is, as the statement reads it.
  */
-export function filterWhere(query: Readonly<Record<string | symbol, unknown>>, table: FilterTable): Where[] {
-  const terms = filterTerms(query, table).map(({ field, op, kind, value }) =>
-    termWhere(field, kind, op, op === "in" ? String(value).split(",") : value),
-  );
+export function filterConditions(
+  query: Readonly<Record<string | symbol, unknown>>,
+  table: FilterTable,
+  columnOf: (field: string) => FilteredColumn,
+  params: SqlParams,
+): string[] {
+  const conditions = filterTerms(query, table).map((term) => termSql(term, columnOf(term.field), params));
   const groups = query[FILTER_GROUPS] as readonly (readonly SearchTerm[])[] | undefined;
-  if (!groups || groups.length === 0) return terms;
-  const or = groups.map((group) => ({
-    AND: group.map((term) => termWhere(term.field, term.kind, term.op, term.value)),
-  }));
-  return [...terms, { OR: or }];
+  if (groups && groups.length > 0) {
+    const any = groups.map(
+      (group) => `(${group.map((term) => termSql(term, columnOf(term.field), params)).join(" AND ") || "true"})`,
+    );
+    conditions.push(`(${any.join(" OR ")})`);
+  }
+  return conditions;
 }

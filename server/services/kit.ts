@@ -7,6 +7,33 @@ import { isDeepStrictEqual } from "node:util";
 import { Prisma } from "../db/generated/client";
 import { prisma } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
+import type { CustomFieldResource, CustomFieldValues } from "../schemas/custom-fields";
+import { CUSTOM_FIELD_PARAM } from "../schemas/custom-fields";
+import type { FilterTable } from "../schemas/filters";
+import {
+  activeValuesSql,
+  applyChange,
+  checkValues,
+  customFieldConditions,
+  fieldsOf,
+  insertedValuesSql,
+  keyLiteral,
+  mergedValuesSql,
+  type ResourceFields,
+  refuseIssues,
+  sortOf,
+  writtenIssues,
+} from "./custom-fields";
+import { filterConditions, type SearchTerm, type SqlParams, termSql } from "./filters";
+import {
+  type ListQuery,
+  parseSort,
+  readListCursor,
+  type SortableFields,
+  type SortTerm,
+  toPage,
+  unknownCursor,
+} from "./pagination";
 
 /** Tables of tenant records that other records reference (docs/api-contract.md §2). */
 export type ReferencedTable = "Account" | "Contact" | "Deal" | "Contract" | "Lead";
@@ -23,8 +50,19 @@ const NOUNS: Record<ReferencedTable, string> = {
 /** Tables whose rows belong to an account; locking them also returns that `accountId`. */
 const OWNED_BY_ACCOUNT = new Set<ReferencedTable>(["Deal", "Contract"]);
 
-/** How an item's JSON value becomes a writable column's value in the generated SQL. */
-export type ColumnType = "text" | "int" | "boolean" | "timestamp" | "date" | "money" | { enum: string };
+/**
+ * How an item's JSON value becomes a writable column's value in the generated SQL; `customFields` is the values column
+ * of a resource with custom fields, written from a {@link ValuesChange}-shaped item field.
+ */
+export type ColumnType =
+  | "text"
+  | "int"
+  | "boolean"
+  | "timestamp"
+  | "date"
+  | "money"
+  | "customFields"
+  | { enum: string };
 
 /** A writable column: its type, and the SQL value an insert takes when the item leaves the field out. */
 export interface Column {
@@ -53,6 +91,12 @@ export interface ResourceSpec<Row, Out> {
   writable?: Readonly<Record<string, Column>>;
   /** The column bulk upserts match items on (unique with `orgId`), when the resource has one. */
   match?: string;
+  /**
+   * The resource's name for custom fields, when its records have them (docs/architecture.md, "Custom fields"): reads
+   * answer the active values as `customFields`, and creates, updates and bulk upserts check and merge the values their
+   * items give against the organisation's fields.
+   */
+  customFields?: CustomFieldResource;
 }
 
 /** One item of a bulk upsert's answer: the record, whether it was created, and the record after a change. */
@@ -82,12 +126,73 @@ function castOf(type: ColumnType, source: string, field: string): string {
       return `${text}::date`;
     case "money":
       return `${text}::numeric(12, 2)`;
+    case "customFields":
+      return insertedValuesSql(source);
   }
 }
 
 /** A value that is given in `source`, else the row's current one: how writes leave out fields the item leaves out. */
 function givenOr(spec: Column, source: string, field: string, current: string): string {
+  if (spec.type === "customFields") return mergedValuesSql(source, current);
   return `CASE WHEN ${source} ? '${field}' THEN ${castOf(spec.type, source, field)} ELSE ${current}."${field}" END`;
+}
+
+/** A record with custom field values, as resources that have them serialise it. */
+type WithValues = { customFields: CustomFieldValues };
+
+/** Where a request's item `index` of `list` (or the body, without a list) keeps its custom field values. */
+function valuesPath(list: string | undefined, index: number): string[] {
+  return list ? [list, String(index), "customFields"] : ["customFields"];
+}
+
+/**
+ * How a list of a resource reads its query (docs/api-contract.md §4.9): the public sort fields, the columns some of
+ * them sort by (a contact's `email` sorts by its `emailKey`), the default order, the `field[op]` filters, and the
+ * resource's own filters (`lifecycle=ACTIVE`) as filter terms on its columns or as SQL over the row `t`.
+ */
+export interface ListView {
+  sortable: SortableFields;
+  columns?: Readonly<Record<string, string>>;
+  defaultSort: readonly SortTerm[];
+  filters: FilterTable;
+  terms?: readonly SearchTerm[];
+  where?: (params: SqlParams) => string[];
+}
+
+/**
+ * A list's own filter `field = value` (`lifecycle=ACTIVE` on `lifecycleStatus`) as a filter term, none when the value
+ * is not given: `kind` "text" compares case-insensitively, anything else exactly.
+ */
+export function equalTo(field: string, value: unknown, kind: "text" | "id" = "id"): SearchTerm[] {
+  return value === undefined ? [] : [{ field, op: "eq", kind, value }];
+}
+
+/** The parameters of one statement, `$2` on (`$1` is always the organisation). */
+function paramsFrom(orgId: string): SqlParams & { values: unknown[] } {
+  const values: unknown[] = [orgId];
+  return {
+    values,
+    add(value) {
+      values.push(value);
+      return `$${values.length}`;
+    },
+  };
+}
+
+/** The SQL type a compared value is cast to, by the column's type (keyset comparisons: values read back as text). */
+function sortCast(type: ColumnType | "id"): string {
+  if (typeof type === "object") return `"${type.enum}"`;
+  const casts: Record<Exclude<ColumnType, object> | "id", string> = {
+    id: "text",
+    text: "text",
+    int: "numeric",
+    money: "numeric",
+    boolean: "boolean",
+    timestamp: "timestamp",
+    date: "date",
+    customFields: "jsonb",
+  };
+  return casts[type];
 }
 
 /**
@@ -99,13 +204,19 @@ function givenOr(spec: Column, source: string, field: string, current: string): 
  */
 export function defineResource<Row extends { id: string }, Out>(spec: ResourceSpec<Row, Out>) {
   const table = `"${spec.table}"`;
+  const fieldsResource = spec.customFields;
+  const reads: Record<string, true | ((row: string) => string)> = { ...spec.select };
+  if (fieldsResource) reads.customFields = activeValuesSql(fieldsResource);
   const selectOf = (row: string) =>
-    Object.entries(spec.select as Record<string, true | ((row: string) => string)>)
+    Object.entries(reads)
       .map(([field, expression]) => (expression === true ? `${row}."${field}"` : `${expression(row)} AS "${field}"`))
       .join(", ");
   // Statements that join other rows call the record's row `t`.
   const select = selectOf("t");
-  const writable = Object.entries(spec.writable ?? {});
+  const writable = Object.entries({
+    ...spec.writable,
+    ...(fieldsResource ? { customFields: { type: "customFields" } satisfies Column } : {}),
+  });
   const names = writable.map(([field]) => `"${field}"`).join(", ");
 
   // The most frequent statement of the API (a GET of one record) reads the table by its own name.
@@ -116,7 +227,7 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
      WHERE t."orgId" = $1 AND t."${spec.match}" = ANY($2::text[]) ORDER BY t."id" FOR UPDATE OF t`;
   const insertMany = `INSERT INTO ${table} AS t ("id", "orgId", ${names}, "createdAt", "updatedAt")
      SELECT e->>'id', $1, ${writable
-       .map(([field, column]) =>
+       .map(([field, column]: [string, Column]) =>
          column.default === undefined
            ? castOf(column.type, "e", field)
            : `COALESCE(${castOf(column.type, "e", field)}, ${column.default})`,
@@ -153,10 +264,71 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
      RETURNING ${select}, n."changed"`;
 
   const query = <T>(sql: string, ...values: unknown[]) => prisma().$queryRawUnsafe<T[]>(sql, ...values);
+  const columnTypes: Readonly<Record<string, ColumnType | "id">> = {
+    id: "id",
+    createdAt: "timestamp",
+    updatedAt: "timestamp",
+    ...Object.fromEntries(writable.map(([field, column]) => [field, column.type])),
+  };
+
+  /** A list's sort terms with what each sorts by (SQL over `t`): a column, or a custom field's expression. */
+  function sortsOf(terms: readonly SortTerm[], view: ListView, sortable: SortableFields, fields?: ResourceFields) {
+    const all =
+      terms.at(-1)?.field === "id" ? [...terms] : [...terms, { field: "id", direction: terms[0]?.direction ?? "asc" }];
+    return all.map((term) => {
+      const key = term.field.startsWith("customFields.") ? term.field.slice("customFields.".length) : undefined;
+      const field = key === undefined ? undefined : fields?.active.get(key);
+      const custom = field && sortOf(field.type);
+      if (key !== undefined && custom) {
+        return {
+          ...term,
+          nullable: true,
+          cast: custom.cast,
+          expression: custom.expression(keyLiteral(key)),
+        };
+      }
+      const column = view.columns?.[term.field] ?? term.field;
+      return {
+        ...term,
+        nullable: sortable[term.field]?.nullable === true,
+        cast: sortCast(columnTypes[column] ?? "text"),
+        expression: `t."${column}"`,
+      };
+    });
+  }
   const matchOf = (item: Readonly<Record<string, unknown>>) => {
     const value = spec.match ? item[spec.match] : undefined;
     return typeof value === "string" ? value : undefined;
   };
+  type Item = Readonly<Record<string, unknown>> & { id: string };
+
+  /**
+   * The organisation's fields of this resource, and `items` with their `customFields` checked against them and turned
+   * into the change the SQL applies: all of a create's values (`create`), or what an update or bulk item gives
+   * (`patch`; an item without values keeps the record's).
+   * @throws ApiError `validation_error` (422) with every item's issues (`<list>.<i>.customFields.<key>`).
+   */
+  async function withValues<T extends Item>(
+    orgId: string,
+    items: readonly T[],
+    mode: "create" | "patch",
+    list: string | undefined,
+  ): Promise<{ fields?: ResourceFields; items: T[] }> {
+    if (!fieldsResource) return { items: [...items] };
+    const fields = (await fieldsOf(orgId)).of(fieldsResource);
+    const issues: ErrorDetail[] = [];
+    const checked = items.map((item, index) => {
+      const given = item.customFields as Record<string, unknown> | undefined;
+      if (mode === "patch" && given === undefined) return item;
+      const path = valuesPath(list, index);
+      const { change, issues: found } = checkValues(fields, given, mode, path);
+      issues.push(...found);
+      if (found.length === 0 && mode === "create") issues.push(...writtenIssues(fields, change.set, false, path));
+      return { ...item, customFields: change };
+    });
+    refuseIssues(issues);
+    return { fields, items: checked };
+  }
 
   const resource = {
     spec,
@@ -191,35 +363,170 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
     /**
      * Inserts `items` (each with its new `id` and the writable fields it gives; the others take their defaults), with
      * `createdAt` and `updatedAt` = `now`. With a match column, an item whose match value the organisation already
-     * has is skipped.
+     * has is skipped. Custom field values are checked first (every required field given, 16 KB at most).
+     * @param list the request's list of items (`deals`), for the paths of refused values; none for a single create.
      * @returns the inserted rows, in no particular order.
+     * @throws ApiError `validation_error` (422) for custom field values the organisation's fields refuse.
      */
-    insert: (
-      orgId: string,
-      items: ReadonlyArray<Readonly<Record<string, unknown>> & { id: string }>,
-      now: Date | string,
-    ): Promise<Row[]> => query<Row>(insertMany, orgId, JSON.stringify(items), new Date(now).toISOString()),
+    async insert(orgId: string, items: readonly Item[], now: Date | string, list?: string): Promise<Row[]> {
+      const checked = await withValues(orgId, items, "create", list);
+      return query<Row>(insertMany, orgId, JSON.stringify(checked.items), new Date(now).toISOString());
+    },
     /**
-     * Sets the writable fields `changes` gives on the organisation's record `id` and moves `updatedAt` to `now`.
+     * What an update of `current` to the `wanted` fields changes ({@link changedFields}), with the custom field values
+     * it gives checked and merged into the record's: `customFields` among the changes is then the record's values
+     * after the update.
+     * @throws ApiError `validation_error` (422) for custom field values the organisation's fields refuse (paths
+     *         `customFields.<key>`).
+     */
+    async changes<Wanted extends object>(orgId: string, current: Out, wanted: Wanted): Promise<Partial<Wanted>> {
+      const given = (wanted as { customFields?: Record<string, unknown> }).customFields;
+      let target: object = wanted;
+      if (fieldsResource && given !== undefined) {
+        const fields = (await fieldsOf(orgId)).of(fieldsResource);
+        const { change, issues } = checkValues(fields, given, "patch", ["customFields"]);
+        refuseIssues(issues);
+        const values = applyChange((current as unknown as WithValues).customFields, change);
+        refuseIssues(writtenIssues(fields, values, false, ["customFields"]));
+        target = { ...wanted, customFields: values };
+      }
+      return changedFields(current as object, target as Partial<object>).changes as Partial<Wanted>;
+    },
+    /**
+     * Sets the writable fields `changes` gives on the organisation's record `current` and moves `updatedAt` to `now`;
+     * `customFields`, when given, is the record's values after the update (see `changes`), and the stored values of
+     * archived fields stay for their purge.
      * @returns the row after the update, or null when the record is missing or another organisation's.
      */
-    update: async (orgId: string, id: string, changes: object, now: Date | string): Promise<Row | null> =>
-      (await query<Row>(updateOne, orgId, id, JSON.stringify(changes), new Date(now).toISOString()))[0] ?? null,
+    async update(
+      orgId: string,
+      current: Out & { id: string },
+      changes: object,
+      now: Date | string,
+    ): Promise<Row | null> {
+      const values = (changes as Partial<WithValues>).customFields;
+      const data =
+        values === undefined
+          ? changes
+          : {
+              ...changes,
+              customFields: { set: values, unset: Object.keys((current as unknown as WithValues).customFields) },
+            };
+      const rows = await query<Row>(updateOne, orgId, current.id, JSON.stringify(data), new Date(now).toISOString());
+      return rows[0] ?? null;
+    },
+    /**
+     * One keyset page of the organisation's records (docs/api-contract.md §4.9), in one statement: the view's own
+     * filters, the `field[op]` filters, the custom field filters and sort (docs/api-contract.md §4.9.5), `updatedAfter`
+     * (strictly later), and the records after the cursor's in the order of `sort` plus `id` (null values of nullable
+     * fields last in both directions), `limit + 1` rows to know whether more follow. Never OFFSET: a deep page costs
+     * what the first costs where an index serves the order (docs/architecture.md, "Data and migrations").
+     * @returns `{ data, hasMore, nextCursor }`.
+     * @throws ApiError `bad_request` (400) when `cursor` names no record of the organisation; `validation_error` (422)
+     *         for a custom field parameter the organisation's fields refuse.
+     */
+    async list(
+      orgId: string,
+      given: ListQuery & Readonly<Record<string | symbol, unknown>>,
+      view: ListView,
+    ): Promise<{ data: Out[]; hasMore: boolean; nextCursor: string | null }> {
+      const wantsFields =
+        Object.keys(given).some((name) => CUSTOM_FIELD_PARAM.test(name)) ||
+        (given.sort ?? "").includes("customFields.");
+      const fields = fieldsResource && wantsFields ? (await fieldsOf(orgId)).of(fieldsResource) : undefined;
+      const sortable: SortableFields = { ...view.sortable };
+      for (const [key, field] of fields?.active ?? []) {
+        if (sortOf(field.type)) sortable[`customFields.${key}`] = { nullable: true };
+      }
+      const sorts = sortsOf(parseSort(given.sort, sortable, view.defaultSort), view, sortable, fields);
+
+      let cursor: Array<string | null> | undefined;
+      if (given.cursor) {
+        const read = paramsFrom(orgId);
+        const id = read.add(readListCursor(given.cursor));
+        const values = sorts.map((sort, index) => `(${sort.expression})::text AS "k${index}"`).join(", ");
+        const [row] = await query<Record<string, string | null>>(
+          `SELECT ${values} FROM ${table} AS t WHERE t."orgId" = $1 AND t."id" = ${id}`,
+          ...read.values,
+        );
+        if (!row) throw unknownCursor();
+        cursor = sorts.map((_, index) => row[`k${index}`] ?? null);
+      }
+
+      const params = paramsFrom(orgId);
+      const where = [`t."orgId" = $1`];
+      const columnOf = (field: string) => ({
+        expression: `t."${field}"`,
+        cast: sortCast(columnTypes[field] ?? "text"),
+      });
+      for (const term of view.terms ?? []) where.push(termSql(term, columnOf(term.field), params));
+      where.push(...filterConditions(given, view.filters, columnOf, params));
+      if (view.where) where.push(...view.where(params));
+      if (fields) where.push(...customFieldConditions(fields, given, params));
+      if (given.updatedAfter)
+        where.push(`t."updatedAt" > (${params.add(given.updatedAfter)}::timestamptz AT TIME ZONE 'UTC')`);
+      const expressions = sorts.map((sort) => sort.expression);
+      if (cursor) {
+        const branches: string[] = [];
+        const equalities: string[] = [];
+        sorts.forEach((sort, index) => {
+          const expression = expressions[index] as string;
+          const value = cursor[index] ?? null;
+          if (value !== null) {
+            const beyond = `${expression} ${sort.direction === "asc" ? ">" : "<"} ${params.add(value)}::${sort.cast}`;
+            const next = sort.nullable ? `(${beyond} OR ${expression} IS NULL)` : beyond;
+            branches.push([...equalities, next].join(" AND "));
+          }
+          // The last term's equality would compare nothing after it (and leave its parameter unused).
+          if (index < sorts.length - 1) {
+            equalities.push(
+              value === null ? `${expression} IS NULL` : `${expression} = ${params.add(value)}::${sort.cast}`,
+            );
+          }
+        });
+        where.push(branches.length > 0 ? `(${branches.map((branch) => `(${branch})`).join(" OR ")})` : "false");
+        // A redundant range on the leading column lets PostgreSQL start the index scan at the cursor.
+        const [lead] = sorts;
+        const leadValue = cursor[0];
+        if (lead && !lead.nullable && leadValue !== null && leadValue !== undefined) {
+          where.push(
+            `${expressions[0]} ${lead.direction === "asc" ? ">=" : "<="} ${params.add(leadValue)}::${lead.cast}`,
+          );
+        }
+      }
+      const order = sorts
+        .map(
+          (sort, index) => `${expressions[index]} ${sort.direction.toUpperCase()}${sort.nullable ? " NULLS LAST" : ""}`,
+        )
+        .join(", ");
+      const rows = await query<Row>(
+        `SELECT ${select} FROM ${table} AS t WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${params.add(given.limit + 1)}`,
+        ...params.values,
+      );
+      const page = toPage(rows, given.limit);
+      return { data: page.rows.map(spec.serialise), hasMore: page.hasMore, nextCursor: page.nextCursor };
+    },
     /**
      * Bulk upsert on the match column, in the caller's transaction, a fixed handful of statements whatever the size:
      * one locks and reads the records the items match (the `previous` values of the events are then exact under
      * concurrent writes), one `INSERT … ON CONFLICT DO NOTHING` creates the items whose match value is new (or absent),
      * one `UPDATE … FROM` applies the others, fields an item leaves out keeping their values and `updatedAt` moving only
      * for a record whose values change. A matched record deleted between the two statements is created on the next
-     * pass; one inserted meanwhile is locked and read before its update. Three passes always suffice.
-     * @param items each with its new `id` (used when it creates) and the writable fields it gives.
+     * pass; one inserted meanwhile is locked and read before its update. Three passes always suffice. Custom field
+     * values are checked before (types, options, keys) and after the write (a created record's required fields, 16 KB
+     * of values), since only the write tells whether an item creates; a refusal rolls the transaction back.
+     * @param given each with its new `id` (used when it creates) and the writable fields it gives.
+     * @param list the request's list of items (`accounts`), for the paths of refused items.
      * @returns per item in order its outcome, and the records before the write of those it updated, by id.
+     * @throws ApiError `validation_error` (422) naming `<list>.<i>.customFields…` of every refused item.
      */
     async upsert(
       orgId: string,
-      items: ReadonlyArray<Readonly<Record<string, unknown>> & { id: string }>,
+      given: readonly Item[],
       now: Date | string,
+      list: string,
     ): Promise<{ outcomes: Array<UpsertOutcome<Out>>; before: Map<string, Out> }> {
+      const { fields, items } = await withValues(orgId, given, "patch", list);
       const at = new Date(now).toISOString();
       const before = new Map<string, Out>();
       const known = new Set<string>();
@@ -235,13 +542,10 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
       let pending = items.map((item, index) => ({ item, index }));
       for (let pass = 0; pass < 3 && pending.length > 0; pass++) {
         const inserted = new Map(
-          (
-            await resource.insert(
-              orgId,
-              pending.map((p) => p.item),
-              at,
-            )
-          ).map((row) => [row.id, row]),
+          (await query<Row>(insertMany, orgId, JSON.stringify(pending.map((p) => p.item)), at)).map((row) => [
+            row.id,
+            row,
+          ]),
         );
         const conflicting = pending.filter((p) => {
           const row = inserted.get(p.item.id);
@@ -275,6 +579,21 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
         }
       }
       if (pending.length > 0) throw new Error(`${spec.noun} bulk upsert did not settle after 3 passes`);
+      if (fields) {
+        // An item finds out whether it creates only when it is written: a created record needs its required fields.
+        refuseIssues(
+          outcomes.flatMap((outcome, index) =>
+            outcome?.after
+              ? writtenIssues(
+                  fields,
+                  (outcome.after as unknown as WithValues).customFields,
+                  outcome.action === "created",
+                  valuesPath(list, index),
+                )
+              : [],
+          ),
+        );
+      }
       return { outcomes: outcomes as Array<UpsertOutcome<Out>>, before };
     },
   };

@@ -1,6 +1,6 @@
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { prisma, transaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import {
   NOTE_DEFAULT_SORT,
   NOTE_FILTERS,
@@ -10,9 +10,7 @@ import {
   type NoteListQuery,
 } from "../schemas/notes";
 import { recordEvents, type WriteOrigin } from "./events";
-import { filterWhere } from "./filters";
-import { defineResource, lockReferences } from "./kit";
-import { listPage } from "./pagination";
+import { defineResource, equalTo, lockReferences } from "./kit";
 
 const noteSelect = {
   id: true,
@@ -65,17 +63,11 @@ export async function insertNotes(orgId: string, items: readonly NoteCreate[], n
  * @throws ApiError `bad_request` (400) when `cursor` names no note of the organisation.
  */
 export function listNotes(orgId: string, query: NoteListQuery) {
-  const filters: Prisma.NoteWhereInput[] = [{ orgId }, ...filterWhere(query, NOTE_FILTERS)];
-  if (query.objectType) filters.push({ objectType: query.objectType });
-  if (query.objectId) filters.push({ objectId: query.objectId });
-  return listPage({
-    query,
-    fields: NOTE_SORT_FIELDS,
+  return notes.list(orgId, query, {
+    sortable: NOTE_SORT_FIELDS,
     defaultSort: NOTE_DEFAULT_SORT,
-    filters,
-    findCursor: (id) => notes.find(orgId, id),
-    findMany: (args) => prisma().note.findMany({ ...(args as Prisma.NoteFindManyArgs), select: noteSelect }),
-    map: toNote,
+    filters: NOTE_FILTERS,
+    terms: [...equalTo("objectType", query.objectType), ...equalTo("objectId", query.objectId)],
   });
 }
 

@@ -38,6 +38,9 @@ export const SETTINGS_AUDIT_ACTIONS = {
   "webhookSecret.revealed": "Signing secret revealed",
   "webhookEndpoint.tested": "Test event sent",
   "webhookDelivery.redelivered": "Delivery sent again",
+  "customField.created": "Custom field created",
+  "customField.changed": "Custom field changed",
+  "customField.archived": "Custom field archived",
   "action.refused": "Action refused",
 } as const;
 

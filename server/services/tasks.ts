@@ -1,7 +1,8 @@
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { prisma, transaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
+import type { CustomFieldValues } from "../schemas/custom-fields";
 import {
   TASK_DEFAULT_SORT,
   TASK_DEFAULTS,
@@ -13,9 +14,7 @@ import {
   type TaskUpdate,
 } from "../schemas/tasks";
 import { recordEvents, tombstone, type WriteOrigin } from "./events";
-import { filterWhere } from "./filters";
-import { changedFields, defineResource, lockReferences, type Reference } from "./kit";
-import { listPage } from "./pagination";
+import { defineResource, equalTo, lockReferences, type Reference } from "./kit";
 
 const taskSelect = {
   id: true,
@@ -28,6 +27,7 @@ const taskSelect = {
   accountId: true,
   dealId: true,
   completedAt: true,
+  customFields: true,
   createdAt: true,
   updatedAt: true,
 } satisfies Prisma.TaskSelect;
@@ -43,6 +43,7 @@ export function toTask(row: TaskRow): Task {
     ...row,
     dueAt: row.dueAt ? row.dueAt.toISOString() : null,
     completedAt: row.completedAt ? row.completedAt.toISOString() : null,
+    customFields: row.customFields as CustomFieldValues,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
@@ -98,6 +99,7 @@ const tasks = defineResource<TaskRow, Task>({
     dealId: { type: "text" },
     completedAt: { type: "timestamp" },
   },
+  customFields: "task",
 });
 
 /**
@@ -122,19 +124,16 @@ export async function insertTasks(orgId: string, items: readonly TaskCreate[], n
  * @throws ApiError `bad_request` (400) when `cursor` names no task of the organisation.
  */
 export function listTasks(orgId: string, query: TaskListQuery) {
-  const filters: Prisma.TaskWhereInput[] = [{ orgId }, ...filterWhere(query, TASK_FILTERS)];
-  if (query.status) filters.push({ status: query.status });
-  if (query.assigneeId) filters.push({ assigneeId: query.assigneeId });
-  if (query.accountId) filters.push({ accountId: query.accountId });
-  if (query.dealId) filters.push({ dealId: query.dealId });
-  return listPage({
-    query,
-    fields: TASK_SORT_FIELDS,
+  return tasks.list(orgId, query, {
+    sortable: TASK_SORT_FIELDS,
     defaultSort: TASK_DEFAULT_SORT,
-    filters,
-    findCursor: (id) => tasks.find(orgId, id),
-    findMany: (args) => prisma().task.findMany({ ...(args as Prisma.TaskFindManyArgs), select: taskSelect }),
-    map: toTask,
+    filters: TASK_FILTERS,
+    terms: [
+      ...equalTo("status", query.status),
+      ...equalTo("assigneeId", query.assigneeId),
+      ...equalTo("accountId", query.accountId),
+      ...equalTo("dealId", query.dealId),
+    ],
   });
 }
 
@@ -175,7 +174,7 @@ export async function updateTask(orgId: string, input: TaskUpdate, origin: Write
     const current = await tasks.lock(orgId, id);
     const wanted = { ...fields };
     if (wanted.dueAt !== undefined) wanted.dueAt = normaliseTimestamp(wanted.dueAt);
-    const { changes } = changedFields(current, wanted);
+    const changes = await tasks.changes(orgId, current, wanted);
     if (Object.keys(changes).length === 0) return current;
 
     if (changes.accountId !== undefined || changes.dealId !== undefined) {
@@ -194,7 +193,7 @@ export async function updateTask(orgId: string, input: TaskUpdate, origin: Write
       ...changes,
       ...(changes.status ? { completedAt: changes.status === "DONE" ? now.toISOString() : null } : {}),
     };
-    const task = toTask((await tasks.update(orgId, id, data, now)) as TaskRow);
+    const task = toTask((await tasks.update(orgId, current, data, now)) as TaskRow);
     await recordEvents(tx, orgId, origin, [{ name: "task.updated", data: task, before: current }]);
     return task;
   });

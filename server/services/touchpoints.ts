@@ -1,6 +1,6 @@
 import type { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { prisma, transaction } from "../db/transaction";
+import { transaction } from "../db/transaction";
 import {
   TOUCHPOINT_DEFAULT_SORT,
   TOUCHPOINT_FILTERS,
@@ -10,9 +10,7 @@ import {
   type TouchpointListQuery,
 } from "../schemas/touchpoints";
 import { recordEvents, type WriteOrigin } from "./events";
-import { filterWhere } from "./filters";
-import { defineResource, lockReferences } from "./kit";
-import { listPage } from "./pagination";
+import { defineResource, equalTo, lockReferences } from "./kit";
 
 const touchpointSelect = {
   id: true,
@@ -83,18 +81,11 @@ export async function insertTouchpoints(
  * @throws ApiError `bad_request` (400) when `cursor` names no touchpoint of the organisation.
  */
 export function listTouchpoints(orgId: string, query: TouchpointListQuery) {
-  const filters: Prisma.TouchpointWhereInput[] = [{ orgId }, ...filterWhere(query, TOUCHPOINT_FILTERS)];
-  if (query.accountId) filters.push({ accountId: query.accountId });
-  if (query.type) filters.push({ type: query.type });
-  return listPage({
-    query,
-    fields: TOUCHPOINT_SORT_FIELDS,
+  return touchpoints.list(orgId, query, {
+    sortable: TOUCHPOINT_SORT_FIELDS,
     defaultSort: TOUCHPOINT_DEFAULT_SORT,
-    filters,
-    findCursor: (id) => touchpoints.find(orgId, id),
-    findMany: (args) =>
-      prisma().touchpoint.findMany({ ...(args as Prisma.TouchpointFindManyArgs), select: touchpointSelect }),
-    map: toTouchpoint,
+    filters: TOUCHPOINT_FILTERS,
+    terms: [...equalTo("accountId", query.accountId), ...equalTo("type", query.type)],
   });
 }
 

@@ -59,6 +59,7 @@ describe("POST /contacts", () => {
       title: "IT Manager",
       phone: "+44 20 7123 4567",
       accounts: [],
+      customFields: {},
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: res.body.data.createdAt,
     });

@@ -56,6 +56,15 @@ const CREATORS: Record<string, (api: Api) => Promise<string>> = {
     const endpoint = await CREATORS.webhookEndpoint?.(api);
     return (await api("POST", `/webhook-endpoints/${endpoint}/test`)).body.data.attempt.deliveryId;
   },
+  customField: async (api) =>
+    (
+      await api("POST", "/custom-fields", {
+        resource: "account",
+        key: `f_${Math.random().toString(36).slice(2, 12)}`,
+        label: "Contract field",
+        type: "text",
+      })
+    ).body.data.id,
   event: async (api) => {
     await CREATORS.account?.(api);
     return (await api("GET", "/events?limit=100")).body.data.at(-1).id;
@@ -77,6 +86,7 @@ function recordTypeOf(route: RouteEntry, parameter: string): string {
     "health-scores": "account",
     "webhook-endpoints": "webhookEndpoint",
     deliveries: "delivery",
+    "custom-fields": "customField",
   };
   const type = byResource[resource];
   if (!type || (parameter !== "id" && parameter !== "accountId")) {
@@ -99,6 +109,7 @@ function bodyOf(route: RouteEntry): unknown {
     "PATCH /tasks/{id}": { title: "Renamed" },
     "POST /health-scores/{accountId}/signals": { source: "nps", type: "detractor", severity: "HIGH", score: 60 },
     "PATCH /webhook-endpoints/{id}": { description: "Renamed" },
+    "PATCH /custom-fields/{id}": { label: "Renamed" },
     "POST /webhook-endpoints/{id}/rotate-secret": undefined,
     "POST /webhook-endpoints/{id}/test": undefined,
     "POST /deliveries/{id}/redeliver": undefined,

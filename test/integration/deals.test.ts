@@ -58,6 +58,7 @@ describe("POST /deals", () => {
       ownerId: "user-7",
       expectedCloseDate: "2026-12-31",
       closedAt: null,
+      customFields: {},
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: deal.createdAt,
     });

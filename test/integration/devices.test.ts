@@ -61,6 +61,7 @@ describe("POST /devices", () => {
       isEndOfLife: false,
       patchCompliant: true,
       lastSeenAt: null,
+      customFields: {},
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: res.body.data.createdAt,
     });

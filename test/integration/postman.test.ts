@@ -89,10 +89,11 @@ describe("GET /postman.json", () => {
     const all = requests(collection.item);
     const query = all.flatMap((item) => item.request.url.query ?? []);
     expect(query.length).toBeGreaterThan(20);
-    // The one required query parameter, search's q, is switched on.
+    // The required query parameters are switched on: search's q, and the resource whose custom fields' JSON Schema
+    // is asked for.
     expect(
       query.filter((parameter: { disabled: boolean }) => !parameter.disabled).map((p: { key: string }) => p.key),
-    ).toEqual(["q"]);
+    ).toEqual(["q", "resource"]);
     const body = (path: string) => {
       const item = all.find((request) => route(request) === path);
       return JSON.parse(item.request.body.raw);

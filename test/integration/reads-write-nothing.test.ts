@@ -58,7 +58,12 @@ it("every GET of the route table, health scores included, writes no row", async 
     notes: (await api("POST", "/notes", { objectType: "Account", objectId: account.id, body: "Note" })).body.data.id,
     "webhook-endpoints": (await api("POST", "/webhook-endpoints", { url: "https://hooks.invalid/ro", events: ["*"] }))
       .body.data.id,
+    "custom-fields": (
+      await api("POST", "/custom-fields", { resource: "account", key: "tier", label: "Tier", type: "text" })
+    ).body.data.id,
   };
+  // Reads that need a parameter besides search: the JSON Schema of one resource's custom fields.
+  const queries: Record<string, string> = { "/custom-fields/schema": "?resource=account" };
   expect(
     (
       await api("POST", `/health-scores/${account.id}/signals`, {
@@ -78,7 +83,8 @@ it("every GET of the route table, health scores included, writes no row", async 
   for (const route of reads) {
     const filled = route.path.replace(/\{[^}]+\}/g, ids[route.path.split("/")[1] ?? ""] ?? "missing");
     // Search needs its q; the typo-tolerant search runs too, since nothing is called that.
-    const path = route.path === "/search" ? `${filled}?q=nothing+is+called+that` : filled;
+    const path =
+      route.path === "/search" ? `${filled}?q=nothing+is+called+that` : `${filled}${queries[route.path] ?? ""}`;
     for (let i = 0; i < 2; i++) {
       const res = await api("GET", path);
       expect(res.status, `GET ${path}`).toBe(200);

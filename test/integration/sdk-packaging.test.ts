@@ -1,14 +1,17 @@
 // The client as a user gets it, both ways sdk/README.md gives: the packed tarball (`npm pack` builds dist/ through the
 // package's `prepare` script) and the folder itself as a dependency (`npm install <repository>/sdk`, whose `prepare`
 // builds dist/ in place). Each goes into an empty project outside the repository, where an example using the resource
-// methods is compiled with `tsc --strict` against the installed declarations and run against a live server.
+// methods is compiled with `tsc --strict` against the installed declarations and run against a live server; with the
+// organisation's custom fields as types written by `npm run sdk:generate -- --custom-fields`, which the compiler then
+// holds the example to.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { customFieldTypesText } from "../../scripts/sdk-generate";
+import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -31,6 +34,7 @@ afterAll(async () => {
 
 // The user's project has no @types/node: the example declares the one Node global it reads.
 const EXAMPLE = `import { ApiError, createClient } from "@msp-crm/sdk";
+import type { CustomFields } from "./crm-custom-fields.js";
 declare const process: { env: Record<string, string | undefined> };
 
 const crm = createClient({ apiKey: process.env.CRM_KEY ?? "", baseUrl: process.env.CRM_URL });
@@ -48,6 +52,19 @@ try {
   if (error instanceof ApiError) console.log(error.code);
 }
 console.log(read.name, count, failed, updated);
+
+const typed = createClient<CustomFields>({ apiKey: process.env.CRM_KEY ?? "", baseUrl: process.env.CRM_URL });
+const tiered = await typed.accounts.create({ name: "Typed Ltd", customFields: { seats: 12, contract_tier: "gold" } });
+const seats: number | undefined = tiered.customFields.seats;
+const tier: "gold" | "silver" | undefined = tiered.customFields.contract_tier;
+// @ts-expect-error seats is a number
+const wrong: string | undefined = (await typed.accounts.get(tiered.id)).customFields.seats;
+// @ts-expect-error the organisation has no such field
+await typed.accounts.update(tiered.id, { customFields: { nope: 1 } }).catch(() => undefined);
+await typed.accounts.update(tiered.id, { customFields: { contract_tier: null } });
+let total = 0;
+for await (const account of typed.accounts.list({ "customFields.seats[gte]": 10 })) total += account.customFields.seats ?? 0;
+console.log(seats, tier, total, typeof wrong);
 `;
 
 /** An empty ESM project at `project` with the example and a strict tsconfig, no dependency yet. */
@@ -72,10 +89,29 @@ function userProject(project: string): void {
   writeFileSync(path.join(project, "example.ts"), EXAMPLE);
 }
 
-/** Compiles the project's example with tsc --strict, runs it against the test server, returns its output lines. */
+/**
+ * Gives a new organisation two custom fields, writes them as types beside the example (what `npm run sdk:generate --
+ * --custom-fields` writes), compiles the project's example with tsc --strict, runs it against the test server, returns
+ * its output lines.
+ */
 async function compileAndRun(project: string): Promise<string[]> {
-  await run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: project });
   const org = await createTestOrg();
+  const api = client(server.url, org.key);
+  await api("POST", "/custom-fields", { resource: "account", key: "seats", label: "Seats", type: "number" });
+  await api("POST", "/custom-fields", {
+    resource: "account",
+    key: "contract_tier",
+    label: "Tier",
+    type: "select",
+    options: [
+      { value: "gold", label: "Gold" },
+      { value: "silver", label: "Silver" },
+    ],
+  });
+  const fields = await customFieldTypesText({ baseUrl: server.url, apiKey: org.key });
+  expect(fields).toContain("export interface CustomFields");
+  writeFileSync(path.join(project, "crm-custom-fields.ts"), fields);
+  await run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: project });
   const { stdout } = await run(process.execPath, [path.join(project, "out", "example.js")], {
     cwd: project,
     env: { ...process.env, CRM_KEY: org.key, CRM_URL: server.url },
@@ -114,7 +150,7 @@ it("npm pack builds dist/ itself; the tarball installs in an empty project, comp
   };
   for (const dependency of Object.keys(manifest.dependencies))
     expect(existsSync(path.join(project, "node_modules", dependency, "package.json")), dependency).toBe(true);
-  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0"]);
+  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0", "12 gold 12 number"]);
 });
 
 it("npm install <repository>/sdk as a folder dependency builds dist/ (prepare) and the same program runs", {
@@ -126,7 +162,7 @@ it("npm install <repository>/sdk as a folder dependency builds dist/ (prepare) a
   await run(NPM, [...INSTALL, SDK], { cwd: project });
   expect(existsSync(path.join(SDK, "dist", "index.js")), "prepare compiled sdk/dist").toBe(true);
   expect(existsSync(path.join(project, "node_modules", "@msp-crm", "sdk", "dist", "index.d.ts"))).toBe(true);
-  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0"]);
+  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0", "12 gold 12 number"]);
 });
 
 it("documents its real dependencies: sdk/README.md and the README name each, and the sources import no other", () => {

@@ -14,6 +14,7 @@ import { prisma } from "../../server/db/transaction";
 import { resetEnvCache } from "../../server/env";
 import { createApiKey } from "../../server/services/api-keys";
 import { authFor } from "../../server/services/auth";
+import { createCustomField } from "../../server/services/custom-field-definitions";
 import { createWebhookEndpoint, sendTestEvent } from "../../server/webhooks/endpoints";
 import { addMember, orgWithRoles, signIn, TEST_ORIGIN, type TestMember } from "../helpers/members";
 import { type Receiver, startReceiver } from "../helpers/receiver";
@@ -55,6 +56,17 @@ async function endpointIn(orgId: string) {
 const key = async (orgId: string, isTest: boolean) =>
   (await createApiKey(orgId, { name: isTest ? "test fixture" : "live fixture", scopes: ["accounts:read"], isTest }))
     .key;
+
+const fieldKey = () => `f_${Math.random().toString(36).slice(2, 12)}`;
+
+async function fieldIn(orgId: string): Promise<string> {
+  const created = await createCustomField(
+    orgId,
+    { resource: "deal", key: fieldKey(), label: "Fixture field", type: "number" },
+    { isTest: false },
+  );
+  return created.id;
+}
 
 const email = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}@example.com`;
 
@@ -122,6 +134,7 @@ const ACTIONS: Action[] = [
     },
   },
   { row: "see", name: "team.members", allowed: ALL, run: (m) => m.caller.team.members() },
+  { row: "see", name: "customFields.list", allowed: ALL, run: (m) => m.caller.customFields.list() },
 
   {
     row: "test keys",
@@ -243,6 +256,29 @@ const ACTIONS: Action[] = [
       const sent = await sendTestEvent(orgId, (await endpointIn(orgId)).id);
       return m.caller.webhooks.redeliver({ deliveryId: sent.deliveryId });
     },
+  },
+
+  {
+    row: "custom fields",
+    name: "customFields.create",
+    allowed: MANAGERS,
+    audit: "customField.created",
+    run: (m) =>
+      m.caller.customFields.create({ resource: "account", key: fieldKey(), label: "Role field", type: "text" }),
+  },
+  {
+    row: "custom fields",
+    name: "customFields.update",
+    allowed: MANAGERS,
+    audit: "customField.changed",
+    run: async (m, { orgId }) => m.caller.customFields.update({ id: await fieldIn(orgId), label: "Renamed field" }),
+  },
+  {
+    row: "custom fields",
+    name: "customFields.archive",
+    allowed: MANAGERS,
+    audit: "customField.archived",
+    run: async (m, { orgId }) => m.caller.customFields.archive({ id: await fieldIn(orgId) }),
   },
 
   {
@@ -409,6 +445,7 @@ describe("every settings action with every role", () => {
       [/\*\*live\*\* keys/, "live keys"],
       [/`admin:read`/, "admin scope"],
       [/endpoints, reveal and rotate secrets/, "endpoints"],
+      [/^create \/ change \/ archive custom fields/, "custom fields"],
       [/^invite, remove members/, "team"],
       [/^transfer ownership/, "owner"],
     ];

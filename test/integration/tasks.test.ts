@@ -57,6 +57,7 @@ describe("POST /tasks", () => {
       accountId: null,
       dealId: null,
       completedAt: null,
+      customFields: {},
       createdAt: expect.stringMatching(ISO_MS),
       updatedAt: task.createdAt,
     });

@@ -230,6 +230,7 @@ it("GET /api/inngest in development mode introspects every function; an in-band 
       ["msp-crm-purge-idempotency-keys", [{ cron: "17 3 * * *" }]],
       ["msp-crm-purge-expired-events", [{ cron: "27 3 * * *" }]],
       ["msp-crm-purge-expired-sign-ins", [{ cron: "37 3 * * *" }]],
+      ["msp-crm-purge-archived-custom-fields", [{ cron: "47 3 * * *" }]],
       ["msp-crm-health-refresh", [{ cron: "* * * * *" }]],
       ["msp-crm-usage-roll-up", [{ cron: "* * * * *" }]],
       ["msp-crm-webhook-deliver", [{ event: "crm/webhook.delivery.requested" }]],

@@ -6,6 +6,7 @@ const LINKS = [
   { href: "/settings", label: "Overview" },
   { href: "/settings/keys", label: "API keys" },
   { href: "/settings/webhooks", label: "Webhooks" },
+  { href: "/settings/fields", label: "Custom fields" },
   { href: "/settings/usage", label: "Usage" },
   { href: "/settings/team", label: "Team" },
   { href: "/settings/security", label: "Security" },

@@ -7,6 +7,7 @@ import {
 } from "../../services/settings-session";
 import { apiKeysRouter } from "./api-keys";
 import { auditRouter } from "./audit";
+import { customFieldsRouter } from "./custom-fields";
 import { securityRouter } from "./security";
 import { teamRouter } from "./team";
 import { createCallerFactory, memberProcedure, router } from "./trpc";
@@ -55,6 +56,7 @@ export const settingsRouter = router({
   team: teamRouter,
   security: securityRouter,
   audit: auditRouter,
+  customFields: customFieldsRouter,
 });
 
 /** Type of {@link settingsRouter}, for clients. */

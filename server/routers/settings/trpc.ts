@@ -127,7 +127,13 @@ const settingsProcedure = t.procedure.use(async ({ ctx, next, path, type }) => {
   return result;
 });
 
-const READS: ReadonlySet<Permission> = new Set(["apiKey:read", "webhook:read", "usage:read", "audit:read"]);
+const READS: ReadonlySet<Permission> = new Set([
+  "apiKey:read",
+  "webhook:read",
+  "usage:read",
+  "audit:read",
+  "customField:read",
+]);
 
 function forbidden(message: string, cause?: Error): TRPCError {
   return new TRPCError({ code: "FORBIDDEN", message, cause });

@@ -14,6 +14,7 @@ import {
 } from "../../schemas/accounts";
 import { PARTIAL_MODE, PartialBulkResultSchema } from "../../schemas/bulk";
 import { IdSchema } from "../../schemas/common";
+import { CUSTOM_FIELD_LIST_TEXT } from "../../schemas/custom-fields";
 import {
   bulkUpsertAccounts,
   createAccount,
@@ -35,7 +36,13 @@ export const accountsRouter = router({
   /** `GET /accounts` (accounts:read): a keyset page, filters `lifecycle`, `industry`, `updatedAfter`, `sort`. */
   list: apiProcedure("accounts:read")
     .meta({
-      openapi: { method: "GET", path: "/accounts", tags, summary: "List accounts" },
+      openapi: {
+        method: "GET",
+        path: "/accounts",
+        tags,
+        summary: "List accounts",
+        description: `Keyset-paginated accounts of the organisation. Filters combine with AND. ${CUSTOM_FIELD_LIST_TEXT}`,
+      },
       envelope: "list",
     })
     .input(AccountListQuerySchema)

@@ -12,6 +12,7 @@ import {
   ContactSchema,
   ContactUpdateSchema,
 } from "../../schemas/contacts";
+import { CUSTOM_FIELD_LIST_TEXT } from "../../schemas/custom-fields";
 import { ContactErasureSchema } from "../../schemas/erasure";
 import { runBulk } from "../../services/bulk";
 import { bulkUpsertContacts, createContact, getContact, listContacts, updateContact } from "../../services/contacts";
@@ -37,7 +38,7 @@ export const contactsRouter = router({
         path: "/contacts",
         tags,
         summary: "List contacts",
-        description: `${SHAPE} Filters: accountId (contacts related to that account; an id that names no account of the organisation gives an empty list, not an error) and email (exact, case-insensitive). Sort fields: createdAt, updatedAt, email (case-insensitive order), lastName (nulls last); default createdAt:asc.`,
+        description: `${SHAPE} Filters: accountId (contacts related to that account; an id that names no account of the organisation gives an empty list, not an error) and email (exact, case-insensitive). Sort fields: createdAt, updatedAt, email (case-insensitive order), lastName (nulls last); default createdAt:asc. ${CUSTOM_FIELD_LIST_TEXT}`,
       },
       envelope: "list",
     })

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PARTIAL_MODE, PartialBulkResultSchema } from "../../schemas/bulk";
 import { IdSchema } from "../../schemas/common";
+import { CUSTOM_FIELD_LIST_TEXT } from "../../schemas/custom-fields";
 import {
   type DealBulkResult,
   DealBulkResultSchema,
@@ -34,8 +35,7 @@ export const dealsRouter = router({
         path: "/deals",
         tags,
         summary: "List deals",
-        description:
-          "Keyset-paginated deals of the organisation. Filters combine with AND. Sort allow-list: estimatedMrr, createdAt, updatedAt, probability; default createdAt:asc, ties by id.",
+        description: `Keyset-paginated deals of the organisation. Filters combine with AND. Sort allow-list: estimatedMrr, createdAt, updatedAt, probability; default createdAt:asc, ties by id. ${CUSTOM_FIELD_LIST_TEXT}`,
       },
       envelope: "list",
     })

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DeletedSchema } from "../../schemas/accounts";
 import { PARTIAL_MODE, PartialBulkResultSchema } from "../../schemas/bulk";
 import { IdSchema } from "../../schemas/common";
+import { CUSTOM_FIELD_LIST_TEXT } from "../../schemas/custom-fields";
 import {
   type DeviceBulkResult,
   DeviceBulkResultSchema,
@@ -43,8 +44,7 @@ export const devicesRouter = router({
         path: "/devices",
         tags,
         summary: "List devices",
-        description:
-          "Keyset-paginated device inventory of the organisation, oldest first by default. Sort allow-list: createdAt, updatedAt, hostname, lastSeenAt (nulls last). An accountId filter naming no account gives an empty page.",
+        description: `Keyset-paginated device inventory of the organisation, oldest first by default. Sort allow-list: createdAt, updatedAt, hostname, lastSeenAt (nulls last). An accountId filter naming no account gives an empty page. ${CUSTOM_FIELD_LIST_TEXT}`,
       },
       envelope: "list",
     })

@@ -1,6 +1,7 @@
 import { router } from "../../trpc";
 import { accountsRouter } from "./accounts";
 import { contactsRouter } from "./contacts";
+import { customFieldsRouter } from "./custom-fields";
 import { dealsRouter } from "./deals";
 import { devicesRouter } from "./devices";
 import { eventsRouter } from "./events";
@@ -30,6 +31,7 @@ export const v1Router = router({
   webhookEndpoints: webhookEndpointsRouter,
   search: searchRouter,
   usage: usageRouter,
+  customFields: customFieldsRouter,
 });
 
 /** Type of the v1 router. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DeletedSchema } from "../../schemas/accounts";
 import { IdSchema } from "../../schemas/common";
+import { CUSTOM_FIELD_LIST_TEXT } from "../../schemas/custom-fields";
 import {
   TaskCreateSchema,
   TaskListQuerySchema,
@@ -29,8 +30,7 @@ export const tasksRouter = router({
         path: "/tasks",
         tags,
         summary: "List tasks",
-        description:
-          "Keyset-paginated tasks of the organisation. Filters combine with AND. Sort allow-list: dueAt, createdAt, updatedAt; default createdAt:asc, ties by id; tasks without dueAt sort last in both directions. priority is not sortable.",
+        description: `Keyset-paginated tasks of the organisation. Filters combine with AND. Sort allow-list: dueAt, createdAt, updatedAt; default createdAt:asc, ties by id; tasks without dueAt sort last in both directions. priority is not sortable. ${CUSTOM_FIELD_LIST_TEXT}`,
       },
       envelope: "list",
     })
