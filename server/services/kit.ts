@@ -441,7 +441,7 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
       const sorts = sortsOf(parseSort(given.sort, sortable, view.defaultSort), view, sortable, fields);
 
       let cursor: Array<string | null> | undefined;
-      if (given.cursor) {
+      if (given.cursor !== undefined) {
         const read = paramsFrom(orgId);
         const id = read.add(readListCursor(given.cursor));
         const values = sorts.map((sort, index) => `(${sort.expression})::text AS "k${index}"`).join(", ");

@@ -191,7 +191,7 @@ describe("GET /accounts", () => {
         {
           path: ["sort"],
           message:
-            '"colour" is not a sort field of this list; allowed fields: name, createdAt, updatedAt, employeeCount, each as field, field:asc or field:desc',
+            '"colour" is not a sort field of this list; allowed fields: name, createdAt, updatedAt, employeeCount, customFields.<key>, each as field, field:asc or field:desc',
         },
       ]);
     }

@@ -43,6 +43,7 @@ describe("cursors", () => {
     expect(lists.map((list) => list.path.replace(/wh_\w+/, "{id}")).sort()).toEqual([
       "/accounts",
       "/contacts",
+      "/custom-fields",
       "/deals",
       "/devices",
       "/events",
@@ -135,7 +136,7 @@ describe("events feed cursors", () => {
 describe("sort", () => {
   it("answers an unknown field, a malformed pair or a repeated field with 422 naming the allowed fields, on every list that sorts", async () => {
     const sorting = lists.filter((list) => list.sortExample);
-    expect(sorting.length).toBe(8);
+    expect(sorting.length).toBe(9);
     for (const { path, sortExample } of sorting) {
       const field = String(sortExample).split(":")[0];
       for (const sort of ["colour:desc", `${field}:sideways`, `${field},${field}:desc`, `${field}:asc:x`]) {

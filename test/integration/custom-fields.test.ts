@@ -487,6 +487,30 @@ describe("values", () => {
   });
 });
 
+describe("erasure", () => {
+  it("erases a contact's custom field values in its stored events, customFields.<key> of previous included", async () => {
+    const org = await createTestOrg();
+    const on = client(server.url, org.key);
+    await define(on, { resource: "contact", key: "private_note", label: "Private note", type: "text" });
+    const contact = (
+      await on("POST", "/contacts", {
+        email: "erase.me@values.test",
+        customFields: { private_note: "Lives at 1 Elm St" },
+      })
+    ).body.data;
+    await on("PATCH", `/contacts/${contact.id}`, { customFields: { private_note: "Moved to 9 Oak Rd" } });
+    expect((await on("POST", `/contacts/${contact.id}/erase`)).status).toBe(200);
+    const events = await prisma().event.findMany({
+      where: { orgId: org.orgId, resourceId: contact.id, name: { in: ["contact.created", "contact.updated"] } },
+      orderBy: { sequence: "asc" },
+    });
+    const stored = JSON.stringify(events.map((event) => [event.data, event.previous]));
+    expect(stored).not.toContain("Elm St");
+    expect(stored).not.toContain("Oak Rd");
+    expect(events[1]?.previous).toMatchObject({ "customFields.private_note": "[erased]" });
+  });
+});
+
 describe("archiving and purging", () => {
   it("hides an archived field's values at once and purges them 30 days later, freeing its key", async () => {
     const org = await orgWithFields();

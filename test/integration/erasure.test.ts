@@ -154,6 +154,7 @@ describe("POST /contacts/{id}/erase", () => {
       title: "[erased]",
       phone: "[erased]",
       accounts: [{ accountId: account.id, accountName: "Northwind Dental", role: "[erased]", isPrimary: false }],
+      customFields: {},
       createdAt: ann.createdAt,
       updatedAt: ann.createdAt,
     });
