@@ -1,7 +1,7 @@
 // Structured search (docs/api-contract.md §4.18): `POST /{resource}/search` runs the resource's own list (its filters,
 // sort allow-list, keyset pages and serialiser: pagination.ts, filters.ts) with the body's filter groups, an OR of
 // ANDs, added as one more condition. There is no second filter engine: a group's filter is the condition the list's
-// `field[op]` parameter makes (`termWhere`).
+// `field[op]` parameter makes (`termSql`).
 import type { FilterKind, FilterTable } from "../schemas/filters";
 import type { StructuredSearch } from "../schemas/search";
 import { FILTER_GROUPS, type SearchTerm } from "./filters";
