@@ -155,7 +155,7 @@ function uniqueValues(options: ReadonlyArray<{ value: string }> | undefined, ctx
 }
 
 /**
- * Body of `POST /custom-fields` (docs/api-contract.md §4.19): `resource`, `key`, `label` and `type` required; `options`
+ * Body of `POST /custom-fields` (docs/api-contract.md §4.20): `resource`, `key`, `label` and `type` required; `options`
  * (1 to 200, values unique) for select and multiSelect fields only.
  */
 export const CustomFieldCreateSchema = z
@@ -240,7 +240,7 @@ export const CUSTOM_FIELD_SORT_FIELDS = {
 /** Default definition order: oldest first. */
 export const CUSTOM_FIELD_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as const;
 
-/** Query of `GET /custom-fields` (docs/api-contract.md §4.19). */
+/** Query of `GET /custom-fields` (docs/api-contract.md §4.20). */
 export const CustomFieldListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(CUSTOM_FIELD_SORT_FIELDS), "createdAt:asc"),

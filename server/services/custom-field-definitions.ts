@@ -1,4 +1,4 @@
-// An organisation's custom field definitions (docs/api-contract.md §2.13, §4.19): create, read, change and archive
+// An organisation's custom field definitions (docs/api-contract.md §2.13, §4.20): create, read, change and archive
 // them, with their events, and purge the values of fields archived for 30 days (docs/architecture.md, "Custom
 // fields"). Every change moves the organisation's definitions version on, so each instance's cached validators are
 // rebuilt at its next write; values themselves are custom-fields.ts.
@@ -79,7 +79,7 @@ const TABLES: Record<CustomFieldResource, string> = {
 const DAY_MS = 86_400_000;
 
 /**
- * Lists the organisation's custom fields, one keyset page at a time (docs/api-contract.md §4.19): active ones, and
+ * Lists the organisation's custom fields, one keyset page at a time (docs/api-contract.md §4.20): active ones, and
  * archived ones too with `includeArchived=true`; `resource` narrows to one resource.
  * @returns `{ data: CustomField[], hasMore, nextCursor }`
  * @throws ApiError `bad_request` (400) when `cursor` names no field of the organisation.
@@ -113,7 +113,7 @@ function refuse(path: string[], message: string): ApiError {
 }
 
 /**
- * Creates a custom field (docs/api-contract.md §4.19) and records `custom_field.created`. Its records have no value
+ * Creates a custom field (docs/api-contract.md §4.20) and records `custom_field.created`. Its records have no value
  * for it until one is written. With `actor` (a member in the settings, a key through /api/v1) the settings audit trail
  * records it in the same transaction, as every change of the organisation's configuration.
  * @throws ApiError `validation_error` (422) when the resource already has 100 active fields (the limit, path
@@ -199,7 +199,7 @@ function nextOptions(
 
 /**
  * Changes a custom field's label, description, required and searchable flags or options (docs/api-contract.md
- * §4.19) and records `custom_field.updated` with `changedFields` and `previous`; a request that changes nothing
+ * §4.20) and records `custom_field.updated` with `changedFields` and `previous`; a request that changes nothing
  * records nothing. Values written before stay as they are (an archived option stays on the records that have it).
  * With `actor`, the settings audit trail records the change in its transaction.
  * @throws ApiError `not_found` (404); `validation_error` (422) when the field is archived (path `id`), options are
@@ -242,7 +242,7 @@ export function updateCustomField(
 }
 
 /**
- * Archives a custom field (`DELETE /custom-fields/{id}`, docs/api-contract.md §4.19): from the commit on, records no
+ * Archives a custom field (`DELETE /custom-fields/{id}`, docs/api-contract.md §4.20): from the commit on, records no
  * longer show its values and writes refuse them; its values are purged 30 days later (see
  * {@link purgeArchivedCustomFields}), when its key is free again. Records `custom_field.archived`; archiving an
  * archived field changes nothing and records nothing. With `actor`, the settings audit trail records the archiving in
@@ -275,7 +275,7 @@ export function archiveCustomField(
 
 /**
  * The JSON Schema (2020-12) of one resource's `customFields` in the organisation, as of its current definitions
- * (docs/api-contract.md §2.13, §4.19).
+ * (docs/api-contract.md §2.13, §4.20).
  */
 export async function customFieldJsonSchema(
   orgId: string,

@@ -29,7 +29,7 @@ function keyActor(principal: { apiKeyId: string }): ApiKeyActor {
 }
 
 /**
- * Custom field definitions (docs/api-contract.md §2.13, §4.19): the fields an organisation adds to its accounts,
+ * Custom field definitions (docs/api-contract.md §2.13, §4.20): the fields an organisation adds to its accounts,
  * contacts, deals, devices and tasks, whose values every record of the resource then carries in `customFields`.
  * Thin: every rule lives in `server/services/custom-field-definitions.ts`. Errors: 400, 401, 403, 404, 422 as
  * documented per operation in OpenAPI.
