@@ -31,10 +31,12 @@ export type Meta = OpenApiMeta<{
    */
   secretInAnswer?: true;
   /**
-   * The operation sends a request and waits for it (a webhook test event, a redelivery): with an `Idempotency-Key` it
-   * runs outside any database transaction (docs/architecture.md, "Idempotency").
+   * The operation must not run inside the idempotency transaction: it waits for an outbound request (a webhook test
+   * event, a redelivery), or first stores what other requests left in this process's memory (an erasure stores the
+   * queued audit rows it then redacts). With an `Idempotency-Key` it runs between a claim of the key and its stored
+   * answer, with no transaction open (docs/architecture.md, "Idempotency").
    */
-  outbound?: true;
+  ownTransactions?: true;
 }>;
 
 /**

@@ -6,7 +6,7 @@ import type { Step } from "./exchange";
 /**
  * Idempotency (docs/api-contract.md §8, docs/architecture.md, "Idempotency"): for POST, PATCH and DELETE with an
  * `Idempotency-Key`, runs the rest of the pipeline in one transaction with the key's record (`runIdempotent`; outside
- * any transaction for a route marked `outbound`, and with the secret sealed for one marked `secretInAnswer`), or
+ * any transaction for a route marked `ownTransactions`, and with the secret sealed for one marked `secretInAnswer`), or
  * replays the stored answer with `X-Idempotent-Replay: true` and `X-Original-Request-Id`. Other requests pass through.
  * @throws ApiError `bad_request` (400) for a malformed key; `idempotency_conflict` (422), `idempotency_in_progress`
  *         (409) as `runIdempotent` says.
@@ -29,7 +29,7 @@ export const idempotency: Step = async (exchange, next) => {
     next,
     {
       seal: exchange.route.meta.secretInAnswer ? webhookSecretSeal : undefined,
-      outbound: exchange.route.meta.outbound === true,
+      ownTransactions: exchange.route.meta.ownTransactions === true,
     },
   );
   if (!("replayOf" in result)) return result;

@@ -101,10 +101,11 @@ export interface IdempotencyOptions {
   /** The answer carries a secret: store it sealed, and replay it only while the secret stands. */
   seal?: AnswerSeal;
   /**
-   * The operation waits for an outbound request (a webhook test event, a redelivery): run it outside any transaction,
-   * between a claim of the key and the stored answer, so no connection is held while it waits.
+   * The operation runs its own transactions (a webhook test event or redelivery waits for a receiver; an erasure first
+   * stores this process's queued audit rows): run it outside any transaction, between a claim of the key and the
+   * stored answer, so no connection is held while it waits and nothing it writes first joins a transaction.
    */
-  outbound?: boolean;
+  ownTransactions?: boolean;
 }
 
 type StoredRow = NonNullable<Awaited<ReturnType<TransactionClient["idempotencyKey"]["findUnique"]>>>;
@@ -172,7 +173,7 @@ function answerRecord(response: StoredResponse, options: IdempotencyOptions) {
 /**
  * Runs `execute` at most once per `(orgId, apiKeyId, key)` within 24 hours (docs/api-contract.md §8,
  * docs/architecture.md, "Idempotency"). The operation and its idempotency record share one transaction, so either both
- * commit or neither does; an `outbound` operation runs outside any transaction instead, between a claim of the key
+ * commit or neither does; an `ownTransactions` operation runs outside any transaction instead, between a claim of the key
  * (status 0, held {@link IDEMPOTENCY_CLAIM_MS}) and its stored answer, so it never holds a connection while it waits
  * for a receiver (the embedded database's pool has one).
  * - Same key and same request → the stored status, headers and body with `replayOf` = the first request's id, without
@@ -192,7 +193,7 @@ export async function runIdempotent<T extends StoredResponse>(
   options: IdempotencyOptions = {},
 ): Promise<T | (StoredResponse & { replayOf: string })> {
   purgeOccasionally();
-  if (options.outbound) return runOutbound(request, execute, options);
+  if (options.ownTransactions) return runClaimed(request, execute, options);
   const fingerprint = requestFingerprint(request.method, request.path, request.body);
   const where = { orgId_apiKeyId_key: { orgId: request.orgId, apiKeyId: request.apiKeyId, key: request.key } };
   try {
@@ -220,7 +221,7 @@ export async function runIdempotent<T extends StoredResponse>(
   }
 }
 
-async function runOutbound<T extends StoredResponse>(
+async function runClaimed<T extends StoredResponse>(
   request: IdempotentRequest,
   execute: () => Promise<T>,
   options: IdempotencyOptions,

@@ -226,6 +226,27 @@ describe("POST /contacts/{id}/erase", () => {
     expect(again.body.error.code).toBe("not_found");
   });
 
+  it("with an Idempotency-Key (as the SDK sends) also redacts a query this process logged just before, and replays its answer", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const contact = await ok(api, "POST", "/contacts", { email: "just.before@example.com", firstName: "Just" });
+    // Answered but not yet stored: audit rows wait in memory for their batch.
+    await ok(api, "GET", `/contacts?email=${encodeURIComponent("just.before@example.com")}`);
+    const first = await api("POST", `/contacts/${contact.id}/erase`, undefined, { "Idempotency-Key": "erase-once" });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.data.redacted.auditLogs).toBe(1);
+    const replay = await api("POST", `/contacts/${contact.id}/erase`, undefined, { "Idempotency-Key": "erase-once" });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("x-idempotent-replay")).toBe("true");
+    expect(replay.body.data).toEqual(first.body.data);
+    await flushAudit();
+    const queries = (await prisma().auditLog.findMany({ where: { orgId: org.orgId }, select: { query: true } })).map(
+      (row) => row.query ?? "",
+    );
+    expect(queries.some((query) => query.includes("erased"))).toBe(true);
+    expect(queries.filter((query) => query.includes("just.before"))).toEqual([]);
+  });
+
   it("answers 404 for another organisation's contact and changes nothing there", async () => {
     const owner = await createTestOrg();
     const other = await createTestOrg();

@@ -125,6 +125,7 @@ export const contactsRouter = router({
    */
   erase: apiProcedure("contacts:write")
     .meta({
+      ownTransactions: true,
       openapi: {
         method: "POST",
         path: "/contacts/{id}/erase",

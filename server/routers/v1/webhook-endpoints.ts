@@ -182,7 +182,7 @@ export const webhookEndpointsRouter = router({
         description:
           "Sends one webhook.test event to the endpoint now, whatever its subscriptions and enabled state, signed like every delivery, waits for the attempt (at most 10 seconds) and answers with it: HTTP status, duration, error. The event carries this key as its actor; it is not part of the events feed. Test keys send no webhooks: a msp_test_ key is refused with 403 insufficient_scope.",
       },
-      outbound: true,
+      ownTransactions: true,
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(WebhookTestResultSchema)
@@ -225,7 +225,7 @@ export const webhookEndpointsRouter = router({
         description:
           "Sends the delivery again now, once, with the same event id and payload (receivers deduplicate on it), newly signed, whether the endpoint is enabled or not; waits for the attempt (at most 10 seconds) and answers with it. A failed redelivery does not count against the endpoint. Test keys send no webhooks: a msp_test_ key is refused with 403 insufficient_scope.",
       },
-      outbound: true,
+      ownTransactions: true,
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(DeliveryAttemptSchema)
