@@ -89,6 +89,7 @@ export async function measureEventsFeed(
 ): Promise<EventsFeedResult> {
   const { ensureOrganisation } = await import("../server/services/organisations");
   const { listEvents } = await import("../server/services/event-feed");
+  const { CURSOR_KINDS, sealCursor } = await import("../server/services/pagination");
   const { createAccount, bulkUpsertAccounts } = await import("../server/services/accounts");
   const { recordEvents } = await import("../server/services/events");
   const { transaction } = await import("../server/db/transaction");
@@ -121,7 +122,11 @@ export async function measureEventsFeed(
   );
   const position = deep.rows[0];
   if (!position) throw new Error("the feed seed produced fewer events than expected");
-  const cursor = Buffer.from(`v2.${position.sq}.${position.at}`).toString("base64url");
+  // The feed's cursor as the service signs it (server/services/event-feed.ts): 8 bytes of sequence, 4 of Unix seconds.
+  const payload = Buffer.alloc(12);
+  payload.writeBigUInt64BE(BigInt(position.sq));
+  payload.writeUInt32BE(Number(position.at), 8);
+  const cursor = sealCursor(CURSOR_KINDS.feed, payload, org.id);
   const deepPage = await listEvents(org.id, { limit: PAGE, cursor });
   if (deepPage.data.length !== PAGE || deepPage.hasMore) {
     throw new Error(

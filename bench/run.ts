@@ -23,12 +23,15 @@
 //      log silenced, and with OpenTelemetry exporting every span and metric; reported, no target.
 //   8. Search (bench/search.ts): quick search and structured search on 100,000 accounts versus 1,000; targets ≤ 2×;
 //      a typo, and a word every record has, reported; the index's size; a write's cost with its triggers on and off.
-//   9. Start-up (bench/startup.ts): spawn → first 200 of `npm start` for a first start on an empty embedded database
+//   9. Webhook replay (bench/webhooks.ts): 100 failed deliveries replayed at the cap of 10 a second per endpoint
+//      (target: at least 9 s, never more than 10 in a second at the receiver), with the endpoint's normal deliveries
+//      made meanwhile and alone.
+//  10. Start-up (bench/startup.ts): spawn → first 200 of `npm start` for a first start on an empty embedded database
 //      (migrations, demo seed; target ≤ 5 s) and a restart on it (target ≤ 1.5 s), beside a bare node:http server.
-//  10. Usage (bench/usage.ts): the usage page and GET /api/v1/usage over 30 days for an organisation with 1,000,000
+//  11. Usage (bench/usage.ts): the usage page and GET /api/v1/usage over 30 days for an organisation with 1,000,000
 //      logged requests versus one with 1,000 (target ≤ 2× each), and the RSS growth of a fresh `npm start` streaming
 //      the CSV of the 1,000,000 rows (target ≤ 100 MB over idle). `-- --only=usage` runs this section alone.
-//  11. Custom fields (bench/custom-fields.ts), every one of the 100,000 accounts carrying twenty: the list filtered by
+//  12. Custom fields (bench/custom-fields.ts), every one of the 100,000 accounts carrying twenty: the list filtered by
 //      a custom field versus filtered by an indexed column of the same selectivity (target ≤ 1.5×), creates with
 //      twenty custom field values versus without (target ≤ 1.2×), and a range filter and a sort by one (reported).
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes. `-- --memory` runs
@@ -86,6 +89,7 @@ import {
   type UsageCsvResult,
   type UsageResult,
 } from "./usage";
+import { measureReplay, REPLAY_DELIVERIES, type ReplayResult } from "./webhooks";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const argv = new Set(process.argv.slice(2));
@@ -144,6 +148,7 @@ const TARGETS = {
   csvGrowthMb: 100,
   customFilter: 1.5,
   customWrites: 1.2,
+  replaySeconds: 9,
 };
 const DIST_DIR = ".next-bench";
 // One secret for the servers and for the deep page's cursor, which the bench signs as they do.
@@ -1063,6 +1068,7 @@ async function main(): Promise<void> {
     warmupMs: PROFILE.writeSliceMs / 2,
     log,
   });
+  const replay: ReplayResult = await measureReplay(client, { log });
   const startup: StartupResult = await measureStartup({
     root: ROOT,
     nodeFlags: npmStartNodeFlags(),
@@ -1144,6 +1150,13 @@ async function main(): Promise<void> {
       pass: startup.medians.restart.wallMs <= startup.targets.restartMs,
     },
     ...usageRatios(usage),
+    {
+      name: `replay ${REPLAY_DELIVERIES}, s (≤10/s)`,
+      value: replay.seconds,
+      target: `>= ${TARGETS.replaySeconds}`,
+      pass:
+        replay.seconds >= TARGETS.replaySeconds && replay.maxInAnySecond <= 10 && replay.normal.doneDuringReplay > 0,
+    },
     ...(["getTogether", "postTogether"] as const).map((name) => ({
       name: `rate limit+audit ${name.startsWith("get") ? "GET" : "POST"}`,
       value: platform.costs[name],
@@ -1302,6 +1315,16 @@ async function main(): Promise<void> {
   );
   lines.push("");
   lines.push(
+    `Webhook replay of ${replay.deliveries} failed deliveries (the worker's steps in this process, to a local receiver), with normal deliveries to the same endpoint, one every 250 ms`,
+  );
+  lines.push(
+    `  replay: ${replay.seconds.toFixed(2)} s, ${replay.perSecond.toFixed(1)} deliveries/s, at most ${replay.maxInAnySecond} in any second at the receiver`,
+  );
+  lines.push(
+    `  normal deliveries meanwhile: ${replay.normal.doneDuringReplay} of ${replay.normal.made} done before it ended, p50 ${replay.normal.p50.toFixed(1)} ms, p95 ${replay.normal.p95.toFixed(1)} ms (alone: p50 ${replay.normalAlone.p50.toFixed(1)} ms, p95 ${replay.normalAlone.p95.toFixed(1)} ms)`,
+  );
+  lines.push("");
+  lines.push(
     `Start-up, spawn → first 200 of GET /readyz (embedded database; median of ${startup.restart.length} restarts, ${startup.firstStart.length} first starts, interleaved with the bare server)`,
   );
   lines.push(`  ${pad("start", 40)}${pad("wall ms", 9, true)}${pad("CPU ms", 9, true)}  every run (wall ms)`);
@@ -1361,6 +1384,7 @@ async function main(): Promise<void> {
     usage: { ...usage, large: USAGE_LARGE, small: USAGE_SMALL },
     feed,
     writes,
+    replay,
     platform,
     observability,
     startup,

@@ -48,3 +48,8 @@ export const eventRecorded = eventType("crm/event.recorded", {
 export const deliveryRequested = eventType("crm/webhook.delivery.requested", {
   schema: staticSchema<{ deliveryId: string; endpointId: string; orgId: string }>(),
 });
+
+/** A replay (`WebhookReplay`, `whr_…`) should be run: its deliveries sent at most 10 a second. */
+export const replayRequested = eventType("crm/webhook.replay.requested", {
+  schema: staticSchema<{ replayId: string; endpointId: string; orgId: string }>(),
+});

@@ -5,6 +5,7 @@ import { purgeExpiredEventsFunction } from "./functions/purge-expired-events";
 import { purgeExpiredSignInsFunction } from "./functions/purge-expired-sign-ins";
 import { purgeIdempotencyKeysFunction } from "./functions/purge-idempotency-keys";
 import { refreshHealthScoresFunction } from "./functions/refresh-health-scores";
+import { replayWebhooksFunction } from "./functions/replay-webhooks";
 import { rollUpUsageFunction } from "./functions/roll-up-usage";
 import { sweepOutboxFunction } from "./functions/sweep-outbox";
 
@@ -14,6 +15,7 @@ export { inngest } from "./client";
 export const functions = [
   fanOutEventFunction,
   deliverWebhookFunction,
+  replayWebhooksFunction,
   sweepOutboxFunction,
   purgeIdempotencyKeysFunction,
   purgeExpiredEventsFunction,

@@ -200,6 +200,9 @@ async function main(): Promise<void> {
   // once now, in the background; while a worker runs, the health refresh keeps them current.
   const { refreshChangedHealthScores } = await import("../server/services/health");
   refreshChangedHealthScores().catch((error: unknown) => log().error({ err: error }, "health refresh failed"));
+  // Webhook alerts are checked here every minute too: with no worker running, no sweeper would notice the backlog.
+  const { startAlertChecks } = await import("../server/webhooks/alerts");
+  const stopAlertChecks = startAlertChecks();
 
   let stoppingSince: number | undefined;
   const stop = async (signal: NodeJS.Signals) => {
@@ -211,6 +214,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     stoppingSince = Date.now();
+    stopAlertChecks();
     // Not ready first: a load balancer polling /readyz stops sending while everything is still served.
     markShuttingDown();
     const delay = config.SHUTDOWN_DELAY_MS;

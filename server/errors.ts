@@ -50,6 +50,12 @@ export const ERROR_CODES = {
     description:
       "The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request.",
   },
+  conflict: {
+    status: 409,
+    title: "Conflict",
+    description:
+      "The webhook endpoint's state refuses the operation: it is disabled, or a replay of it is already running. The message says which: enable the endpoint, or wait for the replay to end (or cancel it), then retry.",
+  },
   idempotency_in_progress: {
     status: 409,
     title: "Idempotency key in progress",

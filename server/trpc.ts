@@ -1,22 +1,26 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Scope } from "./auth/scopes";
-import { ApiError } from "./errors";
+import { ApiError, type ErrorCode } from "./errors";
 import type { ApiKeyPrincipal } from "./services/api-keys";
 
 /**
  * Procedure metadata: trpc-to-openapi's `openapi` block plus ours. `scope` is the key scope the operation requires
  * (docs/api-contract.md §4, §5; the REST facade checks it before reading the input), `successStatus` its status on
- * success (201 for creating POSTs, docs/api-contract.md §4), and `envelope: "list"` marks procedures that return
+ * success (201 for creating POSTs, 202 for work the worker does afterwards, docs/api-contract.md §4), and `envelope: "list"` marks procedures that return
  * `{ data, hasMore, nextCursor }` to be lifted into the top-level envelope (docs/api-contract.md §2.1).
  */
 export type Meta = OpenApiMeta<{
   /** One scope, or several of which the key needs any one (search: each result type needs its own read scope). */
   scope?: Scope | readonly Scope[];
-  successStatus?: 200 | 201;
+  successStatus?: 200 | 201 | 202;
   envelope?: "list";
   /** Status of an answer whose data has `mode: "partial"` (bulk requests in partial mode). */
   partialStatus?: 207;
+  /** Status of an answer whose data has `dryRun: true` (a replay's dry run, docs/api-contract.md §6.10). */
+  dryRunStatus?: 200;
+  /** Error codes the operation answers beyond those its shape implies (`conflict` for a state that refuses it). */
+  errors?: readonly ErrorCode[];
   /** Input fields of a body method (POST, PATCH) sent as query parameters (`?mode=partial`). */
   query?: readonly string[];
   /**

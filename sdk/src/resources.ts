@@ -197,6 +197,18 @@ export function resources<F extends CustomFieldTypes = Record<never, never>>(cal
       /** Redeliver a delivery: `POST /deliveries/{id}/redeliver`, scope `webhooks:write`. */
       redeliver: (id: string, options?: CallOptions): Promise<SuccessData<"/deliveries/{id}/redeliver", "post">> =>
         call.send("post", "/deliveries/{id}/redeliver", { path: { id } }, options),
+      /** List replays: `GET /webhook-endpoints/{id}/replays`, scope `webhooks:read`; every record, page after page. */
+      replays: (id: string, query?: ListQuery<"/webhook-endpoints/{id}/replays">, options?: CallOptions): AsyncGenerator<ItemOf<"/webhook-endpoints/{id}/replays">> =>
+        call.list("/webhook-endpoints/{id}/replays", { path: { id }, query }, options),
+      /** Replay failed deliveries: `POST /webhook-endpoints/{id}/replays`, scope `webhooks:write`. */
+      replay: (id: string, body: Body<"/webhook-endpoints/{id}/replays", "post">, options?: CallOptions): Promise<SuccessData<"/webhook-endpoints/{id}/replays", "post">> =>
+        call.send("post", "/webhook-endpoints/{id}/replays", { path: { id }, body }, options),
+      /** Get a replay: `GET /webhook-endpoints/{id}/replays/{replayId}`, scope `webhooks:read`. */
+      getReplay: (id: string, replayId: string, query?: Query<"/webhook-endpoints/{id}/replays/{replayId}", "get">, options?: CallOptions): Promise<SuccessData<"/webhook-endpoints/{id}/replays/{replayId}", "get">> =>
+        call.send("get", "/webhook-endpoints/{id}/replays/{replayId}", { path: { id, replayId }, query }, options),
+      /** Cancel a replay: `POST /webhook-endpoints/{id}/replays/{replayId}/cancel`, scope `webhooks:write`. */
+      cancelReplay: (id: string, replayId: string, options?: CallOptions): Promise<SuccessData<"/webhook-endpoints/{id}/replays/{replayId}/cancel", "post">> =>
+        call.send("post", "/webhook-endpoints/{id}/replays/{replayId}/cancel", { path: { id, replayId } }, options),
     },
     search: {
       /** Search records: `GET /search`, scope `accounts:read` or `contacts:read` or `deals:read` or `devices:read`; every record, page after page. */

@@ -665,7 +665,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers an endpoint for the given events and answers 201 with it and its signing secret, shown only in this answer. The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide or ["*"]. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.
+         * @description Registers an endpoint for the given events and answers 201 with it and its signing secret, shown only in this answer. The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide, wildcards by resource (deal.*) or ["*"]; changedFields (at most 20, null for none) names fields of the subscribed resources or customFields.<key>, and limits *.updated events to those that changed one of them. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.
          *
          *     Requires scope `webhooks:write`.
          */
@@ -701,7 +701,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Changes the URL, events or description, and enables or disables the endpoint; fields left out keep their value. Enabling clears the failure count and reason; deliveries recorded while it was disabled are not sent. The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide or ["*"]. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.
+         * @description Changes the URL, events or description, and enables or disables the endpoint; fields left out keep their value. Enabling clears the failure count and reason; deliveries recorded while it was disabled are not sent. The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide, wildcards by resource (deal.*) or ["*"]; changedFields (at most 20, null for none) names fields of the subscribed resources or customFields.<key>, and limits *.updated events to those that changed one of them. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.
          *
          *     Requires scope `webhooks:write`.
          */
@@ -790,6 +790,78 @@ export interface paths {
          *     Requires scope `webhooks:write`.
          */
         post: operations["webhookEndpoints-redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List replays
+         * @description The endpoint's replays, newest first, keyset-paged (limit, cursor, hasMore, nextCursor), with their progress.
+         *
+         *     Requires scope `webhooks:read`.
+         */
+        get: operations["webhookEndpoints-replays"];
+        put?: never;
+        /**
+         * Replay failed deliveries
+         * @description Sends again, through the background worker at most 10 deliveries a second, the deliveries to this endpoint that failed (and have not succeeded since; one per event) for events recorded from since (within the events' retention) until until (default now), limited to events when given; with statuses ["failed", "missing"] also the events the endpoint's subscription and changedFields take that it never got (it was disabled). Each is signed anew with the endpoint's secret, recorded in its delivery log as a replay (trigger replay, replayId), and a failure does not count towards disabling the endpoint. With dryRun: true nothing is sent and the answer is 200 with the count. Otherwise 202 with the replay: follow it with GET …/replays/{replayId}. Refused with 409 conflict when the endpoint is disabled or a replay of it is running, 403 insufficient_scope for a test key (test keys send no webhooks; a dry run is allowed), 422 when more than 10,000 deliveries match (the message gives the count). Recorded in the settings audit trail.
+         *
+         *     Requires scope `webhooks:write`.
+         */
+        post: operations["webhookEndpoints-replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/replays/{replayId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a replay
+         * @description One replay of the endpoint: its status, how many deliveries it matched, sent and saw succeed.
+         *
+         *     Requires scope `webhooks:read`.
+         */
+        get: operations["webhookEndpoints-getReplay"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/replays/{replayId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a replay
+         * @description Stops a running replay: nothing more is sent (a delivery under way finishes) and its status becomes cancelled. A replay that has already ended is answered as it is, so cancelling twice is harmless. Recorded in the settings audit trail.
+         *
+         *     Requires scope `webhooks:write`.
+         */
+        post: operations["webhookEndpoints-cancelReplay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1570,7 +1642,7 @@ export interface components {
                      * @description Error code, as in the error envelope (validation_error).
                      * @enum {string}
                      */
-                    code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
+                    code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
                     /** @description What is wrong with this item. */
                     message: string;
                     /** @description The item's issues, paths relative to the item. */
@@ -2713,7 +2785,7 @@ export interface components {
              * @description Event name, e.g. account.updated; webhook.test only in test deliveries, never in the feed.
              * @enum {string}
              */
-            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook.test";
+            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook_endpoint.disabled" | "webhook.test";
             /**
              * Format: int64
              * @description Position of the event in its organisation's feed: increasing in the order the changes committed within the organisation, the same in the feed and in every webhook delivery. Two events of the same record: the one with the larger sequence carries the newer state, so a receiver that gets webhooks out of order (retries) keeps, per record, the data of the largest sequence it has seen and discards older ones. Numbers are not contiguous for a subscriber: other records, event types it does not receive and webhook test events take numbers too. Compare sequences only within one organisation.
@@ -2727,7 +2799,7 @@ export interface components {
             /** @description Owning organisation. */
             orgId: string;
             /** @description The resource the event is about; null only for webhook test events. */
-            resource: ("account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint" | "custom_field") | null;
+            resource: ("account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint" | "custom_field" | "webhook_endpoint") | null;
             actor: components["schemas"]["Actor"];
             /** @description The record after the change, exactly as its GET returns it; for a hard deletion (and contact.erased) a tombstone {id, resource, deleted: true} with the record's external key where it has one (externalId of an account, rmmAgentId of a device). */
             data: {
@@ -2780,7 +2852,12 @@ export interface components {
          *       "consecutiveFailures": 0,
          *       "createdAt": "2026-11-02T09:15:27.114Z",
          *       "updatedAt": "2026-11-02T09:15:27.114Z",
-         *       "previousSecretExpiresAt": null
+         *       "previousSecretExpiresAt": null,
+         *       "changedFields": [
+         *         "name",
+         *         "lifecycleStatus",
+         *         "customFields.contract_tier"
+         *       ]
          *     }
          */
         WebhookEndpoint: {
@@ -2793,8 +2870,8 @@ export interface components {
             url: string;
             /** @description Free text, at most 500 characters; null when none. */
             description: string | null;
-            /** @description Subscribed event names (see the webhook guide), or exactly ["*"] for every event. */
-            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "*")[];
+            /** @description Subscribed event names (see the webhook guide) and wildcards by resource (deal.*), or exactly ["*"] for every event. */
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook_endpoint.disabled" | "account.*" | "contact.*" | "deal.*" | "device.*" | "task.*" | "note.*" | "touchpoint.*" | "custom_field.*" | "webhook_endpoint.*" | "*")[];
             /** @description false: nothing is delivered until it is enabled again. */
             enabled: boolean;
             /** @description Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or 5 failed deliveries in a row; null while enabled. */
@@ -2818,6 +2895,8 @@ export interface components {
             updatedAt: string;
             /** @description Until when the secret before the last rotation also signs deliveries (24 h after the rotation); null otherwise. */
             previousSecretExpiresAt: string | null;
+            /** @description Only *.updated events that changed at least one of these fields are delivered (creations, deletions and the other events always are); null: no such filter. */
+            changedFields: string[] | null;
         };
         /**
          * @example {
@@ -2836,6 +2915,11 @@ export interface components {
          *       "createdAt": "2026-11-02T09:15:27.114Z",
          *       "updatedAt": "2026-11-02T09:15:27.114Z",
          *       "previousSecretExpiresAt": null,
+         *       "changedFields": [
+         *         "name",
+         *         "lifecycleStatus",
+         *         "customFields.contract_tier"
+         *       ],
          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9pQw0Ytq1Yk="
          *     }
          */
@@ -2849,8 +2933,8 @@ export interface components {
             url: string;
             /** @description Free text, at most 500 characters; null when none. */
             description: string | null;
-            /** @description Subscribed event names (see the webhook guide), or exactly ["*"] for every event. */
-            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "*")[];
+            /** @description Subscribed event names (see the webhook guide) and wildcards by resource (deal.*), or exactly ["*"] for every event. */
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook_endpoint.disabled" | "account.*" | "contact.*" | "deal.*" | "device.*" | "task.*" | "note.*" | "touchpoint.*" | "custom_field.*" | "webhook_endpoint.*" | "*")[];
             /** @description false: nothing is delivered until it is enabled again. */
             enabled: boolean;
             /** @description Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or 5 failed deliveries in a row; null while enabled. */
@@ -2874,6 +2958,8 @@ export interface components {
             updatedAt: string;
             /** @description Until when the secret before the last rotation also signs deliveries (24 h after the rotation); null otherwise. */
             previousSecretExpiresAt: string | null;
+            /** @description Only *.updated events that changed at least one of these fields are delivered (creations, deletions and the other events always are); null: no such filter. */
+            changedFields: string[] | null;
             /** @description Signing secret whsec_<base64>, shown only in this answer (and after a rotation): store it to verify deliveries. */
             secret: string;
         };
@@ -2905,7 +2991,9 @@ export interface components {
          *         "success": true,
          *         "durationMs": 84,
          *         "error": null,
-         *         "startedAt": "2026-11-24T10:15:01.204Z"
+         *         "startedAt": "2026-11-24T10:15:01.204Z",
+         *         "trigger": "scheduled",
+         *         "replayId": null
          *       }
          *     }
          */
@@ -2925,7 +3013,9 @@ export interface components {
          *       "success": true,
          *       "durationMs": 84,
          *       "error": null,
-         *       "startedAt": "2026-11-24T10:15:01.204Z"
+         *       "startedAt": "2026-11-24T10:15:01.204Z",
+         *       "trigger": "scheduled",
+         *       "replayId": null
          *     }
          */
         DeliveryAttempt: {
@@ -2939,7 +3029,7 @@ export interface components {
              * @description Event name (webhook.test for test events).
              * @enum {string}
              */
-            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook.test";
+            event: "account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook_endpoint.disabled" | "webhook.test";
             /**
              * Format: int32
              * @description 1-based number within the delivery, redeliveries included.
@@ -2961,6 +3051,114 @@ export interface components {
              * @description When the attempt started (ISO 8601 UTC).
              */
             startedAt: string;
+            /**
+             * @description What made the attempt: scheduled (the retry schedule), manual (a redelivery), test (a test event) or replay (a replay of failed deliveries; its id in replayId). Attempts made before this field existed are scheduled.
+             * @enum {string}
+             */
+            trigger: "scheduled" | "manual" | "test" | "replay";
+            /** @description The replay that made the attempt (whr_<24 hex>); null for every other attempt. */
+            replayId: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "whr_9c1d2e3f4a5b6c7d8e9f0a1b",
+         *       "endpointId": "wh_5f2c9d0e1a7b4c3d8e6f0a12",
+         *       "status": "running",
+         *       "since": "2026-11-24T06:00:00.000Z",
+         *       "until": "2026-11-24T10:20:00.000Z",
+         *       "statuses": [
+         *         "failed",
+         *         "missing"
+         *       ],
+         *       "events": [
+         *         "deal.*"
+         *       ],
+         *       "matched": 412,
+         *       "sent": 130,
+         *       "succeeded": 130,
+         *       "reason": null,
+         *       "createdAt": "2026-11-24T10:20:00.000Z",
+         *       "finishedAt": null
+         *     }
+         */
+        WebhookReplay: {
+            /** @description Replay id, whr_<24 hex>. */
+            id: string;
+            /** @description The endpoint it sends to. */
+            endpointId: string;
+            /**
+             * @description running: sending, at most 10 deliveries a second; completed: every matched delivery was sent once; cancelled: cancelled before the end; stopped: the endpoint was disabled or could not be sent to (reason says why).
+             * @enum {string}
+             */
+            status: "running" | "completed" | "cancelled" | "stopped";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds.
+             */
+            until: string;
+            /** @description What it sends. */
+            statuses: ("failed" | "missing")[];
+            /** @description The events it is limited to; null: every event. */
+            events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook_endpoint.disabled" | "account.*" | "contact.*" | "deal.*" | "device.*" | "task.*" | "note.*" | "touchpoint.*" | "custom_field.*" | "webhook_endpoint.*" | "*")[] | null;
+            /**
+             * Format: int32
+             * @description Deliveries it sends, fixed when it was created (oldest event first).
+             */
+            matched: number;
+            /**
+             * Format: int32
+             * @description Sent so far.
+             */
+            sent: number;
+            /**
+             * Format: int32
+             * @description Of those sent, how many the receiver answered with a 2xx.
+             */
+            succeeded: number;
+            /** @description Why it stopped before the end; null otherwise. */
+            reason: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds.
+             */
+            createdAt: string;
+            /** @description When it completed, was cancelled or stopped; null while running. */
+            finishedAt: string | null;
+        };
+        /**
+         * @example {
+         *       "dryRun": true,
+         *       "matched": 412,
+         *       "since": "2026-11-24T06:00:00.000Z",
+         *       "until": "2026-11-24T10:20:00.000Z"
+         *     }
+         */
+        WebhookReplayDryRun: {
+            /**
+             * @description Always true: nothing was sent.
+             * @constant
+             */
+            dryRun: true;
+            /**
+             * Format: int32
+             * @description Deliveries the replay would send; more than 10,000 cannot be replayed at once.
+             */
+            matched: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The end of the window, now when none was given.
+             */
+            until: string;
         };
         /**
          * @example {
@@ -3324,7 +3522,7 @@ export interface components {
                  * @description Error code.
                  * @enum {string}
                  */
-                code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
+                code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
                 /** @description Human-readable explanation, at most 1,000 characters. */
                 message: string;
                 /**
@@ -12744,7 +12942,7 @@ export interface operations {
                 /** @description Only these events: comma-separated event names, e.g. account.updated,deal.closed_won. */
                 types?: string;
                 /** @description Only events about this resource. */
-                resource?: "account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint" | "custom_field";
+                resource?: "account" | "contact" | "deal" | "device" | "task" | "note" | "touchpoint" | "custom_field" | "webhook_endpoint";
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
@@ -13202,7 +13400,12 @@ export interface operations {
                      *           "consecutiveFailures": 0,
                      *           "createdAt": "2026-11-02T09:15:27.114Z",
                      *           "updatedAt": "2026-11-02T09:15:27.114Z",
-                     *           "previousSecretExpiresAt": null
+                     *           "previousSecretExpiresAt": null,
+                     *           "changedFields": [
+                     *             "name",
+                     *             "lifecycleStatus",
+                     *             "customFields.contract_tier"
+                     *           ]
                      *         }
                      *       ],
                      *       "hasMore": false,
@@ -13332,7 +13535,12 @@ export interface operations {
                  *         "account.updated",
                  *         "account.deleted"
                  *       ],
-                 *       "description": "PSA sync"
+                 *       "description": "PSA sync",
+                 *       "changedFields": [
+                 *         "name",
+                 *         "lifecycleStatus",
+                 *         "customFields.contract_tier"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -13341,10 +13549,12 @@ export interface operations {
                      * @description Absolute http(s) URL, at most 2,048 characters, not a private address.
                      */
                     url: string;
-                    /** @description Event names to subscribe to, or ["*"] for every event; unknown names are refused (422). */
-                    events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "*")[];
+                    /** @description Event names and wildcards by resource (deal.*) to subscribe to, or ["*"] for every event; unknown names are refused (422). */
+                    events: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook_endpoint.disabled" | "account.*" | "contact.*" | "deal.*" | "device.*" | "task.*" | "note.*" | "touchpoint.*" | "custom_field.*" | "webhook_endpoint.*" | "*")[];
                     /** @description Free text, at most 500 characters; null clears it. */
                     description?: string | null;
+                    /** @description At most 20 fields: *.updated events are delivered only when they changed one of them (creations, deletions and the other events always are). Each is a field of a subscribed resource as its GET returns it (id, createdAt and updatedAt never change), or customFields.<key> for a custom field (key: a lower-case letter, then up to 39 lower-case letters, digits or underscores; it need not be defined yet). null or [] removes the filter. */
+                    changedFields?: string[] | null;
                 };
             };
         };
@@ -13384,6 +13594,11 @@ export interface operations {
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-02T09:15:27.114Z",
                      *         "previousSecretExpiresAt": null,
+                     *         "changedFields": [
+                     *           "name",
+                     *           "lifecycleStatus",
+                     *           "customFields.contract_tier"
+                     *         ],
                      *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9pQw0Ytq1Yk="
                      *       },
                      *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
@@ -13586,7 +13801,12 @@ export interface operations {
                      *         "consecutiveFailures": 0,
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-02T09:15:27.114Z",
-                     *         "previousSecretExpiresAt": null
+                     *         "previousSecretExpiresAt": null,
+                     *         "changedFields": [
+                     *           "name",
+                     *           "lifecycleStatus",
+                     *           "customFields.contract_tier"
+                     *         ]
                      *       },
                      *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
                      *       "timestamp": "2026-11-24T09:00:00.123Z"
@@ -13977,7 +14197,13 @@ export interface operations {
                 /**
                  * @example {
                  *       "events": [
-                 *         "*"
+                 *         "account.*",
+                 *         "deal.*"
+                 *       ],
+                 *       "changedFields": [
+                 *         "lifecycleStatus",
+                 *         "stage",
+                 *         "estimatedMrr"
                  *       ],
                  *       "enabled": true
                  *     }
@@ -13988,10 +14214,12 @@ export interface operations {
                      * @description Absolute http(s) URL, at most 2,048 characters, not a private address.
                      */
                     url?: string;
-                    /** @description Event names to subscribe to, or ["*"] for every event; unknown names are refused (422). */
-                    events?: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "*")[];
+                    /** @description Event names and wildcards by resource (deal.*) to subscribe to, or ["*"] for every event; unknown names are refused (422). */
+                    events?: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook_endpoint.disabled" | "account.*" | "contact.*" | "deal.*" | "device.*" | "task.*" | "note.*" | "touchpoint.*" | "custom_field.*" | "webhook_endpoint.*" | "*")[];
                     /** @description Free text, at most 500 characters; null clears it. */
                     description?: string | null;
+                    /** @description At most 20 fields: *.updated events are delivered only when they changed one of them (creations, deletions and the other events always are). Each is a field of a subscribed resource as its GET returns it (id, createdAt and updatedAt never change), or customFields.<key> for a custom field (key: a lower-case letter, then up to 39 lower-case letters, digits or underscores; it need not be defined yet). null or [] removes the filter. */
+                    changedFields?: string[] | null;
                     /** @description true enables it (clearing the failure count and reason); false disables it by the user. */
                     enabled?: boolean;
                 };
@@ -14032,7 +14260,12 @@ export interface operations {
                      *         "consecutiveFailures": 0,
                      *         "createdAt": "2026-11-02T09:15:27.114Z",
                      *         "updatedAt": "2026-11-02T09:15:27.114Z",
-                     *         "previousSecretExpiresAt": null
+                     *         "previousSecretExpiresAt": null,
+                     *         "changedFields": [
+                     *           "name",
+                     *           "lifecycleStatus",
+                     *           "customFields.contract_tier"
+                     *         ]
                      *       },
                      *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
                      *       "timestamp": "2026-11-24T09:00:00.123Z"
@@ -14451,7 +14684,9 @@ export interface operations {
                      *           "success": true,
                      *           "durationMs": 84,
                      *           "error": null,
-                     *           "startedAt": "2026-11-24T10:15:01.204Z"
+                     *           "startedAt": "2026-11-24T10:15:01.204Z",
+                     *           "trigger": "scheduled",
+                     *           "replayId": null
                      *         }
                      *       },
                      *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
@@ -14648,7 +14883,9 @@ export interface operations {
                      *           "success": true,
                      *           "durationMs": 84,
                      *           "error": null,
-                     *           "startedAt": "2026-11-24T10:15:01.204Z"
+                     *           "startedAt": "2026-11-24T10:15:01.204Z",
+                     *           "trigger": "scheduled",
+                     *           "replayId": null
                      *         }
                      *       ],
                      *       "hasMore": true,
@@ -14834,7 +15071,9 @@ export interface operations {
                      *         "success": true,
                      *         "durationMs": 84,
                      *         "error": null,
-                     *         "startedAt": "2026-11-24T10:15:01.204Z"
+                     *         "startedAt": "2026-11-24T10:15:01.204Z",
+                     *         "trigger": "scheduled",
+                     *         "replayId": null
                      *       },
                      *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
                      *       "timestamp": "2026-11-24T09:00:00.123Z"
@@ -14844,6 +15083,914 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["DeliveryAttempt"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "webhookEndpoints-replays": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
+                limit?: number;
+                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                cursor?: string;
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Record identifier (opaque string, cuid style). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "whr_9c1d2e3f4a5b6c7d8e9f0a1b",
+                     *           "endpointId": "wh_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *           "status": "running",
+                     *           "since": "2026-11-24T06:00:00.000Z",
+                     *           "until": "2026-11-24T10:20:00.000Z",
+                     *           "statuses": [
+                     *             "failed",
+                     *             "missing"
+                     *           ],
+                     *           "events": [
+                     *             "deal.*"
+                     *           ],
+                     *           "matched": 412,
+                     *           "sent": 130,
+                     *           "succeeded": 130,
+                     *           "reason": null,
+                     *           "createdAt": "2026-11-24T10:20:00.000Z",
+                     *           "finishedAt": null
+                     *         }
+                     *       ],
+                     *       "hasMore": true,
+                     *       "nextCursor": "whr_9c1d2e3f4a5b6c7d8e9f0a1b",
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookReplay"][];
+                        /** @description false when this page is the end of the list. */
+                        hasMore: boolean;
+                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        nextCursor: string | null;
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "webhookEndpoints-replay": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Record identifier (opaque string, cuid style). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-24T06:00:00Z",
+                 *       "statuses": [
+                 *         "failed",
+                 *         "missing"
+                 *       ],
+                 *       "events": [
+                 *         "deal.*"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Replay what happened from this time on (ISO 8601 with a time zone): events recorded at or after it. It must be within the events' retention (30 days by default).
+                     */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @description ...and before this time (exclusive); default: now. Must be after since.
+                     */
+                    until?: string;
+                    /**
+                     * @description What to send: "failed", the deliveries that failed and have not succeeded since (one per event); "missing", the events that match the endpoint's subscription and filter but were never delivered to it (while it was disabled). Default ["failed"].
+                     * @default [
+                     *       "failed"
+                     *     ]
+                     */
+                    statuses?: ("failed" | "missing")[];
+                    /** @description Only these events: names, <resource>.* or *. Default: every event. */
+                    events?: ("account.created" | "account.updated" | "account.deleted" | "contact.created" | "contact.updated" | "deal.created" | "deal.stage_changed" | "deal.closed_won" | "deal.closed_lost" | "device.created" | "device.updated" | "device.offline" | "device.end_of_life" | "touchpoint.created" | "deal.updated" | "deal.deleted" | "device.deleted" | "task.created" | "task.updated" | "task.deleted" | "note.created" | "note.deleted" | "touchpoint.deleted" | "contact.erased" | "custom_field.created" | "custom_field.updated" | "custom_field.archived" | "webhook_endpoint.disabled" | "account.*" | "contact.*" | "deal.*" | "device.*" | "task.*" | "note.*" | "touchpoint.*" | "custom_field.*" | "webhook_endpoint.*" | "*")[];
+                    /**
+                     * @description true: send nothing and answer 200 with the number of deliveries the replay would send.
+                     * @default false
+                     */
+                    dryRun?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Dry run: nothing was done; data says what would be. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "dryRun": true,
+                     *         "matched": 412,
+                     *         "since": "2026-11-24T06:00:00.000Z",
+                     *         "until": "2026-11-24T10:20:00.000Z"
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookReplayDryRun"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Accepted: the background worker does the rest */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whr_9c1d2e3f4a5b6c7d8e9f0a1b",
+                     *         "endpointId": "wh_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *         "status": "running",
+                     *         "since": "2026-11-24T06:00:00.000Z",
+                     *         "until": "2026-11-24T10:20:00.000Z",
+                     *         "statuses": [
+                     *           "failed",
+                     *           "missing"
+                     *         ],
+                     *         "events": [
+                     *           "deal.*"
+                     *         ],
+                     *         "matched": 412,
+                     *         "sent": 130,
+                     *         "succeeded": 130,
+                     *         "reason": null,
+                     *         "createdAt": "2026-11-24T10:20:00.000Z",
+                     *         "finishedAt": null
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookReplay"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description conflict: The webhook endpoint's state refuses the operation: it is disabled, or a replay of it is already running. The message says which: enable the endpoint, or wait for the replay to end (or cancel it), then retry. idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: The body exceeds 1 MiB (1,048,576 bytes) or nests JSON deeper than 32 levels. Split bulk requests (at most 500 items each). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "webhookEndpoints-getReplay": {
+        parameters: {
+            query?: {
+                /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
+                fields?: string;
+            };
+            header?: {
+                /** @description An ETag of an earlier answer (or several, comma-separated; * for any): when the record still has it, the answer is 304 Not Modified without a body. At most 8,192 characters (400 bad_request otherwise). */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Record identifier (opaque string, cuid style). */
+                id: string;
+                /** @description Replay id, whr_<24 hex>. */
+                replayId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whr_9c1d2e3f4a5b6c7d8e9f0a1b",
+                     *         "endpointId": "wh_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *         "status": "running",
+                     *         "since": "2026-11-24T06:00:00.000Z",
+                     *         "until": "2026-11-24T10:20:00.000Z",
+                     *         "statuses": [
+                     *           "failed",
+                     *           "missing"
+                     *         ],
+                     *         "events": [
+                     *           "deal.*"
+                     *         ],
+                     *         "matched": 412,
+                     *         "sent": 130,
+                     *         "succeeded": 130,
+                     *         "reason": null,
+                     *         "createdAt": "2026-11-24T10:20:00.000Z",
+                     *         "finishedAt": null
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookReplay"];
+                        /** @description Also in the X-Request-Id header. */
+                        requestId: string;
+                        /**
+                         * Format: date-time
+                         * @description Time of the response, ISO 8601 UTC with milliseconds.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the If-None-Match header names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthorized: The API key is missing, malformed, unknown, expired or revoked. Send Authorization: Bearer msp_live_… or msp_test_… with a key from the settings. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description insufficient_scope: The API key lacks the scope the operation requires, or a deprecated scope was asked for when creating a key, or a test key asked for an outbound webhook (a test event or a redelivery), which only live keys send. Each operation in the API reference names its scope; use a key that has it (a live key for webhooks). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: The record does not exist or belongs to another organisation, or there is no operation at this path. Check the id and the path. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error: The request failed on the service's side, and the answer does not say why. Retry with exponential backoff, and quote the requestId if it persists. GET /status answers 503 with this code while the service cannot work. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "webhookEndpoints-cancelReplay": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Record identifier (opaque string, cuid style). */
+                id: string;
+                /** @description Replay id, whr_<24 hex>. */
+                replayId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    ETag: components["headers"]["ETag"];
+                    "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
+                    "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "whr_9c1d2e3f4a5b6c7d8e9f0a1b",
+                     *         "endpointId": "wh_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *         "status": "running",
+                     *         "since": "2026-11-24T06:00:00.000Z",
+                     *         "until": "2026-11-24T10:20:00.000Z",
+                     *         "statuses": [
+                     *           "failed",
+                     *           "missing"
+                     *         ],
+                     *         "events": [
+                     *           "deal.*"
+                     *         ],
+                     *         "matched": 412,
+                     *         "sent": 130,
+                     *         "succeeded": 130,
+                     *         "reason": null,
+                     *         "createdAt": "2026-11-24T10:20:00.000Z",
+                     *         "finishedAt": null
+                     *       },
+                     *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
+                     *       "timestamp": "2026-11-24T09:00:00.123Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookReplay"];
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
                         /**

@@ -19,17 +19,14 @@ export type Body<P extends Paths, M extends HttpMethod> =
 export type Query<P extends Paths, M extends HttpMethod> =
   Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 
-/** An operation's success answer (200, or 201 for a create). */
+/**
+ * An operation's success answer: 200, 201 for a create, 202 for work done afterwards; an operation documenting two of
+ * them (a replay answers 202, its dry run 200) answers either.
+ */
 type SuccessResponse<P extends Paths, M extends HttpMethod> =
-  Operation<P, M> extends { responses: infer R }
-    ? R extends { 200: infer A }
-      ? A
-      : R extends { 201: infer A }
-        ? A
-        : never
-    : never;
+  Operation<P, M> extends { responses: infer R } ? R[Extract<keyof R, 200 | 201 | 202>] : never;
 
-/** The envelope's `data` of an operation's success answer (200, or 201 for a create). */
+/** The envelope's `data` of an operation's success answer (200, 201 for a create, 202 for work done afterwards). */
 export type SuccessData<P extends Paths, M extends HttpMethod> = EnvelopeData<SuccessResponse<P, M>>;
 
 /** The envelope's `data` of a bulk operation's 207 answer (`?mode=partial`: one result per item). */

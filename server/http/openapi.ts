@@ -289,8 +289,9 @@ function errorCodesOf(
   hasPathParams: boolean,
   hasBody: boolean,
   isIdempotent: boolean,
+  extra: readonly ErrorCode[],
 ): Map<number, ErrorCode[]> {
-  const codes: ErrorCode[] = [];
+  const codes: ErrorCode[] = [...extra];
   const refusedParameters = new Set(["cursor", "If-Match", "If-None-Match"]);
   if (
     hasPathParams ||
@@ -429,7 +430,8 @@ function build(baseUrl: string): Json {
     };
     const result: Record<string, Json> = {
       [status]: {
-        description: status === "201" ? "Created" : "Success",
+        description:
+          status === "201" ? "Created" : status === "202" ? "Accepted: the background worker does the rest" : "Success",
         headers: REQUEST_ID_HEADER,
         content: {
           "application/json": {
@@ -484,30 +486,39 @@ function build(baseUrl: string): Json {
     if (conditionalWrite) {
       operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), IF_MATCH_PARAMETER];
     }
-    if (route.meta.partialStatus) {
-      // The output is a union of the all-or-none result and the partial one: each status documents its own.
+    // An output that is a union of the usual answer and another one with a status of its own (a bulk request in
+    // partial mode, a dry run): each status documents its own.
+    const alternates: Array<[number | undefined, string]> = [
+      [
+        route.meta.partialStatus,
+        "Multi-Status: mode=partial. The valid items were committed together; data has one result per item (created, updated or error), in request order.",
+      ],
+      [route.meta.dryRunStatus, "Dry run: nothing was done; data says what would be."],
+    ];
+    for (const [alternate, description] of alternates) {
+      if (!alternate) continue;
       const success = result[status] as Json & { content: { "application/json": { schema: Json } } };
       const schema = success.content["application/json"].schema as Json & { properties: Record<string, Json> };
-      const [whole, partial] = ((schema.properties.data as Json).anyOf ?? []) as Json[];
-      if (whole && partial) {
-        schema.properties.data = whole;
-        result[String(route.meta.partialStatus)] = {
-          description:
-            "Multi-Status: mode=partial. The valid items were committed together; data has one result per item (created, updated or error), in request order.",
-          headers: REQUEST_ID_HEADER,
-          content: {
-            "application/json": {
-              schema: { ...schema, properties: { ...schema.properties, data: partial } },
-              example: {
-                success: true,
-                data: exampleOf(partial, components as never),
-                requestId: EXAMPLE_REQUEST_ID,
-                timestamp: EXAMPLE_TIMESTAMP,
-              },
+      const [whole, other] = ((schema.properties.data as Json).anyOf ?? []) as Json[];
+      if (!whole || !other) continue;
+      schema.properties.data = whole;
+      // Which of the documented 2xx answers the operation gives unless the request asks for the other one.
+      operation["x-success-status"] = Number(status);
+      result[String(alternate)] = {
+        description,
+        headers: REQUEST_ID_HEADER,
+        content: {
+          "application/json": {
+            schema: { ...schema, properties: { ...schema.properties, data: other } },
+            example: {
+              success: true,
+              data: exampleOf(other, components as never),
+              requestId: EXAMPLE_REQUEST_ID,
+              timestamp: EXAMPLE_TIMESTAMP,
             },
           },
-        };
-      }
+        },
+      };
     }
     const isIdempotent = isProtected && IDEMPOTENT_METHODS.has(route.method);
     if (isIdempotent) {
@@ -525,6 +536,7 @@ function build(baseUrl: string): Json {
       route.pathParams.length > 0,
       "requestBody" in operation,
       isIdempotent,
+      route.meta.errors ?? [],
     )) {
       result[String(code)] = errorResponseFor(codes);
     }

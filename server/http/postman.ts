@@ -46,10 +46,13 @@ function bodyVariable(key: string, holder: Json): string | undefined {
 
 // Fields unique per organisation that a create takes: a fresh value per run keeps the collection runnable again.
 const UNIQUE_FIELDS = new Set(["externalId", "email", "rmmAgentId"]);
+// Times a request must give within a window of the present (a replay's since, within the events' retention): the
+// time of the run, Postman's `{{$isoTimestamp}}`.
+const NOW_FIELDS = new Set(["since"]);
 
 /**
- * The example body with record ids replaced by the collection variables a create stored, and (for creates) unique keys
- * made fresh with Postman's `{{$guid}}`.
+ * The example body with record ids replaced by the collection variables a create stored, a replay's `since` by the time
+ * of the run, and (for creates) unique keys made fresh with Postman's `{{$guid}}`.
  */
 function chainBody(value: unknown, create: boolean, needs: Set<string>): unknown {
   if (Array.isArray(value)) return value.map((item) => chainBody(item, create, needs));
@@ -62,6 +65,7 @@ function chainBody(value: unknown, create: boolean, needs: Set<string>): unknown
         needs.add(variable);
         return [key, `{{${variable}}}`];
       }
+      if (typeof field === "string" && NOW_FIELDS.has(key)) return [key, "{{$isoTimestamp}}"];
       if (create && typeof field === "string" && UNIQUE_FIELDS.has(key)) {
         return [key, key === "email" ? field.replace("@", "+{{$guid}}@") : `${field}-{{$guid}}`];
       }
@@ -127,8 +131,12 @@ function chain(collection: Json, document: Json): string[] {
       const segments = item.request.url.path;
       const template = `/${segments.map((part) => part.replace(/^:(.+)$/, "{$1}")).join("/")}`;
       const method = item.request.method.toLowerCase();
-      const responses = (paths[template]?.[method]?.responses ?? {}) as Record<string, unknown>;
-      const status = Number(Object.keys(responses).find((code) => /^2\d\d$/.test(code) && code !== "207") ?? 200);
+      const operation = paths[template]?.[method];
+      const responses = (operation?.responses ?? {}) as Record<string, unknown>;
+      // An operation with two success answers (bulk's 207, a dry run's 200) names the one its example gets.
+      const status = Number(
+        operation?.["x-success-status"] ?? Object.keys(responses).find((code) => /^2\d\d$/.test(code)) ?? 200,
+      );
       const params = segments.filter((part) => part.startsWith(":")).map((part) => part.slice(1));
       const last = segments[segments.length - 1] ?? "";
       // An erasure removes its record as a delete does, so it is ordered and redirected like one; a structured search

@@ -67,7 +67,7 @@ export async function invokeProcedure(exchange: Exchange, route: RouteEntry, inp
 /**
  * Procedure: calls the route's procedure ({@link invokeProcedure}) with the exchange's input and serialises the success
  * envelope of docs/api-contract.md §2.1 once (lists lift `hasMore` and `nextCursor` to the top level; creating POSTs
- * answer 201; a bulk request in partial mode answers 207).
+ * answer 201; a bulk request in partial mode answers 207; a dry run answers 200 where the operation answers 202).
  * @throws ApiError from the procedure, or as mapped by {@link toApiError}.
  */
 export const callProcedure: Step = async (exchange) => {
@@ -81,5 +81,11 @@ export const callProcedure: Step = async (exchange) => {
   }
   if (exchange.reshape) data = (await exchange.reshape([data as Record<string, unknown>]))[0];
   const partial = route.meta.partialStatus && (data as { mode?: string } | null)?.mode === "partial";
-  return successReply(exchange.requestId, data, partial ? route.meta.partialStatus : (route.meta.successStatus ?? 200));
+  const dryRun = route.meta.dryRunStatus && (data as { dryRun?: boolean } | null)?.dryRun === true;
+  const status = partial
+    ? route.meta.partialStatus
+    : dryRun
+      ? route.meta.dryRunStatus
+      : (route.meta.successStatus ?? 200);
+  return successReply(exchange.requestId, data, status);
 };

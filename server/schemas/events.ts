@@ -6,7 +6,8 @@ import { EVENT_EXAMPLE, EVENT_PAGE_EXAMPLE } from "./examples";
 /**
  * Event names: those of docs/api-contract.md §6.1, then the extensions marked there, so that the events feed carries
  * every change of every resource (updates of deals outside a stage change, tasks, notes, and hard deletions). Webhook
- * endpoints subscribe to any of them, or `*` for all.
+ * endpoints subscribe to any of them, to `<resource>.*` or to `*` for all. `webhook_endpoint.disabled` is recorded when the
+ * service disables an endpoint after failures (docs/api-contract.md §6.5).
  */
 export const EVENT_NAMES = [
   "account.created",
@@ -36,6 +37,7 @@ export const EVENT_NAMES = [
   "custom_field.created",
   "custom_field.updated",
   "custom_field.archived",
+  "webhook_endpoint.disabled",
 ] as const;
 
 /** One of {@link EVENT_NAMES}. */
@@ -57,7 +59,10 @@ export const EventNameTextSchema = z
   .max(100)
   .meta({ enum: [...EVENT_NAMES, TEST_EVENT_NAME] });
 
-/** Resources the events feed reports on: the first part of every event name. */
+/**
+ * Resources the events feed reports on: the first part of every event name. `webhook_endpoint` has one event, the
+ * service disabling an endpoint (docs/api-contract.md §6.1).
+ */
 export const EVENT_RESOURCES = [
   "account",
   "contact",
@@ -67,7 +72,11 @@ export const EVENT_RESOURCES = [
   "note",
   "touchpoint",
   "custom_field",
+  "webhook_endpoint",
 ] as const;
+
+/** One of {@link EVENT_RESOURCES}. */
+export type EventResource = (typeof EVENT_RESOURCES)[number];
 
 /**
  * Who caused an event (docs/api-contract.md §6.2): an API key, a settings user, or the system (demo seed, scheduled

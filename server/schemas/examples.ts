@@ -547,13 +547,15 @@ export const WEBHOOK_ENDPOINT_EXAMPLE = {
   createdAt: CREATED_AT,
   updatedAt: CREATED_AT,
   previousSecretExpiresAt: null,
+  changedFields: ["name", "lifecycleStatus", "customFields.contract_tier"],
 };
 
-/** Body of `POST /webhook-endpoints`. */
+/** Body of `POST /webhook-endpoints`: account events, `account.updated` only when one of three fields changed. */
 export const WEBHOOK_ENDPOINT_CREATE_EXAMPLE = {
   url: "https://psa.example.com/hooks/crm",
   events: ["account.created", "account.updated", "account.deleted"],
   description: "PSA sync",
+  changedFields: ["name", "lifecycleStatus", "customFields.contract_tier"],
 };
 
 /** Answer of `POST /webhook-endpoints`: the secret is shown this once. */
@@ -562,8 +564,12 @@ export const WEBHOOK_ENDPOINT_CREATED_EXAMPLE = {
   secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9pQw0Ytq1Yk=",
 };
 
-/** Body of `PATCH /webhook-endpoints/{id}`. */
-export const WEBHOOK_ENDPOINT_UPDATE_EXAMPLE = { events: ["*"], enabled: true };
+/** Body of `PATCH /webhook-endpoints/{id}`: every account and deal event, updates of the fields named only. */
+export const WEBHOOK_ENDPOINT_UPDATE_EXAMPLE = {
+  events: ["account.*", "deal.*"],
+  changedFields: ["lifecycleStatus", "stage", "estimatedMrr"],
+  enabled: true,
+};
 
 /** Answer of `POST /webhook-endpoints/{id}/rotate-secret`. */
 export const WEBHOOK_SECRET_EXAMPLE = {
@@ -583,6 +589,8 @@ export const DELIVERY_ATTEMPT_EXAMPLE = {
   durationMs: 84,
   error: null,
   startedAt: "2026-11-24T10:15:01.204Z",
+  trigger: "scheduled",
+  replayId: null,
 };
 
 /** Answer of `POST /webhook-endpoints/{id}/test`. */
@@ -701,4 +709,36 @@ export const CUSTOM_FIELD_SCHEMA_EXAMPLE = {
     },
   },
   additionalProperties: false,
+};
+
+/** Body of `POST /webhook-endpoints/{id}/replays`: what failed or was missed since a time, deal events only. */
+export const WEBHOOK_REPLAY_CREATE_EXAMPLE = {
+  since: "2026-11-24T06:00:00Z",
+  statuses: ["failed", "missing"],
+  events: ["deal.*"],
+};
+
+/** A replay of an endpoint's failed and missing deliveries, under way. */
+export const WEBHOOK_REPLAY_EXAMPLE = {
+  id: "whr_9c1d2e3f4a5b6c7d8e9f0a1b",
+  endpointId: "wh_5f2c9d0e1a7b4c3d8e6f0a12",
+  status: "running",
+  since: "2026-11-24T06:00:00.000Z",
+  until: "2026-11-24T10:20:00.000Z",
+  statuses: ["failed", "missing"],
+  events: ["deal.*"],
+  matched: 412,
+  sent: 130,
+  succeeded: 130,
+  reason: null,
+  createdAt: "2026-11-24T10:20:00.000Z",
+  finishedAt: null,
+};
+
+/** Answer of a dry run: how many deliveries the replay would send. */
+export const WEBHOOK_REPLAY_DRY_RUN_EXAMPLE = {
+  dryRun: true,
+  matched: 412,
+  since: "2026-11-24T06:00:00.000Z",
+  until: "2026-11-24T10:20:00.000Z",
 };

@@ -1,16 +1,35 @@
 // Webhook endpoints, their delivery attempts and redelivery as API resources (docs/api-contract.md §2.11, §4.11).
 import { z } from "zod";
-import { cursorParam, IdSchema, PAGE_SIZE, TimestampSchema } from "./common";
-import { EVENT_NAMES, EventNameTextSchema } from "./events";
+import { AccountSchema } from "./accounts";
+import {
+  cursorParam,
+  DATE_TIME_MAX_LENGTH,
+  IdSchema,
+  ListQueryBase,
+  listOf,
+  PAGE_SIZE,
+  TimestampSchema,
+} from "./common";
+import { ContactSchema } from "./contacts";
+import { CustomFieldSchema } from "./custom-fields";
+import { DealSchema } from "./deals";
+import { DeviceSchema } from "./devices";
+import { EVENT_NAMES, EVENT_RESOURCES, type EventName, EventNameTextSchema, type EventResource } from "./events";
 import {
   DELIVERY_ATTEMPT_EXAMPLE,
   WEBHOOK_ENDPOINT_CREATE_EXAMPLE,
   WEBHOOK_ENDPOINT_CREATED_EXAMPLE,
   WEBHOOK_ENDPOINT_EXAMPLE,
   WEBHOOK_ENDPOINT_UPDATE_EXAMPLE,
+  WEBHOOK_REPLAY_CREATE_EXAMPLE,
+  WEBHOOK_REPLAY_DRY_RUN_EXAMPLE,
+  WEBHOOK_REPLAY_EXAMPLE,
   WEBHOOK_SECRET_EXAMPLE,
   WEBHOOK_TEST_EXAMPLE,
 } from "./examples";
+import { NoteSchema } from "./notes";
+import { TaskSchema } from "./tasks";
+import { TouchpointSchema } from "./touchpoints";
 
 /**
  * Most endpoints an organisation can register; `GET /webhook-endpoints` lists them all in one page (docs/architecture.md,
@@ -27,13 +46,33 @@ export const WEBHOOK_URL_MAX_LENGTH = 2_048;
 /** Longest endpoint description, in characters (docs/architecture.md, "Webhooks and the outbox"). */
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
 
-/**
- * What an endpoint can subscribe to: every event name of the feed, or `*` for all of them (docs/api-contract.md §6.1).
- */
-export const SUBSCRIBABLE_EVENTS = [...EVENT_NAMES, "*"] as const;
+/** What ends a wildcard subscription to every event of one resource: `deal.*` (docs/api-contract.md §6.9). */
+export const WILDCARD_SUFFIX = ".*";
 
-/** One of {@link SUBSCRIBABLE_EVENTS}. */
-export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
+/**
+ * What an endpoint can subscribe to: every event name of the feed, `<resource>.*` for every event of one resource, or
+ * `*` for all of them (docs/api-contract.md §6.1, §6.9).
+ */
+export type SubscribableEvent = EventName | `${EventResource}.*` | "*";
+
+/** Every {@link SubscribableEvent}: the names, the wildcards by resource, then `*`. */
+export const SUBSCRIBABLE_EVENTS = [
+  ...EVENT_NAMES,
+  ...EVENT_RESOURCES.map((resource): `${EventResource}.*` => `${resource}.*`),
+  "*",
+] as unknown as readonly [SubscribableEvent, ...SubscribableEvent[]];
+
+/** Most names an endpoint's `changedFields` filter holds (docs/api-contract.md §6.9). */
+export const CHANGED_FIELDS_MAX = 20;
+
+/** Longest name in a `changedFields` filter: `customFields.` and a 40-character key fit. */
+const CHANGED_FIELD_NAME_MAX = 64;
+
+/** The key of a custom field named in `changedFields` as `customFields.<key>` (docs/api-contract.md §6.9). */
+export const CUSTOM_FIELD_PATTERN = /^[a-z][a-z0-9_]{0,39}$/;
+
+// Fields of a record that no update ever lists as changed (docs/api-contract.md §6.2); custom fields are named one by one.
+const NEVER_CHANGED = new Set(["id", "createdAt", "updatedAt", "customFields"]);
 
 /** Most event names one subscription lists (more than there are names). */
 const EVENTS_MAX = 50;
@@ -53,7 +92,9 @@ const endpointFields = {
   events: z
     .array(z.enum(SUBSCRIBABLE_EVENTS))
     .max(EVENTS_MAX)
-    .describe('Subscribed event names (see the webhook guide), or exactly ["*"] for every event.'),
+    .describe(
+      'Subscribed event names (see the webhook guide) and wildcards by resource (deal.*), or exactly ["*"] for every event.',
+    ),
   enabled: z.boolean().describe("false: nothing is delivered until it is enabled again."),
   disabledReason: z
     .string()
@@ -73,6 +114,13 @@ const endpointFields = {
   previousSecretExpiresAt: TimestampSchema.nullable().describe(
     "Until when the secret before the last rotation also signs deliveries (24 h after the rotation); null otherwise.",
   ),
+  changedFields: z
+    .array(z.string().max(CHANGED_FIELD_NAME_MAX))
+    .max(CHANGED_FIELDS_MAX)
+    .nullable()
+    .describe(
+      "Only *.updated events that changed at least one of these fields are delivered (creations, deletions and the other events always are); null: no such filter.",
+    ),
 };
 
 /** A webhook endpoint as the API returns it: never its secret. */
@@ -98,14 +146,33 @@ const url = z
   .max(WEBHOOK_URL_MAX_LENGTH)
   .meta({ format: "uri" })
   .describe("Absolute http(s) URL, at most 2,048 characters, not a private address.");
+const subscribable = z
+  .enum(SUBSCRIBABLE_EVENTS, {
+    error: () => `unknown event; expected one of ${SUBSCRIBABLE_EVENTS.join(", ")}`,
+  })
+  .describe("An event name, <resource>.* for every event of a resource, or * for every event.");
 const events = z
+  .array(subscribable)
+  .max(EVENTS_MAX)
+  .describe(
+    'Event names and wildcards by resource (deal.*) to subscribe to, or ["*"] for every event; unknown names are refused (422).',
+  );
+const changedFields = z
   .array(
     z
-      .enum(SUBSCRIBABLE_EVENTS, { error: () => `unknown event; expected one of ${EVENT_NAMES.join(", ")}` })
-      .describe("An event name, or * for every event."),
+      .string()
+      .max(CHANGED_FIELD_NAME_MAX)
+      .regex(
+        /^(?:[A-Za-z][A-Za-z0-9]{0,63}|customFields\.[a-z][a-z0-9_]{0,39})$/,
+        "must be a field name or customFields.<key>",
+      )
+      .describe("A field of a subscribed resource, or customFields.<key>."),
   )
-  .max(EVENTS_MAX)
-  .describe('Event names to subscribe to, or ["*"] for every event; unknown names are refused (422).');
+  .max(CHANGED_FIELDS_MAX)
+  .nullable()
+  .describe(
+    `At most ${CHANGED_FIELDS_MAX} fields: *.updated events are delivered only when they changed one of them (creations, deletions and the other events always are). Each is a field of a subscribed resource as its GET returns it (id, createdAt and updatedAt never change), or customFields.<key> for a custom field (key: a lower-case letter, then up to 39 lower-case letters, digits or underscores; it need not be defined yet). null or [] removes the filter.`,
+  );
 const description = z
   .string()
   .max(WEBHOOK_DESCRIPTION_MAX_LENGTH)
@@ -114,7 +181,7 @@ const description = z
 
 /** Body of `POST /webhook-endpoints`. */
 export const WebhookEndpointCreateSchema = z
-  .strictObject({ url, events, description: description.optional() })
+  .strictObject({ url, events, description: description.optional(), changedFields: changedFields.optional() })
   .meta({ id: "WebhookEndpointCreate", examples: [WEBHOOK_ENDPOINT_CREATE_EXAMPLE] });
 
 /** Path and body of `PATCH /webhook-endpoints/{id}`: fields left out keep their value. */
@@ -124,6 +191,7 @@ export const WebhookEndpointUpdateSchema = z
     url: url.optional(),
     events: events.optional(),
     description: description.optional(),
+    changedFields: changedFields.optional(),
     enabled: z
       .boolean()
       .optional()
@@ -140,6 +208,12 @@ export const WebhookSecretSchema = z
     ),
   })
   .meta({ id: "WebhookSecret", example: WEBHOOK_SECRET_EXAMPLE });
+
+/** What made a delivery attempt, as the API names it (docs/api-contract.md §2.11). */
+export const ATTEMPT_TRIGGERS = ["scheduled", "manual", "test", "replay"] as const;
+
+/** One of {@link ATTEMPT_TRIGGERS}. */
+export type AttemptTriggerName = (typeof ATTEMPT_TRIGGERS)[number];
 
 /** One delivery attempt. */
 export const DeliveryAttemptSchema = z
@@ -162,6 +236,16 @@ export const DeliveryAttemptSchema = z
     durationMs: z.int().min(0).max(3_600_000).describe("How long the attempt took, in milliseconds."),
     error: z.string().max(1_000).nullable().describe("Why it failed, when it did; null on success."),
     startedAt: TimestampSchema.describe("When the attempt started (ISO 8601 UTC)."),
+    trigger: z
+      .enum(ATTEMPT_TRIGGERS)
+      .describe(
+        "What made the attempt: scheduled (the retry schedule), manual (a redelivery), test (a test event) or replay (a replay of failed deliveries; its id in replayId). Attempts made before this field existed are scheduled.",
+      ),
+    replayId: z
+      .string()
+      .max(64)
+      .nullable()
+      .describe("The replay that made the attempt (whr_<24 hex>); null for every other attempt."),
   })
   .meta({ id: "DeliveryAttempt", example: DELIVERY_ATTEMPT_EXAMPLE });
 
@@ -186,3 +270,133 @@ export const WebhookTestResultSchema = z
     attempt: DeliveryAttemptSchema,
   })
   .meta({ id: "WebhookTestResult", example: WEBHOOK_TEST_EXAMPLE });
+
+/**
+ * The fields of a resource's record that an update can list in `changedFields` (docs/api-contract.md §6.2, §6.9), read
+ * from the zod schema its GET answers with (so a new field is filterable without a list to keep), less `id`,
+ * `createdAt` and `updatedAt`, which never change, and `customFields`, whose keys are named one by one
+ * (`customFields.<key>`).
+ */
+export function resourceFields(resource: EventResource): string[] {
+  const schemas: Record<EventResource, z.ZodObject> = {
+    account: AccountSchema,
+    contact: ContactSchema,
+    deal: DealSchema,
+    device: DeviceSchema,
+    task: TaskSchema,
+    note: NoteSchema,
+    touchpoint: TouchpointSchema,
+    custom_field: CustomFieldSchema,
+    webhook_endpoint: WebhookEndpointSchema,
+  };
+  return Object.keys(schemas[resource].shape).filter((field) => !NEVER_CHANGED.has(field));
+}
+
+/** Most deliveries one replay sends (docs/api-contract.md §6.10): more is 422 with the count. */
+export const REPLAY_MAX_MATCHED = 10_000;
+
+/** What a replay sends (docs/api-contract.md §6.10). */
+export const REPLAY_STATUSES = ["failed", "missing"] as const;
+
+/** States of a replay, as the API names them. */
+export const REPLAY_STATES = ["running", "completed", "cancelled", "stopped"] as const;
+
+const replayTimestamp = z.iso.datetime({ offset: true }).max(DATE_TIME_MAX_LENGTH);
+
+/** Body (and path) of `POST /webhook-endpoints/{id}/replays`. */
+export const WebhookReplayCreateSchema = z
+  .strictObject({
+    id: IdSchema,
+    since: replayTimestamp.describe(
+      "Replay what happened from this time on (ISO 8601 with a time zone): events recorded at or after it. It must be within the events' retention (30 days by default).",
+    ),
+    until: replayTimestamp
+      .describe("...and before this time (exclusive); default: now. Must be after since.")
+      .optional(),
+    statuses: z
+      .array(z.enum(REPLAY_STATUSES).describe("failed or missing."))
+      .min(1)
+      .max(REPLAY_STATUSES.length)
+      .default(["failed"])
+      .describe(
+        'What to send: "failed", the deliveries that failed and have not succeeded since (one per event); "missing", the events that match the endpoint\'s subscription and filter but were never delivered to it (while it was disabled). Default ["failed"].',
+      ),
+    events: z
+      .array(subscribable)
+      .min(1)
+      .max(EVENTS_MAX)
+      .describe("Only these events: names, <resource>.* or *. Default: every event.")
+      .optional(),
+    dryRun: z
+      .boolean()
+      .default(false)
+      .describe("true: send nothing and answer 200 with the number of deliveries the replay would send."),
+  })
+  .meta({ id: "WebhookReplayCreate", examples: [WEBHOOK_REPLAY_CREATE_EXAMPLE] });
+
+/** A replay of an endpoint's failed (and missing) deliveries (docs/api-contract.md §6.10). */
+export const WebhookReplaySchema = z
+  .object({
+    id: z.string().max(64).describe("Replay id, whr_<24 hex>."),
+    endpointId: z.string().max(64).describe("The endpoint it sends to."),
+    status: z
+      .enum(REPLAY_STATES)
+      .describe(
+        "running: sending, at most 10 deliveries a second; completed: every matched delivery was sent once; cancelled: cancelled before the end; stopped: the endpoint was disabled or could not be sent to (reason says why).",
+      ),
+    since: TimestampSchema,
+    until: TimestampSchema,
+    statuses: z.array(z.enum(REPLAY_STATUSES)).max(REPLAY_STATUSES.length).describe("What it sends."),
+    events: z
+      .array(z.enum(SUBSCRIBABLE_EVENTS))
+      .max(EVENTS_MAX)
+      .nullable()
+      .describe("The events it is limited to; null: every event."),
+    matched: z
+      .int()
+      .min(0)
+      .max(REPLAY_MAX_MATCHED)
+      .describe("Deliveries it sends, fixed when it was created (oldest event first)."),
+    sent: z.int().min(0).max(REPLAY_MAX_MATCHED).describe("Sent so far."),
+    succeeded: z
+      .int()
+      .min(0)
+      .max(REPLAY_MAX_MATCHED)
+      .describe("Of those sent, how many the receiver answered with a 2xx."),
+    reason: z.string().max(1_000).nullable().describe("Why it stopped before the end; null otherwise."),
+    createdAt: TimestampSchema,
+    finishedAt: TimestampSchema.nullable().describe("When it completed, was cancelled or stopped; null while running."),
+  })
+  .meta({ id: "WebhookReplay", example: WEBHOOK_REPLAY_EXAMPLE });
+
+/** The answer of a dry run: how many deliveries the replay would send. */
+export const WebhookReplayDryRunSchema = z
+  .object({
+    dryRun: z.literal(true).describe("Always true: nothing was sent."),
+    matched: z
+      .int()
+      .min(0)
+      .max(1_000_000_000)
+      .describe(
+        `Deliveries the replay would send; more than ${REPLAY_MAX_MATCHED.toLocaleString("en")} cannot be replayed at once.`,
+      ),
+    since: TimestampSchema,
+    until: TimestampSchema.describe("The end of the window, now when none was given."),
+  })
+  .meta({ id: "WebhookReplayDryRun", example: WEBHOOK_REPLAY_DRY_RUN_EXAMPLE });
+
+/** Path of one replay. */
+export const WebhookReplayPathSchema = z.strictObject({
+  id: IdSchema,
+  replayId: IdSchema.describe("Replay id, whr_<24 hex>."),
+});
+
+/** Query of `GET /webhook-endpoints/{id}/replays`. */
+export const WebhookReplayListQuerySchema = z.strictObject({
+  id: IdSchema,
+  limit: ListQueryBase.limit,
+  cursor: ListQueryBase.cursor,
+});
+
+/** A page of an endpoint's replays, newest first. */
+export const WebhookReplayListSchema = listOf(WebhookReplaySchema);

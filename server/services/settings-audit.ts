@@ -41,6 +41,8 @@ export const SETTINGS_AUDIT_ACTIONS = {
   "customField.created": "Custom field created",
   "customField.changed": "Custom field changed",
   "customField.archived": "Custom field archived",
+  "webhookReplay.started": "Replay started",
+  "webhookReplay.cancelled": "Replay cancelled",
   "action.refused": "Action refused",
 } as const;
 

@@ -2,18 +2,22 @@
 // events, signed attempts, their history, redelivery, and what the sweeper picks up. The Inngest functions in
 // inngest/functions/ only call these.
 import { randomBytes } from "node:crypto";
-import type { DeliveryStatus, Prisma } from "../db/generated/client";
-import { outsideTransaction, prisma, transaction } from "../db/transaction";
+import { type AttemptTrigger, type DeliveryStatus, Prisma } from "../db/generated/client";
+import { afterCommit, outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, notFound } from "../errors";
 import { recordDeliveryAttempt } from "../observability/metrics";
 import { clientSpan } from "../observability/requests";
 import { EVENT_NAMES } from "../schemas/events";
+import type { AttemptTriggerName } from "../schemas/webhooks";
 import { eventPayload, storedEventSelect } from "../services/event-feed";
-import type { WriteOrigin } from "../services/events";
+import { recordEvents, type WriteOrigin } from "../services/events";
 import { listPage } from "../services/pagination";
 import { type AuditActor, recordSettingsAudit } from "../services/settings-audit";
+import { mailAlert, openEndpointDisabledAlert } from "./alerts";
+import { toView, viewSelect } from "./endpoint-view";
 import { serializePayload, signedHeaders } from "./signing";
+import { changedFieldsPassSql, subscriptionMatchesSql } from "./subscriptions";
 import { postWebhook } from "./transport";
 import { UNDISPATCHED_MAX_AGE_MS } from "./worker";
 
@@ -47,13 +51,17 @@ export interface DeliveryRef {
   orgId: string;
 }
 
+/** Width of the buckets events dropped by an endpoint's `changedFields` filter are counted in (ms): 30 minutes. */
+export const FILTERED_BUCKET_MS = 30 * 60_000;
+
 /**
  * Fans outbox events out (docs/architecture.md, "Webhooks and the outbox"), set-based whatever their number: on an
- * event's first run, one PENDING `WebhookDelivery` per enabled endpoint of its organisation subscribed to its name or
- * `*` (unique on `(endpointId, eventId)`) and `Event.fannedOutAt` set; later runs create nothing (the endpoints are
- * those of the first run). Test-key events (docs/api-contract.md §5.6), the settings area's test events, seed events
- * and unknown ids get no deliveries. Three statements in one transaction, so a batch of 100 events costs about what one
- * does.
+ * event's first run, one PENDING `WebhookDelivery` per enabled endpoint of its organisation whose subscription takes
+ * it (its name, `<resource>.*` or `*`) and whose `changedFields` filter passes it (unique on `(endpointId, eventId)`),
+ * one count per endpoint in `WebhookFilteredCount` (30-minute bucket of now) for those the filter dropped, and
+ * `Event.fannedOutAt` set; later runs create nothing (the endpoints are those of the first run). Test-key events
+ * (docs/api-contract.md §5.6), the settings area's test events, seed events and unknown ids get no deliveries. Three
+ * statements in one transaction, so a batch of 100 events costs about what one does.
  * @returns the deliveries of these events that still await their first attempt: all new ones, and on a re-run those
  *          not yet started, so requesting them again is safe (Inngest drops repeated delivery events by id).
  */
@@ -67,14 +75,26 @@ export async function fanOutEvents(eventIds: readonly string[]): Promise<Deliver
     const freshIds = fresh.map((row) => row.id);
     if (freshIds.length > 0) {
       await tx.$executeRaw`
-        INSERT INTO "WebhookDelivery" ("id", "orgId", "endpointId", "eventId", "createdAt", "updatedAt")
-        SELECT 'whd_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), e."orgId", w."id", e."id",
-               now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
-        FROM "Event" AS e
-        JOIN "WebhookEndpoint" AS w
-          ON w."orgId" = e."orgId" AND w."enabled" AND (e."name" = ANY(w."events") OR '*' = ANY(w."events"))
-        WHERE e."id" = ANY(${freshIds}::text[])
-        ON CONFLICT ("endpointId", "eventId") DO NOTHING`;
+        WITH "candidate" AS (
+          SELECT e."orgId", e."id" AS "eventId", w."id" AS "endpointId",
+                 ${changedFieldsPassSql(Prisma.sql`w."changedFields"`, Prisma.sql`e."name"`, Prisma.sql`e."changedFields"`)} AS "wanted"
+          FROM "Event" AS e
+          JOIN "WebhookEndpoint" AS w
+            ON w."orgId" = e."orgId" AND w."enabled" AND ${subscriptionMatchesSql(Prisma.sql`w."events"`, Prisma.sql`e."name"`)}
+          WHERE e."id" = ANY(${freshIds}::text[])
+        ), "delivered" AS (
+          INSERT INTO "WebhookDelivery" ("id", "orgId", "endpointId", "eventId", "createdAt", "updatedAt")
+          SELECT 'whd_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), "orgId", "endpointId", "eventId",
+                 now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
+          FROM "candidate" WHERE "wanted"
+          ON CONFLICT ("endpointId", "eventId") DO NOTHING
+        )
+        INSERT INTO "WebhookFilteredCount" ("endpointId", "bucket", "count")
+        SELECT "endpointId", date_bin(${`${FILTERED_BUCKET_MS / 60_000} minutes`}::interval, now() AT TIME ZONE 'UTC', TIMESTAMP '2000-01-01'),
+               count(*)::int
+        FROM "candidate" WHERE NOT "wanted"
+        GROUP BY "endpointId"
+        ON CONFLICT ("endpointId", "bucket") DO UPDATE SET "count" = "WebhookFilteredCount"."count" + EXCLUDED."count"`;
       await tx.$executeRaw`
         UPDATE "Event" SET "fannedOutAt" = now() AT TIME ZONE 'UTC' WHERE "id" = ANY(${freshIds}::text[])`;
     }
@@ -95,8 +115,23 @@ export async function fanOutEvents(eventIds: readonly string[]): Promise<Deliver
  * - `manual`: a redelivery asked for by a user: made whatever the state; success marks the delivery SUCCEEDED,
  *   failure changes nothing and does not count against the endpoint.
  * - `single`: the settings area's test event: like `manual`, and the delivery is closed SUCCEEDED or FAILED.
+ * - `replay`: one delivery of a replay (docs/api-contract.md §6.10): made whatever the state, recorded with the replay's
+ *   id; success marks the delivery SUCCEEDED, a failure closes a delivery the replay made FAILED and does not count
+ *   against the endpoint (410 Gone still disables it). `turn` is awaited right before the request is signed and sent
+ *   (the replay's pacing).
  */
-export type AttemptMode = { mode: "scheduled"; final: boolean } | { mode: "manual" } | { mode: "single" };
+export type AttemptMode =
+  | { mode: "scheduled"; final: boolean }
+  | { mode: "manual" }
+  | { mode: "single" }
+  | { mode: "replay"; replayId: string; turn?: () => Promise<void> };
+
+const TRIGGERS: Record<AttemptMode["mode"], AttemptTrigger> = {
+  scheduled: "SCHEDULED",
+  manual: "MANUAL",
+  single: "TEST",
+  replay: "REPLAY",
+};
 
 /** What {@link attemptDelivery} did. */
 export interface AttemptResult {
@@ -170,6 +205,7 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
     }
   }
 
+  if (how.mode === "replay") await how.turn?.();
   const now = new Date();
   const secrets = [endpoint.secret];
   if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now)
@@ -211,11 +247,14 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
   });
 
   const gone = outcome.status === 410;
-  const closesFailed = !outcome.success && (gone || how.mode === "single" || (how.mode === "scheduled" && how.final));
+  const closesFailed =
+    !outcome.success &&
+    (gone || how.mode === "single" || how.mode === "replay" || (how.mode === "scheduled" && how.final));
   const countsAgainst = !outcome.success && !gone && how.mode === "scheduled" && how.final;
+  const onlyIfPending = how.mode === "manual" || how.mode === "replay";
   let status: DeliveryStatus | undefined;
   if (outcome.success) status = "SUCCEEDED";
-  else if (closesFailed && (how.mode !== "manual" || delivery.status === "PENDING")) status = "FAILED";
+  else if (closesFailed && (!onlyIfPending || delivery.status === "PENDING")) status = "FAILED";
 
   return transaction(async (tx) => {
     const updated = await tx.webhookDelivery.update({
@@ -236,38 +275,28 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
         responseBody: outcome.body,
         error: outcome.error,
         success: outcome.success,
+        trigger: TRIGGERS[how.mode],
+        replayId: how.mode === "replay" ? how.replayId : null,
       },
     });
-    let endpointDisabled = false;
+    let disabledReason: string | null = null;
     if (outcome.success) {
       await tx.webhookEndpoint.updateMany({
         where: { id: endpoint.id, consecutiveFailures: { gt: 0 } },
         data: { consecutiveFailures: 0 },
       });
     } else if (gone) {
-      const { count } = await tx.webhookEndpoint.updateMany({
-        where: { id: endpoint.id, enabled: true },
-        data: { enabled: false, disabledReason: DISABLED_GONE, disabledAt: new Date() },
-      });
-      endpointDisabled = count > 0;
+      disabledReason = DISABLED_GONE;
     } else if (countsAgainst) {
       const counted = await tx.webhookEndpoint.update({
         where: { id: endpoint.id },
         data: { consecutiveFailures: { increment: 1 } },
         select: { consecutiveFailures: true, enabled: true },
       });
-      if (counted.enabled && counted.consecutiveFailures >= WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES) {
-        await tx.webhookEndpoint.update({
-          where: { id: endpoint.id },
-          data: {
-            enabled: false,
-            disabledAt: new Date(),
-            disabledReason: `${counted.consecutiveFailures} consecutive deliveries failed after ${WEBHOOK_MAX_ATTEMPTS} attempts each (last: ${outcome.error ?? "failure"})`,
-          },
-        });
-        endpointDisabled = true;
-      }
+      if (counted.enabled && counted.consecutiveFailures >= WEBHOOK_DISABLE_AFTER_FAILED_DELIVERIES)
+        disabledReason = `${counted.consecutiveFailures} consecutive deliveries failed after ${WEBHOOK_MAX_ATTEMPTS} attempts each (last: ${outcome.error ?? "failure"})`;
     }
+    const endpointDisabled = disabledReason !== null && (await disableAfterFailures(tx, endpoint.id, disabledReason));
     return {
       skipped: null,
       success: outcome.success,
@@ -278,6 +307,39 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
       endpointDisabled,
     };
   });
+}
+
+/**
+ * The service disables an endpoint after failures (docs/api-contract.md §6.5), in the transaction of the attempt that
+ * decided it, unless it is disabled already: records the `webhook_endpoint.disabled` event (data: the endpoint as its
+ * GET returns it, with `changedFields` and `previous`; actor: the system) and opens the alert whose one mail goes out
+ * once the transaction has committed (docs/api-contract.md §6.11).
+ * @returns whether this call disabled it.
+ */
+async function disableAfterFailures(
+  tx: Prisma.TransactionClient,
+  endpointId: string,
+  reason: string,
+): Promise<boolean> {
+  const [before] = await tx.$queryRaw<Array<{ enabled: boolean }>>`
+    SELECT "enabled" FROM "WebhookEndpoint" WHERE "id" = ${endpointId} FOR UPDATE`;
+  if (!before?.enabled) return false;
+  const previous = await tx.webhookEndpoint.findUniqueOrThrow({
+    where: { id: endpointId },
+    select: { ...viewSelect, orgId: true },
+  });
+  const after = await tx.webhookEndpoint.update({
+    where: { id: endpointId },
+    data: { enabled: false, disabledReason: reason, disabledAt: new Date() },
+    select: viewSelect,
+  });
+  const { orgId, ...beforeRow } = previous;
+  await recordEvents(tx, orgId, { isTest: false }, [
+    { name: "webhook_endpoint.disabled", data: toView(after), before: toView(beforeRow) },
+  ]);
+  const alertId = await openEndpointDisabledAlert(tx, { id: endpointId, orgId, url: after.url }, reason);
+  if (alertId !== null) await afterCommit(async () => void (await mailAlert(alertId)));
+  return true;
 }
 
 /** One recorded attempt as the settings area lists it. */
@@ -297,6 +359,10 @@ export interface DeliveryAttemptView {
   durationMs: number;
   error: string | null;
   startedAt: Date;
+  /** What made it: the retry schedule, a redelivery, a test event or a replay. */
+  trigger: AttemptTriggerName;
+  /** The replay that made it; null for every other attempt. */
+  replayId: string | null;
 }
 
 /**
@@ -346,6 +412,8 @@ const attemptSelect = {
   durationMs: true,
   error: true,
   startedAt: true,
+  trigger: true,
+  replayId: true,
   delivery: { select: { eventId: true, event: { select: { name: true } } } },
 } as const satisfies Prisma.DeliveryAttemptSelect;
 
@@ -361,6 +429,8 @@ function toAttemptView(row: Prisma.DeliveryAttemptGetPayload<{ select: typeof at
     durationMs: row.durationMs,
     error: row.error,
     startedAt: row.startedAt,
+    trigger: row.trigger.toLowerCase() as AttemptTriggerName,
+    replayId: row.replayId,
   };
 }
 

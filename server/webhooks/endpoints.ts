@@ -6,15 +6,10 @@ import { isIP } from "node:net";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
-import { EVENT_NAMES } from "../schemas/events";
-import {
-  type SubscribableEvent,
-  WEBHOOK_DESCRIPTION_MAX_LENGTH,
-  WEBHOOK_ENDPOINTS_MAX,
-  WEBHOOK_URL_MAX_LENGTH,
-} from "../schemas/webhooks";
+import { WEBHOOK_DESCRIPTION_MAX_LENGTH, WEBHOOK_ENDPOINTS_MAX, WEBHOOK_URL_MAX_LENGTH } from "../schemas/webhooks";
 import { newEventId, recordTestEvent, type WriteOrigin } from "../services/events";
 import { type AuditActor, recordSettingsAudit } from "../services/settings-audit";
+import { resolveEndpointAlerts } from "./alerts";
 import {
   attemptDelivery,
   type DeliveryAttemptView,
@@ -22,65 +17,14 @@ import {
   newDeliveryId,
   refuseTestKeySends,
 } from "./deliveries";
+import { toView, viewSelect, type WebhookEndpointView } from "./endpoint-view";
 import { blockedReason } from "./ssrf";
+import { checkChangedFields, checkEvents } from "./subscriptions";
 
-/** The subscription that matches every event of docs/api-contract.md §6.1. */
-export const ALL_EVENTS = "*";
 /** How long the previous secret still signs (a second `v1=`) after {@link rotateWebhookSecret} (ms): 24 hours. */
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** Reason recorded when a user disables an endpoint. */
 export const DISABLED_BY_USER = "disabled by a user";
-
-/** An endpoint as the settings area shows it: never its secret (see {@link revealWebhookSecret}). */
-export interface WebhookEndpointView {
-  /** `wh_<24 hex>` */
-  id: string;
-  /** Absolute http(s) URL deliveries are POSTed to. */
-  url: string;
-  description: string | null;
-  /** Event names of docs/api-contract.md §6.1, or exactly `["*"]` for all. */
-  events: SubscribableEvent[];
-  /** False: nothing is delivered until it is enabled again. */
-  enabled: boolean;
-  /** Why it was disabled: "disabled by a user", "the receiver answered 410 Gone", or the consecutive-failure rule. */
-  disabledReason: string | null;
-  disabledAt: Date | null;
-  /**
-   * Deliveries in a row that ended failed (all 5 attempts); reset by any successful attempt (docs/api-contract.md
-   * §6.5).
-   */
-  consecutiveFailures: number;
-  createdAt: Date;
-  updatedAt: Date;
-  /** Until when the secret before the last rotation also signs; null when there is none or it has expired. */
-  previousSecretExpiresAt: Date | null;
-}
-
-const viewSelect = {
-  id: true,
-  url: true,
-  description: true,
-  events: true,
-  enabled: true,
-  disabledReason: true,
-  disabledAt: true,
-  consecutiveFailures: true,
-  createdAt: true,
-  updatedAt: true,
-  previousSecretExpiresAt: true,
-} as const;
-
-// As stored: `events` is a text array the services wrote from checked names only.
-type ViewRow = Omit<{ [K in keyof typeof viewSelect]: WebhookEndpointView[K] }, "events"> & { events: string[] };
-
-function toView(row: ViewRow, now = new Date()): WebhookEndpointView {
-  const expires = row.previousSecretExpiresAt;
-  return {
-    ...row,
-    events: row.events as SubscribableEvent[],
-    previousSecretExpiresAt: expires && expires > now ? expires : null,
-  };
-}
 
 function newEndpointId(): string {
   return `wh_${randomBytes(12).toString("hex")}`;
@@ -153,30 +97,6 @@ async function checkHost(url: string, details: ErrorDetail[]): Promise<void> {
   }
 }
 
-function checkEvents(value: unknown, details: ErrorDetail[]): string[] | undefined {
-  if (!Array.isArray(value) || value.length === 0) {
-    details.push({
-      path: ["events"],
-      message: `must be a non-empty list of event names (${EVENT_NAMES.join(", ")}), or exactly ["*"]`,
-    });
-    return undefined;
-  }
-  const known = new Set<string>(EVENT_NAMES);
-  const events = [...new Set(value as unknown[])];
-  if (events.includes(ALL_EVENTS)) {
-    if (events.length > 1) details.push({ path: ["events"], message: `"*" cannot be combined with event names` });
-    return [ALL_EVENTS];
-  }
-  value.forEach((name: unknown, index: number) => {
-    if (typeof name !== "string" || !known.has(name))
-      details.push({
-        path: ["events", String(index)],
-        message: `unknown event; expected one of ${EVENT_NAMES.join(", ")}`,
-      });
-  });
-  return events as string[];
-}
-
 function checkDescription(value: unknown, details: ErrorDetail[]): string | null | undefined {
   if (value === undefined) return undefined;
   if (value === null) return null;
@@ -225,19 +145,22 @@ async function findOwned(orgId: string, id: string) {
  * revealWebhookSecret}.
  * @param input.url absolute http(s) URL, at most 2,048 characters, without credentials; a host that is or resolves to
  *   a loopback, private, link-local or reserved address is refused (loopback allowed by `WEBHOOKS_ALLOW_LOOPBACK`).
- * @param input.events event names of docs/api-contract.md §6.1 (duplicates dropped), or exactly `["*"]`.
+ * @param input.events event names of docs/api-contract.md §6.1 and `<resource>.*` wildcards (duplicates dropped), or
+ *   exactly `["*"]`.
  * @param input.description optional, at most 500 characters.
+ * @param input.changedFields optional filter of `*.updated` events (docs/api-contract.md §6.9): null or up to 20 fields
+ *   of the subscribed resources or `customFields.<key>` names.
  * @returns `{endpoint, secret}` with secret `whsec_<44 standard base64 characters, the last one `=`>`.
  * @throws ApiError `validation_error` (422) when the organisation already has {@link WEBHOOK_ENDPOINTS_MAX} endpoints.
- * @throws ApiError `validation_error` (422) with one detail per problem (`url`, `events`, `events.<i>`, `description`),
- *   each named in the message too (e.g. "url must not point at a private or reserved address: hooks.lan resolves to
+ * @throws ApiError `validation_error` (422) with one detail per problem (`url`, `events`, `events.<i>`, `description`,
+ *   `changedFields.<i>`), each named in the message too (e.g. "url must not point at a private or reserved address: hooks.lan resolves to
  *   10.0.0.5").
  * With `actor` (a member in the settings, a key through /api/v1) the settings audit trail records it in the same
  * transaction, as every change below does.
  */
 export async function createWebhookEndpoint(
   orgId: string,
-  input: { url: string; events: string[]; description?: string | null },
+  input: { url: string; events: string[]; description?: string | null; changedFields?: string[] | null },
   actor?: AuditActor,
 ): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
   const details: ErrorDetail[] = [];
@@ -245,7 +168,8 @@ export async function createWebhookEndpoint(
   if (url && details.length === 0) await checkHost(url, details);
   const events = checkEvents(input.events, details);
   const description = checkDescription(input.description, details);
-  if (details.length > 0 || !url || !events) throw validationError(details);
+  const changedFields = events ? checkChangedFields(input.changedFields, events, details) : undefined;
+  if (details.length > 0 || !url || !events || !changedFields) throw validationError(details);
   const secret = newSecret();
   const row = await transaction(async (tx) => {
     // Creations of one organisation take turns, so two at once cannot both pass the count.
@@ -258,7 +182,7 @@ export async function createWebhookEndpoint(
       );
     }
     const created = await tx.webhookEndpoint.create({
-      data: { id: newEndpointId(), orgId, url, events, description: description ?? null, secret },
+      data: { id: newEndpointId(), orgId, url, events, changedFields, description: description ?? null, secret },
       select: viewSelect,
     });
     if (actor) await audit(orgId, actor, "webhookEndpoint.created", created, { events: created.events.join(" ") });
@@ -302,27 +226,37 @@ export async function revealWebhookSecret(
 }
 
 /**
- * Changes an endpoint's URL, subscribed events or description (`null` or `""` clears it); fields left out keep their
- * value. The secret and the enabled state are unchanged.
+ * Changes an endpoint's URL, subscribed events, description (`null` or `""` clears it) or `changedFields` filter (`null`
+ * or `[]` removes it); fields left out keep their value. The filter is checked against the subscription as it will be
+ * (a filter naming a field of a resource no longer subscribed is refused). The secret and the enabled state are
+ * unchanged.
  * @throws ApiError `not_found` (404); `validation_error` (422) as {@link createWebhookEndpoint}.
  */
 export async function updateWebhookEndpoint(
   orgId: string,
   id: string,
-  input: { url?: string; events?: string[]; description?: string | null },
+  input: { url?: string; events?: string[]; description?: string | null; changedFields?: string[] | null },
   actor?: AuditActor,
 ): Promise<WebhookEndpointView> {
-  await findOwned(orgId, id);
+  const current = await findOwned(orgId, id);
   const details: ErrorDetail[] = [];
   const url = input.url === undefined ? undefined : checkUrl(input.url, details);
   if (url && details.length === 0) await checkHost(url, details);
   const events = input.events === undefined ? undefined : checkEvents(input.events, details);
   const description = checkDescription(input.description, details);
+  const changedFields =
+    input.changedFields === undefined && events === undefined
+      ? undefined
+      : checkChangedFields(
+          input.changedFields === undefined ? current.changedFields : input.changedFields,
+          events ?? current.events,
+          details,
+        );
   if (details.length > 0) throw validationError(details);
   const row = await transaction(async (tx) => {
     const updated = await tx.webhookEndpoint.update({
       where: { id, orgId },
-      data: { url, events, description },
+      data: { url, events, description, changedFields },
       select: viewSelect,
     });
     if (actor) await audit(orgId, actor, "webhookEndpoint.changed", updated, { events: updated.events.join(" ") });
@@ -332,8 +266,9 @@ export async function updateWebhookEndpoint(
 }
 
 /**
- * Enables or disables an endpoint. Enabling clears `disabledReason`/`disabledAt` and resets `consecutiveFailures` to
- * 0; deliveries recorded while it was disabled are not sent. Disabling records the reason "disabled by a user".
+ * Enables or disables an endpoint. Enabling clears `disabledReason`/`disabledAt`, resets `consecutiveFailures` to
+ * 0 and resolves its open alert; deliveries recorded while it was disabled are not sent (a replay with `missing`
+ * sends them). Disabling records the reason "disabled by a user".
  * @throws ApiError `not_found` (404).
  */
 export async function setWebhookEndpointEnabled(
@@ -353,6 +288,8 @@ export async function setWebhookEndpointEnabled(
       select: viewSelect,
     });
     if (actor) await audit(orgId, actor, "webhookEndpoint.changed", updated, { enabled });
+    // The problem the alert told of is over: its banner goes (docs/api-contract.md §6.11).
+    if (enabled) await resolveEndpointAlerts(orgId, id);
     return updated;
   });
   return toView(row);

@@ -17,20 +17,23 @@ type Json = any;
 const procedures = ROUTES.filter((route) => route.procedure);
 const documents = ROUTES.filter((route) => route.document);
 
-/** Creates one record of a kind in an organisation and returns its id (the value of a path parameter). */
-const CREATORS: Record<string, (api: Api) => Promise<string>> = {
+/**
+ * Creates one record of a kind in an organisation and returns its id (the value of a path parameter); `ids` holds the
+ * route's path parameters made before it (a replay belongs to the endpoint of `{id}`).
+ */
+const CREATORS: Record<string, (api: Api, ids: Record<string, string>) => Promise<string>> = {
   account: async (api) => (await api("POST", "/accounts", { name: "Contract account" })).body.data.id,
   contact: async (api) =>
     (await api("POST", "/contacts", { email: `c${Math.random().toString(36).slice(2)}@contract.example` })).body.data
       .id,
   deal: async (api) =>
-    (await api("POST", "/deals", { name: "Contract deal", accountId: await CREATORS.account?.(api) })).body.data.id,
+    (await api("POST", "/deals", { name: "Contract deal", accountId: await CREATORS.account?.(api, {}) })).body.data.id,
   device: async (api) =>
     (
       await api("POST", "/devices", {
         rmmAgentId: `agent-${Math.random().toString(36).slice(2)}`,
         hostname: "pc",
-        accountId: await CREATORS.account?.(api),
+        accountId: await CREATORS.account?.(api, {}),
       })
     ).body.data.id,
   task: async (api) => (await api("POST", "/tasks", { title: "Contract task" })).body.data.id,
@@ -38,14 +41,14 @@ const CREATORS: Record<string, (api: Api) => Promise<string>> = {
     (
       await api("POST", "/notes", {
         objectType: "Account",
-        objectId: await CREATORS.account?.(api),
+        objectId: await CREATORS.account?.(api, {}),
         body: "Contract note",
       })
     ).body.data.id,
   touchpoint: async (api) =>
     (
       await api("POST", "/touchpoints", {
-        accountId: await CREATORS.account?.(api),
+        accountId: await CREATORS.account?.(api, {}),
         type: "CALL",
         direction: "OUTBOUND",
       })
@@ -53,7 +56,7 @@ const CREATORS: Record<string, (api: Api) => Promise<string>> = {
   webhookEndpoint: async (api) =>
     (await api("POST", "/webhook-endpoints", { url: "https://hooks.invalid/crm", events: ["*"] })).body.data.id,
   delivery: async (api) => {
-    const endpoint = await CREATORS.webhookEndpoint?.(api);
+    const endpoint = await CREATORS.webhookEndpoint?.(api, {});
     return (await api("POST", `/webhook-endpoints/${endpoint}/test`)).body.data.attempt.deliveryId;
   },
   customField: async (api) =>
@@ -65,8 +68,14 @@ const CREATORS: Record<string, (api: Api) => Promise<string>> = {
         type: "text",
       })
     ).body.data.id,
+  replay: async (api, ids) =>
+    (
+      await api("POST", `/webhook-endpoints/${ids.id}/replays`, {
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+      })
+    ).body.data.id,
   event: async (api) => {
-    await CREATORS.account?.(api);
+    await CREATORS.account?.(api, {});
     return (await api("GET", "/events?limit=100")).body.data.at(-1).id;
   },
 };
@@ -88,6 +97,8 @@ function recordTypeOf(route: RouteEntry, parameter: string): string {
     deliveries: "delivery",
     "custom-fields": "customField",
   };
+  // A record under another: /webhook-endpoints/{id}/replays/{replayId}.
+  if (resource === "webhook-endpoints" && parameter === "replayId") return "replay";
   const type = byResource[resource];
   if (!type || (parameter !== "id" && parameter !== "accountId")) {
     throw new Error(
@@ -113,6 +124,8 @@ function bodyOf(route: RouteEntry): unknown {
     "POST /webhook-endpoints/{id}/rotate-secret": undefined,
     "POST /webhook-endpoints/{id}/test": undefined,
     "POST /deliveries/{id}/redeliver": undefined,
+    "POST /webhook-endpoints/{id}/replays": { since: new Date(Date.now() - 3_600_000).toISOString() },
+    "POST /webhook-endpoints/{id}/replays/{replayId}/cancel": undefined,
   };
   if (route.method === "GET" || route.method === "DELETE") return undefined;
   if (!(key in bodies)) {
@@ -249,7 +262,7 @@ for (const route of procedures) {
         for (const parameter of route.pathParams) {
           const create = CREATORS[recordTypeOf(route, parameter)];
           if (!create) throw new Error(`no creator for ${recordTypeOf(route, parameter)}`);
-          ids[parameter] = await create(apiA);
+          ids[parameter] = await create(apiA, ids);
         }
         const body = bodyOf(route);
         const foreign = await apiB(route.method, pathWith(route, ids), body);

@@ -115,10 +115,11 @@ describe("error envelope (docs/api-contract.md §2.1, §7)", () => {
     expect(await head.text()).toBe("");
   });
 
-  it("every code of docs/api-contract.md §7, plus our five documented extensions, has a reference entry", () => {
+  it("every code of docs/api-contract.md §7, plus our six documented extensions, has a reference entry", () => {
     expect(Object.keys(ERROR_CODES).sort()).toEqual(
       [
         "idempotency_in_progress",
+        "conflict",
         "payload_too_large",
         "headers_too_large",
         "cursor_expired",
@@ -141,6 +142,7 @@ describe("error envelope (docs/api-contract.md §2.1, §7)", () => {
       unauthorized: 401,
       insufficient_scope: 403,
       not_found: 404,
+      conflict: 409,
       method_not_allowed: 405,
       validation_error: 422,
       idempotency_conflict: 422,

@@ -2,66 +2,30 @@
 // SMTP (a local smtp-server sink reads the message), listed without it, resent as a new link, revoked, accepted by
 // someone new (name and password) or by someone with an account, refused to anyone else, expired after 7 days; and
 // no sign-up without an invitation.
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
-import { resetEnvCache } from "../../server/env";
 import { authFor, INVITATION_TTL_SECONDS } from "../../server/services/auth";
 import {
   acceptInvitationSignedIn,
   acceptInvitationWithNewAccount,
   getInvitationPage,
 } from "../../server/services/team/accept-invitation";
+import { decoded, type Mail, type MailSink, startMailSink } from "../helpers/mail-sink";
 import { browserRequest, memberIdOf, orgWithRoles, signIn, TEST_ORIGIN } from "../helpers/members";
 
-interface Mail {
-  from: string;
-  to: string[];
-  raw: string;
-}
-
-const inbox: Mail[] = [];
-let smtp: SMTPServer;
+let sink: MailSink;
+let inbox: Mail[];
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        inbox.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
-          to: session.envelope.rcptTo.map((to) => to.address),
-          raw: Buffer.concat(chunks).toString("utf8"),
-        });
-        callback();
-      });
-    },
-  });
-  smtp.listen(0, "127.0.0.1");
-  await once(smtp.server, "listening");
-  process.env.SMTP_URL = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
-  process.env.MAIL_FROM = "MSP CRM <crm@example.com>";
-  resetEnvCache();
+  sink = await startMailSink();
+  inbox = sink.inbox;
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await sink.close();
   await closeDb();
 });
-
-/** The text of a quoted-printable message body, as a mail client shows it. */
-function decoded(raw: string): string {
-  return raw
-    .replace(/=\r?\n/g, "")
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-}
 
 const idOf = (link: string) => link.split("/").at(-1) as string;
 

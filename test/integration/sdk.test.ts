@@ -52,12 +52,16 @@ describe("resource methods (generated from the document)", () => {
     expect(methods(crm.status)).toEqual(["get"]);
     expect(methods(crm.events)).toEqual(["follow", "get", "list"]);
     expect(methods(crm.webhookEndpoints)).toEqual([
+      "cancelReplay",
       "create",
       "delete",
       "deliveries",
       "get",
+      "getReplay",
       "list",
       "redeliver",
+      "replay",
+      "replays",
       "rotateSecret",
       "test",
       "update",

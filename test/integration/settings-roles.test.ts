@@ -111,6 +111,30 @@ const ACTIONS: Action[] = [
     run: async (m, { orgId }) => m.caller.webhooks.deliveries({ endpointId: (await endpointIn(orgId)).id }),
   },
   { row: "see", name: "webhooks.worker", allowed: ALL, run: (m) => m.caller.webhooks.worker() },
+  { row: "see", name: "webhooks.health", allowed: ALL, run: (m) => m.caller.webhooks.health() },
+  { row: "see", name: "webhooks.alerts", allowed: ALL, run: (m) => m.caller.webhooks.alerts() },
+  {
+    row: "see",
+    name: "webhooks.stats",
+    allowed: ALL,
+    run: async (m, { orgId }) => m.caller.webhooks.stats({ id: (await endpointIn(orgId)).id, range: "24h" }),
+  },
+  {
+    row: "see",
+    name: "webhooks.deliveryList",
+    allowed: ALL,
+    run: async (m, { orgId }) => m.caller.webhooks.deliveryList({ id: (await endpointIn(orgId)).id }),
+  },
+  {
+    row: "see",
+    name: "webhooks.replayCount",
+    allowed: ALL,
+    run: async (m, { orgId }) =>
+      m.caller.webhooks.replayCount({
+        id: (await endpointIn(orgId)).id,
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+      }),
+  },
   {
     row: "see",
     name: "webhooks.waiting",
@@ -255,6 +279,30 @@ const ACTIONS: Action[] = [
     run: async (m, { orgId }) => {
       const sent = await sendTestEvent(orgId, (await endpointIn(orgId)).id);
       return m.caller.webhooks.redeliver({ deliveryId: sent.deliveryId });
+    },
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.replayStart",
+    allowed: BUILDERS,
+    audit: "webhookReplay.started",
+    run: async (m, { orgId }) =>
+      m.caller.webhooks.replayStart({
+        id: (await endpointIn(orgId)).id,
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+      }),
+  },
+  {
+    row: "endpoints",
+    name: "webhooks.replayCancel",
+    allowed: BUILDERS,
+    run: async (m, { orgId, owner }) => {
+      const endpoint = await endpointIn(orgId);
+      const replay = await owner.caller.webhooks.replayStart({
+        id: endpoint.id,
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+      });
+      return m.caller.webhooks.replayCancel({ id: endpoint.id, replayId: replay.id });
     },
   },
 

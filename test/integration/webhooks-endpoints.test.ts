@@ -56,6 +56,7 @@ it("creates an endpoint with a wh_ id and a whsec_ secret of 256 bits, and lists
     createdAt: expect.any(Date),
     updatedAt: expect.any(Date),
     previousSecretExpiresAt: null,
+    changedFields: null,
   });
   expect(first.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
   // The Standard Webhooks key is the decoded part: 32 bytes (256 bits).
@@ -279,6 +280,8 @@ it("lists attempts newest first with keyset paging, and redelivers with the same
       durationMs: expect.any(Number),
       error: "HTTP 500",
       startedAt: expect.any(Date),
+      trigger: "test",
+      replayId: null,
     });
 
     const page1 = await listDeliveryAttempts(orgId, endpoint.id, { limit: 2 });

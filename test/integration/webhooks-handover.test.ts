@@ -235,6 +235,7 @@ it("GET /api/inngest in development mode introspects every function; an in-band 
       ["msp-crm-usage-roll-up", [{ cron: "* * * * *" }]],
       ["msp-crm-webhook-deliver", [{ event: "crm/webhook.delivery.requested" }]],
       ["msp-crm-webhook-fan-out", [{ event: "crm/event.recorded" }]],
+      ["msp-crm-webhook-replay", [{ event: "crm/webhook.replay.requested" }]],
       ["msp-crm-webhook-sweep-outbox", [{ cron: "* * * * *" }]],
     ].sort(),
   );

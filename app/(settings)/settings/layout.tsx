@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { organisationsOf } from "../../../server/services/settings-session";
 import { SettingsNav } from "../_components/nav-links";
+import { WebhookAlerts } from "../_components/webhook-alerts";
 import { signOut, switchOrganisationAction } from "../_lib/auth-actions";
 import { currentSettingsSession, settingsCaller } from "../_lib/session";
 
@@ -8,14 +9,15 @@ export const dynamic = "force-dynamic";
 
 /**
  * Settings chrome: the organisation, the member and their role, the section navigation, an organisation switcher for
- * members of several, and sign-out. Without a membership it renders the page alone: each page redirects to sign-in
+ * members of several, sign-out, and the banner of open webhook alerts. Without a membership it renders the page alone: each page redirects to sign-in
  * (or answers 403) with its own path.
  */
 export default async function SettingsLayout({ children }: { children: ReactNode }) {
   const state = await currentSettingsSession();
   if (state.state !== "member") return children;
-  const me = await (await settingsCaller()).me();
-  const organisations = await organisationsOf(me.user.id);
+  const caller = await settingsCaller();
+  const me = await caller.me();
+  const [organisations, alerts] = await Promise.all([organisationsOf(me.user.id), caller.webhooks.alerts()]);
   return (
     <>
       <div className="settings-bar">
@@ -49,6 +51,7 @@ export default async function SettingsLayout({ children }: { children: ReactNode
           </form>
         </div>
       </div>
+      <WebhookAlerts alerts={alerts} />
       {children}
     </>
   );

@@ -43,6 +43,7 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   validation_error: "UNPROCESSABLE_CONTENT",
   idempotency_conflict: "UNPROCESSABLE_CONTENT",
   idempotency_in_progress: "CONFLICT",
+  conflict: "CONFLICT",
   payload_too_large: "PAYLOAD_TOO_LARGE",
   headers_too_large: "BAD_REQUEST",
   // tRPC has no 410; the settings door never reads the events feed.

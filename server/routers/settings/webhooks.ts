@@ -1,5 +1,8 @@
 import { z } from "zod";
-import { actorOf } from "../../services/settings-session";
+import { CURSOR_MAX_LENGTH } from "../../schemas/common";
+import { REPLAY_STATUSES } from "../../schemas/webhooks";
+import { actorOf, type SignedInMember } from "../../services/settings-session";
+import { openAlerts } from "../../webhooks/alerts";
 import { listDeliveryAttempts, redeliver } from "../../webhooks/deliveries";
 import {
   createWebhookEndpoint,
@@ -12,6 +15,22 @@ import {
   setWebhookEndpointEnabled,
   updateWebhookEndpoint,
 } from "../../webhooks/endpoints";
+import {
+  cancelReplay,
+  countReplay,
+  getReplay,
+  listReplays,
+  type ReplayRequester,
+  startReplay,
+} from "../../webhooks/replays";
+import {
+  endpointStats,
+  endpointsHealth,
+  getDeliveryDetail,
+  listDeliveries,
+  STATS_RANGES,
+  statsWindow,
+} from "../../webhooks/stats";
 import { waitingEvents, workerStatus } from "../../webhooks/worker";
 import { orgProcedure, router } from "./trpc";
 
@@ -19,6 +38,20 @@ const IdSchema = z.object({ id: z.string().min(1).max(64).describe("Webhook endp
 const UrlSchema = z.string().trim().min(1, "URL is required").max(2048, "URL is at most 2,048 characters");
 const EventsSchema = z.array(z.string().max(100)).max(50);
 const DescriptionSchema = z.string().trim().max(500, "Description is at most 500 characters");
+// Field names as typed (the service checks them against the subscription); null or [] removes the filter.
+const ChangedFieldsSchema = z.array(z.string().trim().min(1).max(64)).max(20, "At most 20 fields").nullable();
+const TimeSchema = z.iso.datetime({ offset: true }).max(40);
+const ReplaySchema = IdSchema.extend({
+  since: TimeSchema,
+  until: TimeSchema.optional(),
+  statuses: z.array(z.enum(REPLAY_STATUSES)).min(1).max(2).optional(),
+  events: z.array(z.string().max(100)).max(50).optional(),
+});
+
+/** The member as a replay's actor and in the audit trail. */
+function memberRequester(member: SignedInMember): ReplayRequester {
+  return { actor: { type: "user", id: member.user.id }, audit: actorOf(member), isTest: false };
+}
 
 const read = orgProcedure("webhook:read");
 const manage = orgProcedure("webhook:manage");
@@ -40,11 +73,23 @@ export const webhooksRouter = router({
 
   /** Registers an endpoint for named events or `*`. @returns `{ endpoint, secret }`. @throws 403; 422 on URL or events. */
   create: manage
-    .input(z.object({ url: UrlSchema, events: EventsSchema, description: DescriptionSchema.optional() }))
+    .input(
+      z.object({
+        url: UrlSchema,
+        events: EventsSchema,
+        description: DescriptionSchema.optional(),
+        changedFields: ChangedFieldsSchema.optional(),
+      }),
+    )
     .mutation(({ ctx, input }) =>
       createWebhookEndpoint(
         ctx.member.org.id,
-        { url: input.url, events: input.events, description: input.description || undefined },
+        {
+          url: input.url,
+          events: input.events,
+          description: input.description || undefined,
+          changedFields: input.changedFields,
+        },
         actorOf(ctx.member),
       ),
     ),
@@ -56,6 +101,7 @@ export const webhooksRouter = router({
         url: UrlSchema.optional(),
         events: EventsSchema.optional(),
         description: DescriptionSchema.optional(),
+        changedFields: ChangedFieldsSchema.optional(),
       }),
     )
     .mutation(({ ctx, input }) => {
@@ -135,4 +181,90 @@ export const webhooksRouter = router({
         actorOf(ctx.member),
       ),
     ),
+
+  /**
+   * Every endpoint's finished deliveries of the last 24 hours and last failed attempt (`endpointsHealth`), by endpoint
+   * id. @returns `Record<endpointId, { succeeded, failed, successRate, lastFailure }>`.
+   */
+  health: read.query(async ({ ctx }) => Object.fromEntries(await endpointsHealth(ctx.member.org.id))),
+
+  /**
+   * An endpoint's delivery statistics over the last 24 h, 7 d, 30 d or a custom `from`–`to` (`endpointStats`).
+   * @returns `{ from, to, bucketMs, buckets, totals }`. @throws 404; 422 for a custom range that is empty, reversed or
+   *          over 366 days.
+   */
+  stats: read
+    .input(
+      IdSchema.extend({
+        range: z.enum([...(Object.keys(STATS_RANGES) as Array<keyof typeof STATS_RANGES>), "custom"]),
+        from: TimeSchema.optional(),
+        to: TimeSchema.optional(),
+      }),
+    )
+    .query(({ ctx, input }) => {
+      const window =
+        input.range === "custom"
+          ? statsWindow({ from: new Date(input.from ?? Number.NaN), to: new Date(input.to ?? Number.NaN) })
+          : statsWindow(input.range);
+      return endpointStats(ctx.member.org.id, input.id, window);
+    }),
+
+  /** An endpoint's deliveries, newest first, by state and event name, keyset-paged (`listDeliveries`). @throws 404; 400. */
+  deliveryList: read
+    .input(
+      IdSchema.extend({
+        status: z.enum(["pending", "succeeded", "failed"]).optional(),
+        event: z.string().max(100).optional(),
+        cursor: z.string().max(CURSOR_MAX_LENGTH).optional(),
+        limit: z.number().int().min(1).max(100).default(25),
+      }),
+    )
+    .query(({ ctx, input }) =>
+      listDeliveries(ctx.member.org.id, input.id, {
+        status: input.status,
+        event: input.event,
+        cursor: input.cursor,
+        limit: input.limit,
+      }),
+    ),
+
+  /** One delivery with its request and every attempt (`getDeliveryDetail`). @throws 404. */
+  delivery: read
+    .input(z.object({ deliveryId: z.string().min(1).max(64) }))
+    .query(({ ctx, input }) => getDeliveryDetail(ctx.member.org.id, input.deliveryId)),
+
+  /** How many deliveries a replay would send (`countReplay`). @returns `{ dryRun, matched, since, until }`. @throws 404; 422. */
+  replayCount: read.input(ReplaySchema).query(({ ctx, input }) => {
+    const { id, ...window } = input;
+    return countReplay(ctx.member.org.id, id, window);
+  }),
+
+  /**
+   * Starts a replay (`startReplay`), recorded in the audit trail. @returns the replay. @throws 403; 404; 409 (disabled
+   * endpoint, a replay running); 422 (window, more than 10,000 matches).
+   */
+  replayStart: manage.input(ReplaySchema).mutation(async ({ ctx, input }) => {
+    const { id, ...window } = input;
+    return startReplay(ctx.member.org.id, id, window, memberRequester(ctx.member));
+  }),
+
+  /** The endpoint's latest replays, newest first (at most 10). @throws 404. */
+  replays: read
+    .input(IdSchema)
+    .query(async ({ ctx, input }) => (await listReplays(ctx.member.org.id, input.id, { limit: 10 })).data),
+
+  /** One replay. @throws 404. */
+  replay: read
+    .input(IdSchema.extend({ replayId: z.string().min(1).max(64) }))
+    .query(({ ctx, input }) => getReplay(ctx.member.org.id, input.id, input.replayId)),
+
+  /** Cancels a running replay (`cancelReplay`), recorded in the audit trail. @throws 403; 404. */
+  replayCancel: manage
+    .input(IdSchema.extend({ replayId: z.string().min(1).max(64) }))
+    .mutation(({ ctx, input }) =>
+      cancelReplay(ctx.member.org.id, input.id, input.replayId, memberRequester(ctx.member)),
+    ),
+
+  /** The organisation's open webhook alerts (disabled endpoints, a worker backlog), for the settings banner. */
+  alerts: read.query(({ ctx }) => openAlerts(ctx.member.org.id)),
 });

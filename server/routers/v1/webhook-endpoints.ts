@@ -3,14 +3,22 @@ import { IdSchema, listOf } from "../../schemas/common";
 import {
   DeliveryAttemptSchema,
   DeliveryListQuerySchema,
+  REPLAY_MAX_MATCHED,
   WEBHOOK_ENDPOINTS_MAX,
   WebhookEndpointCreatedSchema,
   WebhookEndpointCreateSchema,
   WebhookEndpointSchema,
   WebhookEndpointUpdateSchema,
+  WebhookReplayCreateSchema,
+  WebhookReplayDryRunSchema,
+  WebhookReplayListQuerySchema,
+  WebhookReplayListSchema,
+  WebhookReplayPathSchema,
+  WebhookReplaySchema,
   WebhookSecretSchema,
   WebhookTestResultSchema,
 } from "../../schemas/webhooks";
+import type { ApiKeyPrincipal } from "../../services/api-keys";
 import type { ApiKeyActor } from "../../services/settings-audit";
 import { apiProcedure, router } from "../../trpc";
 import { listDeliveryAttempts, redeliver } from "../../webhooks/deliveries";
@@ -24,14 +32,27 @@ import {
   setWebhookEndpointEnabled,
   updateWebhookEndpoint,
 } from "../../webhooks/endpoints";
+import {
+  cancelReplay,
+  countReplay,
+  getReplay,
+  listReplays,
+  type ReplayRequester,
+  startReplay,
+} from "../../webhooks/replays";
 
 const tags = ["Webhooks"];
 const RULES =
-  'The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide or ["*"]. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.';
+  'The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide, wildcards by resource (deal.*) or ["*"]; changedFields (at most 20, null for none) names fields of the subscribed resources or customFields.<key>, and limits *.updated events to those that changed one of them. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.';
 
 /** The key as the actor of the settings audit entry every change here writes (docs/api-contract.md §5.10). */
 function keyActor(principal: { apiKeyId: string }): ApiKeyActor {
   return { apiKeyId: principal.apiKeyId };
+}
+
+/** Who starts or cancels a replay through the API: the key, as the replay's actor and in the settings audit trail. */
+function keyRequester(principal: ApiKeyPrincipal): ReplayRequester {
+  return { actor: { type: "api_key", id: principal.apiKeyId }, audit: keyActor(principal), isTest: principal.isTest };
 }
 
 /** A row with its dates as the API serialises them (ISO 8601 strings). */
@@ -231,5 +252,88 @@ export const webhookEndpointsRouter = router({
     .output(DeliveryAttemptSchema)
     .mutation(async ({ ctx, input }) =>
       iso((await redeliver(ctx.principal.orgId, input.id, ctx.principal, keyActor(ctx.principal))).attempt),
+    ),
+
+  /**
+   * `POST /webhook-endpoints/{id}/replays` (webhooks:write): counts (`dryRun`, 200) or starts (202) a replay of what
+   * failed since a time (docs/api-contract.md §6.10). Errors: 404; 409 `conflict` (disabled endpoint, a replay
+   * running); 422 (window, events, more than 10,000 matches).
+   */
+  replay: apiProcedure("webhooks:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhook-endpoints/{id}/replays",
+        tags,
+        summary: "Replay failed deliveries",
+        description: `Sends again, through the background worker at most 10 deliveries a second, the deliveries to this endpoint that failed (and have not succeeded since; one per event) for events recorded from since (within the events' retention) until until (default now), limited to events when given; with statuses ["failed", "missing"] also the events the endpoint's subscription and changedFields take that it never got (it was disabled). Each is signed anew with the endpoint's secret, recorded in its delivery log as a replay (trigger replay, replayId), and a failure does not count towards disabling the endpoint. With dryRun: true nothing is sent and the answer is 200 with the count. Otherwise 202 with the replay: follow it with GET …/replays/{replayId}. Refused with 409 conflict when the endpoint is disabled or a replay of it is running, 403 insufficient_scope for a test key (test keys send no webhooks; a dry run is allowed), 422 when more than ${REPLAY_MAX_MATCHED.toLocaleString("en")} deliveries match (the message gives the count). Recorded in the settings audit trail.`,
+      },
+      successStatus: 202,
+      dryRunStatus: 200,
+      errors: ["conflict"],
+    })
+    .input(WebhookReplayCreateSchema)
+    .output(z.union([WebhookReplaySchema, WebhookReplayDryRunSchema]))
+    .mutation(async ({ ctx, input }) => {
+      const { id, dryRun, ...window } = input;
+      const orgId = ctx.principal.orgId;
+      return iso(
+        dryRun
+          ? await countReplay(orgId, id, window)
+          : await startReplay(orgId, id, window, keyRequester(ctx.principal)),
+      );
+    }),
+
+  /** `GET /webhook-endpoints/{id}/replays` (webhooks:read): the endpoint's replays, newest first. */
+  replays: apiProcedure("webhooks:read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/webhook-endpoints/{id}/replays",
+        tags,
+        summary: "List replays",
+        description:
+          "The endpoint's replays, newest first, keyset-paged (limit, cursor, hasMore, nextCursor), with their progress.",
+      },
+      envelope: "list",
+    })
+    .input(WebhookReplayListQuerySchema)
+    .output(WebhookReplayListSchema)
+    .query(async ({ ctx, input }) => {
+      const page = await listReplays(ctx.principal.orgId, input.id, { limit: input.limit, cursor: input.cursor });
+      return { ...page, data: page.data.map((replay) => iso(replay)) };
+    }),
+
+  /** `GET /webhook-endpoints/{id}/replays/{replayId}` (webhooks:read): one replay and its progress. */
+  getReplay: apiProcedure("webhooks:read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/webhook-endpoints/{id}/replays/{replayId}",
+        tags,
+        summary: "Get a replay",
+        description: "One replay of the endpoint: its status, how many deliveries it matched, sent and saw succeed.",
+      },
+    })
+    .input(WebhookReplayPathSchema)
+    .output(WebhookReplaySchema)
+    .query(async ({ ctx, input }) => iso(await getReplay(ctx.principal.orgId, input.id, input.replayId))),
+
+  /** `POST /webhook-endpoints/{id}/replays/{replayId}/cancel` (webhooks:write): stops a running replay. */
+  cancelReplay: apiProcedure("webhooks:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/webhook-endpoints/{id}/replays/{replayId}/cancel",
+        tags,
+        summary: "Cancel a replay",
+        description:
+          "Stops a running replay: nothing more is sent (a delivery under way finishes) and its status becomes cancelled. A replay that has already ended is answered as it is, so cancelling twice is harmless. Recorded in the settings audit trail.",
+      },
+    })
+    .input(WebhookReplayPathSchema)
+    .output(WebhookReplaySchema)
+    .mutation(async ({ ctx, input }) =>
+      iso(await cancelReplay(ctx.principal.orgId, input.id, input.replayId, keyRequester(ctx.principal))),
     ),
 });

@@ -16,6 +16,14 @@ function chosenEvents(form: FormData): string[] {
   return events.includes("*") ? ["*"] : events;
 }
 
+// Field names typed into one box, separated by commas or white space; none means no filter.
+function chosenFields(form: FormData): string[] | null {
+  const names = field(form, "changedFields")
+    .split(/[\s,]+/)
+    .filter(Boolean);
+  return names.length > 0 ? names : null;
+}
+
 function endpointPaths(id?: string): void {
   revalidatePath("/settings/webhooks");
   if (id) revalidatePath(`/settings/webhooks/${id}`);
@@ -26,9 +34,15 @@ export async function createEndpointAction(_previous: FormState, form: FormData)
   const url = field(form, "url");
   const description = field(form, "description");
   const events = chosenEvents(form);
+  const changedFields = field(form, "changedFields");
   return runAction(
     async () => {
-      const { endpoint, secret } = await (await settingsCaller()).webhooks.create({ url, events, description });
+      const { endpoint, secret } = await (await settingsCaller()).webhooks.create({
+        url,
+        events,
+        description,
+        changedFields: chosenFields(form),
+      });
       endpointPaths();
       return {
         status: "ok",
@@ -37,23 +51,30 @@ export async function createEndpointAction(_previous: FormState, form: FormData)
         link: { href: `/settings/webhooks/${endpoint.id}`, label: "Open the endpoint: test it, see its deliveries" },
       };
     },
-    { url, description, events },
+    { url, description, events, changedFields },
   );
 }
 
-/** Saves URL, events and description of the endpoint named by the form's `id`. */
+/** Saves URL, events, description and the fields filter of the endpoint named by the form's `id`. */
 export async function updateEndpointAction(_previous: FormState, form: FormData): Promise<FormState> {
   const id = field(form, "id");
   const url = field(form, "url");
   const description = field(form, "description");
   const events = chosenEvents(form);
+  const changedFields = field(form, "changedFields");
   return runAction(
     async () => {
-      await (await settingsCaller()).webhooks.update({ id, url, events, description });
+      await (await settingsCaller()).webhooks.update({
+        id,
+        url,
+        events,
+        description,
+        changedFields: chosenFields(form),
+      });
       endpointPaths(id);
       return { status: "ok", message: "Endpoint saved." };
     },
-    { url, description, events },
+    { url, description, events, changedFields },
   );
 }
 
@@ -140,4 +161,81 @@ export async function deleteEndpointAction(_previous: FormState, form: FormData)
   });
   if (result.status === "ok") redirect("/settings/webhooks?deleted=1");
   return result;
+}
+
+/** A `datetime-local` field read as UTC (the form says so), as ISO 8601; undefined when empty. */
+function utcTime(form: FormData, name: string): string | undefined {
+  const value = field(form, name).trim();
+  if (!value) return undefined;
+  return /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(value)
+    ? `${value}${value.length === 16 ? ":00" : ""}Z`
+    : value;
+}
+
+// What the replay form asks for: the window, and whether the events the endpoint never got count too.
+function replayInput(form: FormData) {
+  return {
+    id: field(form, "id"),
+    since: utcTime(form, "since") ?? "",
+    until: utcTime(form, "until"),
+    statuses: field(form, "missing") === "on" ? (["failed", "missing"] as const) : (["failed"] as const),
+  };
+}
+
+/** Counts what a replay would send (a dry run); the result carries the window for the button that starts it. */
+export async function countReplayAction(_previous: FormState, form: FormData): Promise<FormState> {
+  const input = replayInput(form);
+  return runAction(
+    async () => {
+      const { matched, since, until } = await (await settingsCaller()).webhooks.replayCount({
+        ...input,
+        statuses: [...input.statuses],
+      });
+      return {
+        status: "ok",
+        message:
+          matched === 0
+            ? `Nothing to replay between ${formatTime(since)} and ${formatTime(until)}.`
+            : `${matched.toLocaleString("en-GB")} ${matched === 1 ? "delivery matches" : "deliveries match"} between ${formatTime(since)} and ${formatTime(until)}.`,
+        values: {
+          since: since.toISOString(),
+          until: until.toISOString(),
+          statuses: [...input.statuses],
+          matched: String(matched),
+        },
+      };
+    },
+    { since: field(form, "since"), until: field(form, "until"), missing: field(form, "missing") },
+  );
+}
+
+/** Starts the replay the count showed; its progress is listed on the endpoint's page. */
+export async function startReplayAction(_previous: FormState, form: FormData): Promise<FormState> {
+  const id = field(form, "id");
+  return runAction(async () => {
+    const replay = await (await settingsCaller()).webhooks.replayStart({
+      id,
+      since: field(form, "since"),
+      until: field(form, "until") || undefined,
+      statuses: fields(form, "statuses").filter((value) => value === "failed" || value === "missing"),
+    });
+    endpointPaths(id);
+    return {
+      status: "ok",
+      message:
+        replay.matched === 0
+          ? "Nothing to replay."
+          : `Replay started: ${replay.matched.toLocaleString("en-GB")} deliveries, at most 10 a second. Its progress is below.`,
+    };
+  });
+}
+
+/** Cancels a running replay. */
+export async function cancelReplayAction(_previous: FormState, form: FormData): Promise<FormState> {
+  const id = field(form, "id");
+  return runAction(async () => {
+    const replay = await (await settingsCaller()).webhooks.replayCancel({ id, replayId: field(form, "replayId") });
+    endpointPaths(id);
+    return { status: "ok", message: `Replay ${replay.status}: ${replay.sent} of ${replay.matched} sent.` };
+  });
 }

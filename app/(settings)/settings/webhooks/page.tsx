@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from "../../../../server/schemas/events";
+import { EVENT_NAMES, EVENT_RESOURCES } from "../../../../server/schemas/events";
 import { Time } from "../../_components/time";
 import { WorkerBanner } from "../../_components/worker-banner";
 import { requireMember, settingsCaller } from "../../_lib/session";
@@ -16,15 +16,19 @@ export default async function WebhooksPage({
   const me = await requireMember("/settings/webhooks");
   const params = await searchParams;
   const caller = await settingsCaller();
-  const [endpoints, worker] = await Promise.all([caller.webhooks.list(), caller.webhooks.worker()]);
+  const [endpoints, worker, health] = await Promise.all([
+    caller.webhooks.list(),
+    caller.webhooks.worker(),
+    caller.webhooks.health(),
+  ]);
   return (
     <>
       <h1>Webhook endpoints</h1>
       <p>
         When data changes, the service POSTs the event to every enabled endpoint subscribed to it, signed with the
         endpoint's secret in <code>Service-Signature</code> (<a href="/docs/webhooks">how to verify it</a>). A failed
-        delivery is retried up to 5 attempts; an endpoint whose deliveries fail 5 times in a row is disabled. Changes
-        made with test keys are never delivered.
+        delivery is retried up to 5 attempts; an endpoint whose deliveries fail 5 times in a row is disabled, and owners
+        and admins are mailed about it. Changes made with test keys are never delivered.
       </p>
       <WorkerBanner status={worker} />
       {params.deleted ? (
@@ -46,6 +50,8 @@ export default async function WebhooksPage({
                   <th scope="col">URL</th>
                   <th scope="col">Events</th>
                   <th scope="col">Status</th>
+                  <th scope="col">Last 24 h</th>
+                  <th scope="col">Last failure</th>
                   <th scope="col">Created</th>
                 </tr>
               </thead>
@@ -68,6 +74,9 @@ export default async function WebhooksPage({
                           ))}
                         </ul>
                       )}
+                      {endpoint.changedFields ? (
+                        <div className="muted">updates of {endpoint.changedFields.join(", ")} only</div>
+                      ) : null}
                     </td>
                     <td>
                       {endpoint.enabled ? (
@@ -81,6 +90,32 @@ export default async function WebhooksPage({
                       {endpoint.consecutiveFailures > 0 ? (
                         <div className="muted">{endpoint.consecutiveFailures} failed deliveries in a row</div>
                       ) : null}
+                    </td>
+                    <td data-testid="success-rate">
+                      {health[endpoint.id]?.successRate != null ? (
+                        <>
+                          {health[endpoint.id]?.successRate} % succeeded
+                          <div className="muted">
+                            {health[endpoint.id]?.succeeded} of{" "}
+                            {(health[endpoint.id]?.succeeded ?? 0) + (health[endpoint.id]?.failed ?? 0)} deliveries
+                          </div>
+                        </>
+                      ) : (
+                        <span className="muted">no finished deliveries</span>
+                      )}
+                    </td>
+                    <td data-testid="last-failure">
+                      {health[endpoint.id]?.lastFailure ? (
+                        <>
+                          <Time value={health[endpoint.id]?.lastFailure?.at} />
+                          <div className="muted">
+                            {health[endpoint.id]?.lastFailure?.error ??
+                              `HTTP ${health[endpoint.id]?.lastFailure?.responseStatus}`}
+                          </div>
+                        </>
+                      ) : (
+                        <span className="muted">none</span>
+                      )}
                     </td>
                     <td className="nowrap">
                       <Time value={endpoint.createdAt} />
@@ -99,6 +134,7 @@ export default async function WebhooksPage({
           <WebhookForm
             action={createEndpointAction}
             eventNames={EVENT_NAMES}
+            resources={EVENT_RESOURCES}
             submitLabel="Register endpoint"
             idPrefix="new-endpoint"
           />

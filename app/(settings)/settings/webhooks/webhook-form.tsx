@@ -9,12 +9,14 @@ function list(value: string | string[] | undefined): string[] {
 }
 
 /**
- * Create or edit a webhook endpoint: URL, optional description, and the events it receives (docs/api-contract.md §6.1)
- * or `*` for all. Keeps what was typed when the service refuses it (its message is shown).
+ * Create or edit a webhook endpoint: URL, optional description, the events it receives (docs/api-contract.md §6.1:
+ * names, every event of a resource, or `*` for all) and the fields whose updates it wants (§6.9). Keeps what was typed
+ * when the service refuses it (its message is shown).
  */
 export function WebhookForm({
   action,
   eventNames,
+  resources,
   initial,
   endpointId,
   submitLabel,
@@ -22,7 +24,9 @@ export function WebhookForm({
 }: {
   action: (state: FormState, form: FormData) => Promise<FormState>;
   eventNames: readonly string[];
-  initial?: { url: string; description: string | null; events: string[] };
+  /** Resources with a `<resource>.*` subscription. */
+  resources: readonly string[];
+  initial?: { url: string; description: string | null; events: string[]; changedFields: string[] | null };
   endpointId?: string;
   submitLabel: string;
   idPrefix: string;
@@ -32,6 +36,7 @@ export function WebhookForm({
   const url = (kept?.url as string | undefined) ?? initial?.url ?? "";
   const description = (kept?.description as string | undefined) ?? initial?.description ?? "";
   const events = new Set(kept ? list(kept.events) : (initial?.events ?? ["*"]));
+  const changedFields = (kept?.changedFields as string | undefined) ?? initial?.changedFields?.join(", ") ?? "";
   return (
     <form action={formAction} className="stack">
       {endpointId ? <input type="hidden" name="id" value={endpointId} /> : null}
@@ -74,6 +79,21 @@ export function WebhookForm({
             <span className="hint">Every event below and any added later. Overrides the individual choices.</span>
           </span>
         </label>
+        <p className="hint">Every event of a resource, including events added to it later:</p>
+        <div className="choice-grid">
+          {resources.map((resource) => (
+            <label className="choice" key={resource}>
+              <input
+                type="checkbox"
+                name="events"
+                value={`${resource}.*`}
+                defaultChecked={events.has(`${resource}.*`)}
+              />
+              <code>{resource}.*</code>
+            </label>
+          ))}
+        </div>
+        <p className="hint">Or single events:</p>
         <div className="choice-grid">
           {eventNames.map((name) => (
             <label className="choice" key={name}>
@@ -83,6 +103,25 @@ export function WebhookForm({
           ))}
         </div>
       </fieldset>
+      <div className="field">
+        <label htmlFor={`${idPrefix}-changed-fields`}>
+          Only updates that change <span className="hint">(optional)</span>
+        </label>
+        <input
+          id={`${idPrefix}-changed-fields`}
+          name="changedFields"
+          type="text"
+          maxLength={1400}
+          defaultValue={changedFields}
+          placeholder="lifecycleStatus, stage, customFields.contract_tier"
+          aria-describedby={`${idPrefix}-changed-fields-hint`}
+        />
+        <p id={`${idPrefix}-changed-fields-hint`} className="hint">
+          Up to 20 field names, separated by commas: <code>*.updated</code> events are then delivered only when they
+          changed one of them (creations, deletions and the other events always are). Fields of the subscribed resources
+          as the API returns them, or <code>customFields.&lt;key&gt;</code> for a custom field. Empty: every update.
+        </p>
+      </div>
       <div>
         <button type="submit" disabled={pending}>
           {pending ? "Saving…" : submitLabel}
