@@ -104,6 +104,9 @@ async function causeAllEvents(key: string) {
   await ok("DELETE", `/accounts/${gone.id}?force=true`);
   const person = await ok("POST", "/contacts", { email: "erase.me@northwind.example" });
   await ok("POST", `/contacts/${person.id}/erase`);
+  const field = await ok("POST", "/custom-fields", { resource: "task", key: "effort", label: "Effort", type: "text" });
+  await ok("PATCH", `/custom-fields/${field.id}`, { label: "Effort (hours)" });
+  await ok("DELETE", `/custom-fields/${field.id}`);
   return { account, api };
 }
 

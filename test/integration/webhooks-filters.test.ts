@@ -53,11 +53,12 @@ it("accepts <resource>.* and checks changedFields against the subscribed resourc
   const tooMany = await create({ events: ["*"], changedFields: Array.from({ length: 21 }, (_, i) => `f${i}`) });
   expect(tooMany.status).toBe(422);
 
-  // The fields come from the resource schemas: every field of the account a GET answers, less id and the timestamps.
+  // The fields come from the resource schemas: every field of the account a GET answers, less id, the timestamps and
+  // customFields, whose values are named one by one.
   const account = (await api("POST", "/accounts", { name: "Fields" })).body.data;
   expect(resourceFields("account").sort()).toEqual(
     Object.keys(account)
-      .filter((field) => !["id", "createdAt", "updatedAt"].includes(field))
+      .filter((field) => !["id", "createdAt", "updatedAt", "customFields"].includes(field))
       .sort(),
   );
   // With "*" every resource's fields count.
@@ -135,4 +136,41 @@ it("delivers *.updated only when a filtered field changed, creations and deletio
   const stats = await endpointStats(org.orgId, filtered.id, statsWindow("24h"));
   expect(stats.totals).toMatchObject({ filtered: 2, pending: 3, succeeded: 0, failed: 0 });
   expect(stats.buckets.find((bucket) => bucket.start.getTime() === counts[0]?.bucket.getTime())?.filtered).toBe(2);
+});
+
+it("filters on a custom field by customFields.<key>, named before the field exists", async () => {
+  const org = await createTestOrg();
+  const api = client(server.url, org.key);
+  const endpoint = (
+    await api("POST", "/webhook-endpoints", {
+      url: `${receiver.url}?custom`,
+      events: ["account.updated"],
+      changedFields: ["customFields.contract_tier"],
+    })
+  ).body.data;
+  expect(endpoint.changedFields).toEqual(["customFields.contract_tier"]);
+  const field = await api("POST", "/custom-fields", {
+    resource: "account",
+    key: "contract_tier",
+    label: "Tier",
+    type: "text",
+  });
+  expect(field.status).toBe(201);
+  const account = (await api("POST", "/accounts", { name: "Tiered" })).body.data;
+  await api("PATCH", `/accounts/${account.id}`, { name: "Tiered Ltd" });
+  const tiered = await api("PATCH", `/accounts/${account.id}`, { customFields: { contract_tier: "gold" } });
+  expect(tiered.status).toBe(200);
+  await fanOutPending(org.orgId);
+  const delivered = await prisma().webhookDelivery.findMany({
+    where: { endpointId: endpoint.id },
+    select: { event: { select: { name: true, changedFields: true } } },
+  });
+  expect(delivered.map((row) => row.event)).toEqual([
+    { name: "account.updated", changedFields: ["customFields.contract_tier"] },
+  ]);
+  const counted = await prisma().webhookFilteredCount.aggregate({
+    where: { endpointId: endpoint.id },
+    _sum: { count: true },
+  });
+  expect(counted._sum.count).toBe(1);
 });
