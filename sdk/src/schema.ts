@@ -877,7 +877,7 @@ export interface paths {
         };
         /**
          * Search records
-         * @description Finds accounts, contacts, deals and devices of the organisation by the words of their identifying text: account name, domain and externalId; contact first and last name, email (and its domain) and phone number (its digits too, with or without the country code); deal name; device hostname and RMM agent id. Each word of q matches the start of a word, case- and accent-insensitively (ann matches Ann and Anne, zurich matches Zürich), and every word must match; results come best first (a match in the name over one elsewhere, a name equal to q or starting with it first). When nothing matches as written and q has at least 4 characters, records whose name is close to q (a typo: nortwind finds Northwind) are returned, ranked by similarity below 1. Only the types the key may read are searched (accounts:read, contacts:read, deals:read, devices:read); naming another in types is 403. A record is found by the request after the one that created or changed it, and no longer after it is deleted. Page with nextCursor, with no limit on how far.
+         * @description Finds accounts, contacts, deals and devices of the organisation by the words of their identifying text: account name, domain and externalId; contact first and last name, email (and its domain) and phone number (its digits too, with or without the country code); deal name; device hostname and RMM agent id; and the values of the custom fields marked searchable. Each word of q matches the start of a word, case- and accent-insensitively (ann matches Ann and Anne, zurich matches Zürich), and every word must match; results come best first (a match in the name over one in other identifying text, over one in a custom field value; a name equal to q or starting with it first). When nothing matches as written and q has at least 4 characters, records whose name is close to q (a typo: nortwind finds Northwind) are returned, ranked by similarity below 1. Only the types the key may read are searched (accounts:read, contacts:read, deals:read, devices:read); naming another in types is 403. A record is found by the request after the one that created or changed it, and no longer after it is deleted. Page with nextCursor, with no limit on how far.
          *
          *     Requires any one of the scopes `accounts:read`, `contacts:read`, `deals:read`, `devices:read`.
          */
@@ -901,7 +901,7 @@ export interface paths {
         put?: never;
         /**
          * Search accounts with filter groups
-         * @description The accounts list (GET /accounts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The accounts list (GET /accounts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive); a custom field is customFields.<key>, with the operators of its type (as customFields.<key>[op] in the list), exists, notExists, and between for number, currency, date and datetime fields. sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `accounts:read`.
          */
@@ -923,7 +923,7 @@ export interface paths {
         put?: never;
         /**
          * Search contacts with filter groups
-         * @description The contacts list (GET /contacts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The contacts list (GET /contacts) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive); a custom field is customFields.<key>, with the operators of its type (as customFields.<key>[op] in the list), exists, notExists, and between for number, currency, date and datetime fields. sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `contacts:read`.
          */
@@ -945,7 +945,7 @@ export interface paths {
         put?: never;
         /**
          * Search deals with filter groups
-         * @description The deals list (GET /deals) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The deals list (GET /deals) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive); a custom field is customFields.<key>, with the operators of its type (as customFields.<key>[op] in the list), exists, notExists, and between for number, currency, date and datetime fields. sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `deals:read`.
          */
@@ -967,7 +967,7 @@ export interface paths {
         put?: never;
         /**
          * Search devices with filter groups
-         * @description The devices list (GET /devices) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The devices list (GET /devices) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive); a custom field is customFields.<key>, with the operators of its type (as customFields.<key>[op] in the list), exists, notExists, and between for number, currency, date and datetime fields. sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `devices:read`.
          */
@@ -989,7 +989,7 @@ export interface paths {
         put?: never;
         /**
          * Search tasks with filter groups
-         * @description The tasks list (GET /tasks) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
+         * @description The tasks list (GET /tasks) with its filters as a body: filterGroups, up to 5 groups of up to 6 filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive); a custom field is customFields.<key>, with the operators of its type (as customFields.<key>[op] in the list), exists, notExists, and between for number, currency, date and datetime fields. sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most 8192 bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.
          *
          *     Requires scope `tasks:read`.
          */
@@ -3405,7 +3405,7 @@ export interface components {
             options: components["schemas"]["CustomFieldOption"][] | null;
             /** @description Whether creates must give the field a value and updates may not clear it. Records written before it became required may lack it. */
             required: boolean;
-            /** @description Whether the field's values are meant to be searched (stored for search). */
+            /** @description Whether quick search (GET /search) finds accounts, contacts, deals and devices by this field's values (tasks are not searched). */
             searchable: boolean;
             /**
              * Format: date-time
@@ -16354,11 +16354,8 @@ export interface operations {
                     filterGroups?: {
                         /** @description 1 to 6 filters, all of which a record must match. */
                         filters: {
-                            /**
-                             * @description A filterable field of accounts: name, industry, domain, externalId, lifecycleStatus, employeeCount, createdAt, updatedAt.
-                             * @enum {string}
-                             */
-                            field: "name" | "industry" | "domain" | "externalId" | "lifecycleStatus" | "employeeCount" | "createdAt" | "updatedAt";
+                            /** @description A filterable field of accounts: name, industry, domain, externalId, lifecycleStatus, employeeCount, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
+                            field: ("name" | "industry" | "domain" | "externalId" | "lifecycleStatus" | "employeeCount" | "createdAt" | "updatedAt") | string;
                             /**
                              * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
@@ -16614,11 +16611,8 @@ export interface operations {
                     filterGroups?: {
                         /** @description 1 to 6 filters, all of which a record must match. */
                         filters: {
-                            /**
-                             * @description A filterable field of contacts: email, firstName, lastName, title, phone, createdAt, updatedAt.
-                             * @enum {string}
-                             */
-                            field: "email" | "firstName" | "lastName" | "title" | "phone" | "createdAt" | "updatedAt";
+                            /** @description A filterable field of contacts: email, firstName, lastName, title, phone, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
+                            field: ("email" | "firstName" | "lastName" | "title" | "phone" | "createdAt" | "updatedAt") | string;
                             /**
                              * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
@@ -16881,11 +16875,8 @@ export interface operations {
                     filterGroups?: {
                         /** @description 1 to 6 filters, all of which a record must match. */
                         filters: {
-                            /**
-                             * @description A filterable field of deals: name, stage, type, accountId, ownerId, serviceCategory, estimatedMrr, probability, closedAt, createdAt, updatedAt.
-                             * @enum {string}
-                             */
-                            field: "name" | "stage" | "type" | "accountId" | "ownerId" | "serviceCategory" | "estimatedMrr" | "probability" | "closedAt" | "createdAt" | "updatedAt";
+                            /** @description A filterable field of deals: name, stage, type, accountId, ownerId, serviceCategory, estimatedMrr, probability, closedAt, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
+                            field: ("name" | "stage" | "type" | "accountId" | "ownerId" | "serviceCategory" | "estimatedMrr" | "probability" | "closedAt" | "createdAt" | "updatedAt") | string;
                             /**
                              * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
@@ -17136,11 +17127,8 @@ export interface operations {
                     filterGroups?: {
                         /** @description 1 to 6 filters, all of which a record must match. */
                         filters: {
-                            /**
-                             * @description A filterable field of devices: hostname, rmmAgentId, deviceType, os, accountId, lastSeenAt, createdAt, updatedAt.
-                             * @enum {string}
-                             */
-                            field: "hostname" | "rmmAgentId" | "deviceType" | "os" | "accountId" | "lastSeenAt" | "createdAt" | "updatedAt";
+                            /** @description A filterable field of devices: hostname, rmmAgentId, deviceType, os, accountId, lastSeenAt, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
+                            field: ("hostname" | "rmmAgentId" | "deviceType" | "os" | "accountId" | "lastSeenAt" | "createdAt" | "updatedAt") | string;
                             /**
                              * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
@@ -17396,11 +17384,8 @@ export interface operations {
                     filterGroups?: {
                         /** @description 1 to 6 filters, all of which a record must match. */
                         filters: {
-                            /**
-                             * @description A filterable field of tasks: title, status, priority, assigneeId, accountId, dealId, dueAt, completedAt, createdAt, updatedAt.
-                             * @enum {string}
-                             */
-                            field: "title" | "status" | "priority" | "assigneeId" | "accountId" | "dealId" | "dueAt" | "completedAt" | "createdAt" | "updatedAt";
+                            /** @description A filterable field of tasks: title, status, priority, assigneeId, accountId, dealId, dueAt, completedAt, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
+                            field: ("title" | "status" | "priority" | "assigneeId" | "accountId" | "dealId" | "dueAt" | "completedAt" | "createdAt" | "updatedAt") | string;
                             /**
                              * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
@@ -18616,7 +18601,7 @@ export interface operations {
                     }[];
                     /** @description Default false. */
                     required?: boolean;
-                    /** @description Default false. */
+                    /** @description Whether quick search (GET /search) finds records by this field's values. Default false. */
                     searchable?: boolean;
                 };
             };
@@ -19532,7 +19517,7 @@ export interface operations {
                     description?: string | null;
                     /** @description true: creates must give the field a value and updates may not clear it; records without one keep none. */
                     required?: boolean;
-                    /** @description Whether the field's values are meant to be searched. */
+                    /** @description Whether quick search finds records by this field's values; takes effect for existing values at once. */
                     searchable?: boolean;
                     /** @description The field's complete list of options in display order (select and multiSelect only): new values are added, listed values take the label and archived flag given. An existing value cannot be removed, only archived. At most 200. */
                     options?: {

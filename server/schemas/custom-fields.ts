@@ -129,7 +129,11 @@ export const CustomFieldSchema = z
       .describe(
         "Whether creates must give the field a value and updates may not clear it. Records written before it became required may lack it.",
       ),
-    searchable: z.boolean().describe("Whether the field's values are meant to be searched (stored for search)."),
+    searchable: z
+      .boolean()
+      .describe(
+        "Whether quick search (GET /search) finds accounts, contacts, deals and devices by this field's values (tasks are not searched).",
+      ),
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
     archivedAt: TimestampSchema.nullable().describe(
@@ -174,7 +178,10 @@ export const CustomFieldCreateSchema = z
       )
       .optional(),
     required: z.boolean().describe("Default false.").optional(),
-    searchable: z.boolean().describe("Default false.").optional(),
+    searchable: z
+      .boolean()
+      .describe("Whether quick search (GET /search) finds records by this field's values. Default false.")
+      .optional(),
   })
   .superRefine((value, ctx) => {
     const picks = OPTION_TYPES.has(value.type);
@@ -205,7 +212,10 @@ export const CustomFieldUpdateSchema = z
         "true: creates must give the field a value and updates may not clear it; records without one keep none.",
       )
       .optional(),
-    searchable: z.boolean().describe("Whether the field's values are meant to be searched.").optional(),
+    searchable: z
+      .boolean()
+      .describe("Whether quick search finds records by this field's values; takes effect for existing values at once.")
+      .optional(),
     options: z
       .array(
         z.strictObject({

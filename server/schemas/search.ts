@@ -173,18 +173,40 @@ function valueFor(kind: FilterKind, operator: string): z.ZodType | null {
   return scalarOf(kind);
 }
 
+/** A structured search filter's field naming a custom field: `customFields.<key>`. */
+const CUSTOM_FIELD_FILTER = /^customFields\.[a-z][a-z0-9_]{0,39}$/;
+
+/** The shape of a custom field filter's value for an operator; its type is checked against the field's definition. */
+function customValueFor(operator: string): z.ZodType {
+  const scalar = z.union([z.string().min(1).max(1_000), z.number(), z.boolean()]);
+  if (operator === "exists" || operator === "notExists") return z.undefined({ error: `${operator} takes no value` });
+  if (operator === "in") return z.array(scalar).min(1).max(IN_VALUES_MAX);
+  if (operator === "between") return z.tuple([scalar, scalar]);
+  return scalar;
+}
+
 /**
  * Body of `POST /{resource}/search` for a resource whose filterable fields are `table` and whose list takes `sort`
  * (docs/api-contract.md §4.18): `filterGroups` (0 to {@link FILTER_GROUPS_MAX}, ORed) of `filters` (1 to
  * {@link FILTERS_PER_GROUP_MAX}, ANDed) `{field, operator, value}`, `sort`, `limit` and `cursor` as the list takes
  * them. Each operator must suit its field's kind and `value` its operator: a scalar of the field's type, an array of 1
  * to 50 for `in`, `[low, high]` for `between`, none for `exists` and `notExists`. The body's JSON is at most
- * {@link SEARCH_BODY_MAX_BYTES} bytes. Anything else is refused (422) naming the place.
+ * {@link SEARCH_BODY_MAX_BYTES} bytes. With `customFields` (the resource has custom fields), a filter may also name
+ * `customFields.<key>`; its value's shape is checked here and its key, operator and type by the list against the
+ * organisation's definitions. Anything else is refused (422) naming the place.
  */
-export function structuredSearchSchema(resource: string, table: FilterTable, sort: z.ZodType) {
+export function structuredSearchSchema(resource: string, table: FilterTable, sort: z.ZodType, customFields = false) {
   const fields = Object.keys(table) as [string, ...string[]];
+  const standard = z.enum(fields);
   const filter = z.strictObject({
-    field: z.enum(fields).describe(`A filterable field of ${resource}: ${fields.join(", ")}.`),
+    field: (customFields
+      ? z.union([standard, z.string().regex(CUSTOM_FIELD_FILTER, "must be a filterable field or customFields.<key>")])
+      : standard
+    ).describe(
+      customFields
+        ? `A filterable field of ${resource}: ${fields.join(", ")}, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields).`
+        : `A filterable field of ${resource}: ${fields.join(", ")}.`,
+    ),
     operator: z
       .enum(SEARCH_OPERATORS)
       .describe(
@@ -227,6 +249,14 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
       body.filterGroups?.forEach((group, g) => {
         group.filters.forEach((one, f) => {
           const at = ["filterGroups", g, "filters", f];
+          if (CUSTOM_FIELD_FILTER.test(one.field)) {
+            // The organisation's definitions decide the rest (the list, 422 naming the same places).
+            const shape = customValueFor(one.operator).safeParse(one.value);
+            for (const issue of shape.error?.issues ?? []) {
+              ctx.addIssue({ code: "custom", path: [...at, "value", ...issue.path], message: issue.message });
+            }
+            return;
+          }
           const kind = table[one.field] as FilterKind;
           if (!operatorsOf(kind).includes(one.operator)) {
             ctx.addIssue({

@@ -463,11 +463,69 @@ function equals(field: CustomField, value: Json, params: SqlParams, key: () => s
   return `t."customFields" @> ${params.add(containing(field, value))}::jsonb`;
 }
 
+/** Why `fieldKey` names no field a filter may use: archived, or never defined for the resource. */
+function noSuchField(fields: ResourceFields, fieldKey: string): string {
+  return fields.archived.has(fieldKey)
+    ? `the custom field ${fieldKey} is archived`
+    : `no custom field of ${fields.resource}s has the key ${fieldKey}`;
+}
+
+/**
+ * The SQL condition of one custom field filter: the field of `fieldKey` compared by `op` with the values `texts` (one,
+ * or 1 to 50 for `in`) as a list's query parameter gives them, or why it is refused. Equality is containment, which
+ * the table's GIN index (`jsonb_path_ops`) serves; ranges compare the type's sort expression; text compares
+ * case-insensitively and literally; `ne` does not match records without a value.
+ */
+function conditionOf(
+  fields: ResourceFields,
+  fieldKey: string,
+  op: string,
+  texts: readonly string[],
+  params: SqlParams,
+): { sql: string } | { error: string; place: "field" | "operator" | "value" } {
+  const field = fields.active.get(fieldKey);
+  if (!field) {
+    return { place: "field", error: noSuchField(fields, fieldKey) };
+  }
+  const operator = op as Operator;
+  if (!CUSTOM_FIELD_OPERATORS[field.type].includes(operator)) {
+    return {
+      place: "operator",
+      error: `a ${field.type} field takes ${CUSTOM_FIELD_OPERATORS[field.type].join(", ")}, not ${op}`,
+    };
+  }
+  if (texts.length > 50) return { place: "value", error: "takes at most 50 comma-separated values" };
+  const values: Json[] = [];
+  for (const text of texts) {
+    const read = readValue(field, text);
+    if ("error" in read) return { place: "value", error: read.error };
+    values.push(read.value);
+  }
+  const key = () => keyLiteral(field.key);
+  const [value] = values as [Json];
+  const hasValue = () => `(t."customFields" -> ${key()}) IS NOT NULL`;
+  switch (operator) {
+    case "eq":
+      return { sql: equals(field, value, params, key) };
+    case "ne":
+      return { sql: `(${hasValue()} AND NOT (${equals(field, value, params, key)}))` };
+    case "in":
+      return { sql: `(${values.map((one) => equals(field, one, params, key)).join(" OR ")})` };
+    case "contains":
+      return { sql: `(t."customFields" ->> ${key()}) ILIKE ${params.add(`%${escapeLike(String(value))}%`)}` };
+    default: {
+      const sort = sortOf(field.type) as CustomSort;
+      const symbol = { gt: ">", gte: ">=", lt: "<", lte: "<=" }[operator];
+      const compared = sort.cast === "jsonb" ? JSON.stringify(value) : String(value);
+      return { sql: `${sort.expression(key())} ${symbol} ${params.add(compared)}::${sort.cast}` };
+    }
+  }
+}
+
 /**
  * The SQL conditions of the custom field parameters of a list query (`customFields.<key>=v`,
- * `customFields.<key>[op]=v`; docs/api-contract.md §4.9.5): equality as containment, which the table's GIN index
- * (`jsonb_path_ops`) serves; ranges on the sort expression of the type; text case-insensitively and literally. `ne`
- * does not match records without a value; `in` takes 1 to 50 comma-separated values.
+ * `customFields.<key>[op]=v`; docs/api-contract.md §4.9.5), as {@link conditionOf} makes them; `in` takes 1 to 50
+ * comma-separated values.
  * @throws ApiError `validation_error` (422) naming each parameter whose key is no active field of the resource, whose
  *         operator the field's type has not, or whose value the type cannot read.
  */
@@ -482,59 +540,55 @@ export function customFieldConditions(
     const match = CUSTOM_FIELD_PARAM.exec(name);
     if (!match || raw === undefined) continue;
     const [, fieldKey = "", op = "eq"] = match;
-    const field = fields.active.get(fieldKey);
-    const fail = (message: string) => issues.push({ path: [name], message });
-    if (!field) {
-      fail(
-        fields.archived.has(fieldKey)
-          ? `the custom field ${fieldKey} is archived`
-          : `no custom field of ${fields.resource}s has the key ${fieldKey}`,
-      );
-      continue;
-    }
-    const operator = op as Operator;
-    if (!CUSTOM_FIELD_OPERATORS[field.type].includes(operator)) {
-      fail(`a ${field.type} field takes ${CUSTOM_FIELD_OPERATORS[field.type].join(", ")}, not ${op}`);
-      continue;
-    }
-    const texts = operator === "in" ? String(raw).split(",") : [String(raw)];
-    if (texts.length > 50) {
-      fail("takes at most 50 comma-separated values");
-      continue;
-    }
-    const values: Json[] = [];
-    for (const text of texts) {
-      const read = readValue(field, text);
-      if ("error" in read) fail(read.error);
-      else values.push(read.value);
-    }
-    if (values.length !== texts.length) continue;
-    const key = () => keyLiteral(field.key);
-    const [value] = values as [Json];
-    const hasValue = () => `(t."customFields" -> ${key()}) IS NOT NULL`;
-    switch (operator) {
-      case "eq":
-        conditions.push(equals(field, value, params, key));
-        break;
-      case "ne":
-        conditions.push(`(${hasValue()} AND NOT (${equals(field, value, params, key)}))`);
-        break;
-      case "in":
-        conditions.push(`(${values.map((one) => equals(field, one, params, key)).join(" OR ")})`);
-        break;
-      case "contains":
-        conditions.push(`(t."customFields" ->> ${key()}) ILIKE ${params.add(`%${escapeLike(String(value))}%`)}`);
-        break;
-      default: {
-        const sort = sortOf(field.type) as CustomSort;
-        const symbol = { gt: ">", gte: ">=", lt: "<", lte: "<=" }[operator];
-        const compared = sort.cast === "jsonb" ? JSON.stringify(value) : String(value);
-        conditions.push(`${sort.expression(key())} ${symbol} ${params.add(compared)}::${sort.cast}`);
-      }
-    }
+    const texts = op === "in" ? String(raw).split(",") : [String(raw)];
+    const condition = conditionOf(fields, fieldKey, op, texts, params);
+    if ("error" in condition) issues.push({ path: [name], message: condition.error });
+    else conditions.push(condition.sql);
   }
   if (issues.length > 0) throw refused(issues);
   return conditions;
+}
+
+/**
+ * The SQL condition of a structured search filter on `customFields.<key>` (docs/api-contract.md §4.18): the operators
+ * the list's parameters take for the field's type, plus `exists` and `notExists` (the record has a value for it, or
+ * none) for every type and `between` (inclusive `[low, high]`) for the types that take `gte` and `lte`. Values are
+ * JSON: a number, a boolean or a text (a date, a time, an option value) as the field's type reads it; an array for
+ * `in`.
+ * @param at where the filter is in the body (`filterGroups.<g>.filters.<f>`), which a refusal names.
+ * @throws ApiError `validation_error` (422) naming `<at>.field` for a key that is no active field of the resource,
+ *         `<at>.operator` for an operator its type has not, `<at>.value` for a value the type cannot read.
+ */
+export function customFieldFilterSql(
+  fields: ResourceFields,
+  filter: { field: string; op: string; value: unknown },
+  params: SqlParams,
+  at: readonly (string | number)[],
+): string {
+  const fieldKey = filter.field.slice("customFields.".length);
+  const field = fields.active.get(fieldKey);
+  const fail = (place: string, message: string) => refused([{ path: [...at.map(String), place], message }]);
+  if (!field) throw fail("field", noSuchField(fields, fieldKey));
+  const key = keyLiteral(field.key);
+  if (filter.op === "exists") return `(t."customFields" -> ${key}) IS NOT NULL`;
+  if (filter.op === "notExists") return `(t."customFields" -> ${key}) IS NULL`;
+  const text = (one: unknown) => (typeof one === "string" ? one : JSON.stringify(one));
+  const run = (op: string, texts: readonly string[]) => {
+    const condition = conditionOf(fields, fieldKey, op, texts, params);
+    if ("sql" in condition) return condition.sql;
+    throw fail(condition.place, condition.error);
+  };
+  if (filter.op === "between") {
+    if (!CUSTOM_FIELD_OPERATORS[field.type].includes("gte")) {
+      throw fail(
+        "operator",
+        `a ${field.type} field takes ${CUSTOM_FIELD_OPERATORS[field.type].join(", ")}, exists and notExists, not between`,
+      );
+    }
+    const [low, high] = filter.value as [unknown, unknown];
+    return `(${run("gte", [text(low)])} AND ${run("lte", [text(high)])})`;
+  }
+  return run(filter.op, filter.op === "in" ? (filter.value as unknown[]).map(text) : [text(filter.value)]);
 }
 
 /**

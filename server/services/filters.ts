@@ -79,25 +79,47 @@ export function termSql(term: SearchTerm, column: FilteredColumn, params: SqlPar
   return `${expression} ${SYMBOLS[term.op]} ${value(term.value)}`;
 }
 
+/** The prefix of a structured search filter on a custom field: `customFields.<key>` (docs/api-contract.md §4.18). */
+export const CUSTOM_FIELD_FILTER_PREFIX = "customFields.";
+
+/**
+ * The SQL condition of a structured search filter on a custom field, which the organisation's definitions decide;
+ * `at` is the filter's place in the body (`filterGroups.<g>.filters.<f>`), for a refusal to name.
+ */
+export type CustomFilterSql = (term: SearchTerm, at: readonly (string | number)[]) => string;
+
 /**
  * The conditions of the `field[op]` filters a parsed list query holds, and the condition of structured search's filter
  * groups when the query carries them under {@link FILTER_GROUPS} (docs/api-contract.md §4.18): a record matches when it
  * matches every filter of any one group.
  * @param columnOf the column a field of `table` is, as the statement reads it.
+ * @param customFilter the condition of a group's filter on `customFields.<key>`, for a resource with custom fields.
  */
 export function filterConditions(
   query: Readonly<Record<string | symbol, unknown>>,
   table: FilterTable,
   columnOf: (field: string) => FilteredColumn,
   params: SqlParams,
+  customFilter?: CustomFilterSql,
 ): string[] {
   const conditions = filterTerms(query, table).map((term) => termSql(term, columnOf(term.field), params));
   const groups = query[FILTER_GROUPS] as readonly (readonly SearchTerm[])[] | undefined;
   if (groups && groups.length > 0) {
-    const any = groups.map(
-      (group) => `(${group.map((term) => termSql(term, columnOf(term.field), params)).join(" AND ") || "true"})`,
-    );
+    const any = groups.map((group, g) => {
+      const all = group.map((term, f) =>
+        customFilter && term.field.startsWith(CUSTOM_FIELD_FILTER_PREFIX)
+          ? customFilter(term, ["filterGroups", g, "filters", f])
+          : termSql(term, columnOf(term.field), params),
+      );
+      return `(${all.join(" AND ") || "true"})`;
+    });
     conditions.push(`(${any.join(" OR ")})`);
   }
   return conditions;
+}
+
+/** Whether a list query carries a structured search filter on a custom field. */
+export function filtersCustomFields(query: Readonly<Record<string | symbol, unknown>>): boolean {
+  const groups = query[FILTER_GROUPS] as readonly (readonly SearchTerm[])[] | undefined;
+  return (groups ?? []).some((group) => group.some((term) => term.field.startsWith(CUSTOM_FIELD_FILTER_PREFIX)));
 }

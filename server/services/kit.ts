@@ -15,6 +15,7 @@ import {
   applyChange,
   checkValues,
   customFieldConditions,
+  customFieldFilterSql,
   fieldsOf,
   insertedValuesSql,
   keyLiteral,
@@ -24,7 +25,14 @@ import {
   sortOf,
   writtenIssues,
 } from "./custom-fields";
-import { filterConditions, type SearchTerm, type SqlParams, termSql } from "./filters";
+import {
+  type CustomFilterSql,
+  filterConditions,
+  filtersCustomFields,
+  type SearchTerm,
+  type SqlParams,
+  termSql,
+} from "./filters";
 import {
   type ListQuery,
   parseSort,
@@ -432,7 +440,8 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
     ): Promise<{ data: Out[]; hasMore: boolean; nextCursor: string | null }> {
       const wantsFields =
         Object.keys(given).some((name) => CUSTOM_FIELD_PARAM.test(name)) ||
-        (given.sort ?? "").includes("customFields.");
+        (given.sort ?? "").includes("customFields.") ||
+        filtersCustomFields(given);
       const fields = fieldsResource && wantsFields ? (await fieldsOf(orgId)).of(fieldsResource) : undefined;
       const sortable: SortableFields = { ...view.sortable };
       for (const [key, field] of fields?.active ?? []) {
@@ -460,7 +469,9 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
         cast: sortCast(columnTypes[field] ?? "text"),
       });
       for (const term of view.terms ?? []) where.push(termSql(term, columnOf(term.field), params));
-      where.push(...filterConditions(given, view.filters, columnOf, params));
+      const customFilter: CustomFilterSql | undefined =
+        fields && ((term, at) => customFieldFilterSql(fields, term, params, at));
+      where.push(...filterConditions(given, view.filters, columnOf, params, customFilter));
       if (view.where) where.push(...view.where(params));
       if (fields) where.push(...customFieldConditions(fields, given, params));
       if (given.updatedAfter)

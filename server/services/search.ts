@@ -93,7 +93,8 @@ interface Row {
 
 /**
  * One page of results of `mode`. The rank is computed per row by PostgreSQL in millionths, an integer, so the keyset
- * comparison with a cursor's rank is exact: text mode, `ts_rank` over the weighted words (A label, B identifiers) plus
+ * comparison with a cursor's rank is exact: text mode, `ts_rank` over the weighted words (A label, B identifiers, C
+ * searchable custom values) plus
  * 1 when the normalised label equals the normalised query and 0.5 when it starts with it; fuzzy mode, the strict word
  * similarity of the query to the label (pg_trgm, at least 0.5).
  */
@@ -134,7 +135,8 @@ function page(
  * Quick search over the organisation's accounts, contacts, deals and devices (docs/api-contract.md §4.17): words of `q`
  * as prefixes, case- and accent-insensitive, every word required (with several words, also run together: "ws 001"
  * finds "WS001"), over each type's identifying text (account name, domain, externalId; contact names, email and its
- * domain, phone number and its digits; deal name; device hostname and RMM agent id), ranked best first. When the first
+ * domain, phone number and its digits; deal name; device hostname and RMM agent id; values of custom fields marked
+ * `searchable`, weight C), ranked best first. When the first
  * page finds nothing and `q` has at least {@link FUZZY_MIN_LENGTH} characters, records whose label is near `q` (a
  * typo) are returned instead, ranked by similarity (below 1). Only the types the key may read are searched.
  * @param scopes the key's granted scopes.

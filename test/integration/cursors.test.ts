@@ -53,6 +53,7 @@ describe("cursors", () => {
       "/tasks",
       "/touchpoints",
       "/webhook-endpoints/{id}/deliveries",
+      "/webhook-endpoints/{id}/replays",
     ]);
     const account = (await api("POST", "/accounts", { name: "Cursor Co" })).body.data;
     const signed = listCursor(account.id);

@@ -1,7 +1,7 @@
 // No GET writes a row: every GET operation of the route table, lists and single records, health scores included, leaves
 // every table of the organisation as it was: same rows, and no row rewritten (PostgreSQL gives each new row version a
-// new xmin). The audit log (one row per call, docs/api-contract.md §1) and the key's lastUsedAt are the call's own
-// record, not data, and are left out.
+// new xmin). The audit log (one row per call, docs/api-contract.md §1), the usage slot its trigger marks for the
+// roll-up, and the key's lastUsedAt are the call's own record, not data, and are left out.
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { db } from "../../server/db/client";
@@ -20,11 +20,11 @@ afterAll(async () => {
   await server.close();
 });
 
-/** Rows and the newest row version of every table of the organisation (but the call's own audit and key rows). */
+/** Rows and the newest row version of every table of the organisation (but the call's own audit, usage and key rows). */
 async function tableStates(orgId: string): Promise<Record<string, { rows: number; newestVersion: string }>> {
   const tables = await pool.query<{ table: string }>(
     `SELECT table_name AS "table" FROM information_schema.columns
-     WHERE table_schema = 'public' AND column_name = 'orgId' AND table_name NOT IN ('AuditLog', 'ApiKey')
+     WHERE table_schema = 'public' AND column_name = 'orgId' AND table_name NOT IN ('AuditLog', 'UsagePendingSlot', 'ApiKey')
      ORDER BY table_name`,
   );
   const states: Record<string, { rows: number; newestVersion: string }> = {};
@@ -75,13 +75,21 @@ it("every GET of the route table, health scores included, writes no row", async 
     ).status,
   ).toBe(201);
   await refreshHealthScores(org.orgId);
+  // A replay with nothing to send is complete when it is made, so no worker writes to it while the reads run.
+  const replay = await api("POST", `/webhook-endpoints/${resourceIds["webhook-endpoints"]}/replays`, {
+    since: new Date(Date.now() - 3_600_000).toISOString(),
+  });
+  expect(replay.status).toBe(202);
+  expect(replay.body.data.status).toBe("completed");
   const ids: Record<string, string> = { ...resourceIds, events: (await api("GET", "/events")).body.data[0].id };
 
   const before = await tableStates(org.orgId);
   const reads = ROUTES.filter((route) => route.method === "GET" && route.procedure);
   expect(reads.length).toBeGreaterThan(15);
   for (const route of reads) {
-    const filled = route.path.replace(/\{[^}]+\}/g, ids[route.path.split("/")[1] ?? ""] ?? "missing");
+    const filled = route.path
+      .replace("{replayId}", replay.body.data.id)
+      .replace(/\{[^}]+\}/g, ids[route.path.split("/")[1] ?? ""] ?? "missing");
     // Search needs its q; the typo-tolerant search runs too, since nothing is called that.
     const path =
       route.path === "/search" ? `${filled}?q=nothing+is+called+that` : `${filled}${queries[route.path] ?? ""}`;

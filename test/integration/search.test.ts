@@ -372,3 +372,144 @@ describe("POST /{resource}/search", () => {
     await refused(long, "");
   });
 });
+
+describe("custom fields in search", () => {
+  it("finds records by the values of searchable custom fields, following the fields' definitions", async () => {
+    const { api } = await newOrg();
+    const define = (body: Record<string, unknown>) => ok(api, "POST", "/custom-fields", { label: "F", ...body });
+    const psaId = await define({ resource: "account", key: "psa_id", type: "text", searchable: true });
+    await define({ resource: "account", key: "secret_note", type: "text" });
+    await define({
+      resource: "account",
+      key: "stack",
+      type: "multiSelect",
+      searchable: true,
+      options: [
+        { value: "m365", label: "Microsoft 365" },
+        { value: "sentinelone", label: "SentinelOne" },
+      ],
+    });
+    await define({ resource: "device", key: "asset_tag", type: "text", searchable: true });
+    const account = await ok(api, "POST", "/accounts", {
+      name: "Harbour Freight",
+      customFields: { psa_id: "CW-88231", secret_note: "quokka", stack: ["sentinelone"] },
+    });
+    await ok(api, "POST", "/devices", {
+      rmmAgentId: "rmm-cf-1",
+      accountId: account.id,
+      hostname: "HF-SRV-01",
+      customFields: { asset_tag: "TAG-5521" },
+    });
+    expect(await found(api, "cw-88231")).toEqual(["account:Harbour Freight"]);
+    expect(await found(api, "sentinel")).toEqual(["account:Harbour Freight"]);
+    expect(await found(api, "tag 5521")).toEqual(["device:HF-SRV-01"]);
+    // A field not marked searchable is not searched.
+    expect(await found(api, "quokka")).toEqual([]);
+    // A match in a custom value ranks below a match in the name.
+    await ok(api, "POST", "/accounts", { name: "CW-88231 Holdings" });
+    expect(await found(api, "cw-88231")).toEqual(["account:CW-88231 Holdings", "account:Harbour Freight"]);
+
+    // Changing the value re-indexes the record in the same write; clearing it forgets it.
+    await ok(api, "PATCH", `/accounts/${account.id}`, { customFields: { psa_id: "CW-90000" } });
+    expect(await found(api, "cw-90000")).toEqual(["account:Harbour Freight"]);
+    expect(await found(api, "cw-88231")).toEqual(["account:CW-88231 Holdings"]);
+    // Marking a field searchable, or no longer, re-indexes the records holding its values.
+    const secret = (await api("GET", "/custom-fields?resource=account")).body.data.find(
+      (field: { key: string }) => field.key === "secret_note",
+    );
+    await ok(api, "PATCH", `/custom-fields/${secret.id}`, { searchable: true });
+    expect(await found(api, "quokka")).toEqual(["account:Harbour Freight"]);
+    await ok(api, "PATCH", `/custom-fields/${psaId.id}`, { searchable: false });
+    expect(await found(api, "cw-90000")).toEqual([]);
+    // An archived field's values are not searched.
+    await ok(api, "DELETE", `/custom-fields/${secret.id}`);
+    expect(await found(api, "quokka")).toEqual([]);
+
+    // Another organisation with the same field finds only its own records.
+    const other = await newOrg();
+    await ok(other.api, "POST", "/custom-fields", {
+      resource: "account",
+      key: "psa_id",
+      label: "PSA id",
+      type: "text",
+      searchable: true,
+    });
+    expect(await found(other.api, "sentinel")).toEqual([]);
+    expect(await found(other.api, "tag")).toEqual([]);
+  });
+
+  it("filters structured search by custom fields, with the list's operators, exists, notExists and between", async () => {
+    const { api } = await newOrg();
+    await ok(api, "POST", "/custom-fields", { resource: "account", key: "seats", label: "Seats", type: "number" });
+    await ok(api, "POST", "/custom-fields", {
+      resource: "account",
+      key: "tier",
+      label: "Tier",
+      type: "select",
+      options: [
+        { value: "gold", label: "Gold" },
+        { value: "silver", label: "Silver" },
+      ],
+    });
+    await ok(api, "POST", "/custom-fields", { resource: "account", key: "managed", label: "Managed", type: "boolean" });
+    await ok(api, "POST", "/accounts", { name: "A", customFields: { seats: 10, tier: "gold", managed: true } });
+    await ok(api, "POST", "/accounts", { name: "B", customFields: { seats: 55, tier: "silver" } });
+    await ok(api, "POST", "/accounts", { name: "C", customFields: { seats: 120 } });
+    await ok(api, "POST", "/accounts", { name: "D", industry: "Legal" });
+    const f = (field: string, operator: string, value?: unknown) => ({ field, operator, value });
+    const names = async (filters: ReturnType<typeof f>[][], sort?: string) => {
+      const res = await api("POST", "/accounts/search", {
+        filterGroups: filters.map((group) => ({ filters: group })),
+        ...(sort ? { sort } : {}),
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data.map((record: { name: string }) => record.name);
+    };
+    expect(await names([[f("customFields.tier", "eq", "gold")]])).toEqual(["A"]);
+    expect(await names([[f("customFields.seats", "between", [50, 150])]], "customFields.seats:desc")).toEqual([
+      "C",
+      "B",
+    ]);
+    expect(
+      await names([[f("customFields.tier", "in", ["gold", "silver"]), f("customFields.seats", "gte", 20)]]),
+    ).toEqual(["B"]);
+    expect(await names([[f("customFields.tier", "notExists")], [f("customFields.managed", "eq", true)]])).toEqual([
+      "A",
+      "C",
+      "D",
+    ]);
+    expect(await names([[f("customFields.seats", "exists"), f("customFields.tier", "ne", "gold")]])).toEqual(["B"]);
+    expect(await names([[f("customFields.seats", "lt", 11)], [f("industry", "eq", "legal")]])).toEqual(["A", "D"]);
+
+    const refused = async (filter: ReturnType<typeof f>, place: string, message?: string) => {
+      const res = await api("POST", "/accounts/search", { filterGroups: [{ filters: [f("name", "exists"), filter] }] });
+      expect(res.status, JSON.stringify(filter)).toBe(422);
+      expect(res.body.error.code).toBe("validation_error");
+      const detail = res.body.error.details.find(
+        (d: { path: string[] }) => d.path.join(".") === `filterGroups.0.filters.1.${place}`,
+      );
+      expect(detail, JSON.stringify(res.body.error.details)).toBeDefined();
+      if (message) expect(detail.message).toContain(message);
+    };
+    await refused(f("customFields.colour", "eq", "red"), "field", "no custom field of accounts has the key colour");
+    await refused(f("customFields.Bad-Key", "eq", "red"), "field");
+    await refused(f("customFields.tier", "gt", "gold"), "operator", "a select field takes eq, ne, in");
+    await refused(f("customFields.managed", "between", [true, false]), "operator");
+    await refused(f("customFields.seats", "eq", "many"), "value", "must be a number");
+    await refused(f("customFields.tier", "eq", "bronze"), "value", "is not an option of tier");
+    await refused(f("customFields.seats", "exists", 1), "value");
+    await refused(f("customFields.seats", "in", []), "value");
+    // Custom fields of another organisation are unknown here.
+    const other = await newOrg();
+    const res = await other.api("POST", "/accounts/search", {
+      filterGroups: [{ filters: [f("customFields.tier", "eq", "gold")] }],
+    });
+    expect(res.status).toBe(422);
+    // Notes have no custom fields.
+    const notes = await api("POST", "/notes/search", {
+      filterGroups: [{ filters: [f("customFields.tier", "exists")] }],
+    });
+    expect(notes.status).toBe(422);
+    expect(notes.body.error.details[0].path.join(".")).toBe("filterGroups.0.filters.0.field");
+  });
+});

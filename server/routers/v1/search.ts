@@ -30,7 +30,7 @@ import { listTouchpoints } from "../../services/touchpoints";
 import { apiProcedure, router } from "../../trpc";
 
 const QUICK_DESCRIPTION =
-  "Finds accounts, contacts, deals and devices of the organisation by the words of their identifying text: account name, domain and externalId; contact first and last name, email (and its domain) and phone number (its digits too, with or without the country code); deal name; device hostname and RMM agent id. Each word of q matches the start of a word, case- and accent-insensitively (ann matches Ann and Anne, zurich matches Zürich), and every word must match; results come best first (a match in the name over one elsewhere, a name equal to q or starting with it first). When nothing matches as written and q has at least 4 characters, records whose name is close to q (a typo: nortwind finds Northwind) are returned, ranked by similarity below 1. Only the types the key may read are searched (accounts:read, contacts:read, deals:read, devices:read); naming another in types is 403. A record is found by the request after the one that created or changed it, and no longer after it is deleted. Page with nextCursor, with no limit on how far.";
+  "Finds accounts, contacts, deals and devices of the organisation by the words of their identifying text: account name, domain and externalId; contact first and last name, email (and its domain) and phone number (its digits too, with or without the country code); deal name; device hostname and RMM agent id; and the values of the custom fields marked searchable. Each word of q matches the start of a word, case- and accent-insensitively (ann matches Ann and Anne, zurich matches Zürich), and every word must match; results come best first (a match in the name over one in other identifying text, over one in a custom field value; a name equal to q or starting with it first). When nothing matches as written and q has at least 4 characters, records whose name is close to q (a typo: nortwind finds Northwind) are returned, ranked by similarity below 1. Only the types the key may read are searched (accounts:read, contacts:read, deals:read, devices:read); naming another in types is 403. A record is found by the request after the one that created or changed it, and no longer after it is deleted. Page with nextCursor, with no limit on how far.";
 
 /** One resource's structured search: its list's schemas, filterable fields and list function. */
 function structured<Query>(spec: {
@@ -38,6 +38,8 @@ function structured<Query>(spec: {
   tag: string;
   scope: Scope;
   filters: FilterTable;
+  /** Whether the resource has custom fields, which filters may name as customFields.<key>. */
+  customFields?: boolean;
   sort: z.ZodType;
   output: z.ZodType;
   list: (orgId: string, query: Query) => Promise<unknown>;
@@ -49,11 +51,11 @@ function structured<Query>(spec: {
         path: `/${spec.resource}/search`,
         tags: [spec.tag],
         summary: `Search ${spec.resource} with filter groups`,
-        description: `The ${spec.resource} list (GET /${spec.resource}) with its filters as a body: filterGroups, up to ${FILTER_GROUPS_MAX} groups of up to ${FILTERS_PER_GROUP_MAX} filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive). sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most ${SEARCH_BODY_MAX_BYTES} bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.`,
+        description: `The ${spec.resource} list (GET /${spec.resource}) with its filters as a body: filterGroups, up to ${FILTER_GROUPS_MAX} groups of up to ${FILTERS_PER_GROUP_MAX} filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive)${spec.customFields ? "; a custom field is customFields.<key>, with the operators of its type (as customFields.<key>[op] in the list), exists, notExists, and between for number, currency, date and datetime fields" : ""}. sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most ${SEARCH_BODY_MAX_BYTES} bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.`,
       },
       envelope: "list",
     })
-    .input(structuredSearchSchema(spec.resource, spec.filters, spec.sort))
+    .input(structuredSearchSchema(spec.resource, spec.filters, spec.sort, spec.customFields))
     .output(spec.output as z.ZodType<unknown>)
     .mutation(({ ctx, input }) =>
       spec.list(ctx.principal.orgId, listQueryOf(input as StructuredSearch, spec.filters) as Query),
@@ -88,6 +90,7 @@ export const searchRouter = router({
     tag: "Accounts",
     scope: "accounts:read",
     filters: ACCOUNT_FILTERS,
+    customFields: true,
     sort: AccountListQuerySchema.shape.sort,
     output: AccountListSchema,
     list: listAccounts,
@@ -98,6 +101,7 @@ export const searchRouter = router({
     tag: "Contacts",
     scope: "contacts:read",
     filters: CONTACT_FILTERS,
+    customFields: true,
     sort: ContactListQuerySchema.shape.sort,
     output: ContactListSchema,
     list: listContacts,
@@ -108,6 +112,7 @@ export const searchRouter = router({
     tag: "Deals",
     scope: "deals:read",
     filters: DEAL_FILTERS,
+    customFields: true,
     sort: DealListQuerySchema.shape.sort,
     output: DealListSchema,
     list: listDeals,
@@ -118,6 +123,7 @@ export const searchRouter = router({
     tag: "Devices",
     scope: "devices:read",
     filters: DEVICE_FILTERS,
+    customFields: true,
     sort: DeviceListQuerySchema.shape.sort,
     output: DeviceListSchema,
     list: listDevices,
@@ -128,6 +134,7 @@ export const searchRouter = router({
     tag: "Tasks",
     scope: "tasks:read",
     filters: TASK_FILTERS,
+    customFields: true,
     sort: TaskListQuerySchema.shape.sort,
     output: TaskListSchema,
     list: listTasks,
