@@ -17,7 +17,8 @@ export const BENCH_FIELDS: ReadonlyArray<Omit<CustomFieldCreate, "resource">> = 
   },
   { key: "seats", label: "Seats", type: "number" },
   { key: "renewal", label: "Renewal", type: "date" },
-  { key: "psa_id", label: "PSA id", type: "text" },
+  // Searchable, as a PSA's id usually is: a write then also indexes it for quick search.
+  { key: "psa_id", label: "PSA id", type: "text", searchable: true },
   { key: "managed", label: "Managed", type: "boolean" },
   { key: "arr", label: "ARR", type: "currency" },
   { key: "portal", label: "Portal", type: "url" },

@@ -106,8 +106,8 @@ export interface SortTerm {
   direction: "asc" | "desc";
 }
 
-/** A sort field naming a custom field (docs/api-contract.md §4.9.5). */
-const CUSTOM_FIELD_SORT = /^customFields\.[a-z][a-z0-9_]{0,39}$/;
+/** A field naming a custom field, `customFields.<key>`, in a sort (docs/api-contract.md §4.9.5) or a structured search. */
+export const CUSTOM_FIELD_PATH = /^customFields\.[a-z][a-z0-9_]{0,39}$/;
 
 /**
  * Parses `sort` (`field:direction` pairs, comma-separated; direction `asc` or `desc` in any case, default `asc`)
@@ -123,7 +123,7 @@ export function parseSortParam(raw: string, allowed: readonly string[], customFi
   for (const pair of raw.split(",")) {
     const parts = pair.trim().split(":");
     const [field = "", direction = "asc"] = parts;
-    const known = allowed.includes(field) || (customFields && CUSTOM_FIELD_SORT.test(field));
+    const known = allowed.includes(field) || (customFields && CUSTOM_FIELD_PATH.test(field));
     if (!known) return `${JSON.stringify(field)} is not a sort field of this list; ${expected}`;
     const dir = direction.toLowerCase();
     if (parts.length > 2 || (dir !== "asc" && dir !== "desc"))

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { Scope } from "../auth/scopes";
 import {
+  CUSTOM_FIELD_PATH,
   cursorParam,
   DATE_TIME_MAX_LENGTH,
   IdSchema,
@@ -173,9 +174,6 @@ function valueFor(kind: FilterKind, operator: string): z.ZodType | null {
   return scalarOf(kind);
 }
 
-/** A structured search filter's field naming a custom field: `customFields.<key>`. */
-const CUSTOM_FIELD_FILTER = /^customFields\.[a-z][a-z0-9_]{0,39}$/;
-
 /** The shape of a custom field filter's value for an operator; its type is checked against the field's definition. */
 function customValueFor(operator: string): z.ZodType {
   const scalar = z.union([z.string().min(1).max(1_000), z.number(), z.boolean()]);
@@ -200,7 +198,7 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
   const standard = z.enum(fields);
   const filter = z.strictObject({
     field: (customFields
-      ? z.union([standard, z.string().regex(CUSTOM_FIELD_FILTER, "must be a filterable field or customFields.<key>")])
+      ? z.union([standard, z.string().regex(CUSTOM_FIELD_PATH, "must be a filterable field or customFields.<key>")])
       : standard
     ).describe(
       customFields
@@ -249,7 +247,7 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
       body.filterGroups?.forEach((group, g) => {
         group.filters.forEach((one, f) => {
           const at = ["filterGroups", g, "filters", f];
-          if (CUSTOM_FIELD_FILTER.test(one.field)) {
+          if (CUSTOM_FIELD_PATH.test(one.field)) {
             // The organisation's definitions decide the rest (the list, 422 naming the same places).
             const shape = customValueFor(one.operator).safeParse(one.value);
             for (const issue of shape.error?.issues ?? []) {

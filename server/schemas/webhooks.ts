@@ -68,9 +68,6 @@ export const CHANGED_FIELDS_MAX = 20;
 /** Longest name in a `changedFields` filter: `customFields.` and a 40-character key fit. */
 const CHANGED_FIELD_NAME_MAX = 64;
 
-/** The key of a custom field named in `changedFields` as `customFields.<key>` (docs/api-contract.md §6.9). */
-export const CUSTOM_FIELD_PATTERN = /^[a-z][a-z0-9_]{0,39}$/;
-
 // Fields of a record that no update ever lists as changed (docs/api-contract.md §6.2); custom fields are named one by one.
 const NEVER_CHANGED = new Set(["id", "createdAt", "updatedAt", "customFields"]);
 

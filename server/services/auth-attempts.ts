@@ -3,6 +3,7 @@
 // step-up, authenticator set-up and removal, backup codes, password change) counts an attempt here first, in the
 // key-value store, so the limit holds across instances.
 import { createHash } from "node:crypto";
+import ipaddr from "ipaddr.js";
 import { prisma } from "../db/transaction";
 import { kv } from "../kv";
 import { warnThrottled } from "../kv/warn";
@@ -12,6 +13,7 @@ import { warnThrottled } from "../kv/warn";
  * - `perAccountAndAddress` per email from one client address in `windowMs`: the lockout a user can run into, and
  *   that only someone at their address can cause;
  * - `perAddress` from one client address in `windowMs`, whatever the email (credential stuffing from one place);
+ * An IPv6 client address counts as its /64 network ({@link attemptAddress}).
  * - `perAccount` per email from all addresses in `accountWindowMs` (guessing spread over many addresses; OWASP ASVS
  *   4.0.3 V2.2.1 asks for at most 100 failed attempts an hour on one account). It does not apply at an address the
  *   user has a live session from, so a stranger who spends it cannot lock the user out where they work.
@@ -44,6 +46,19 @@ export interface AttemptRefusal {
   message: string;
 }
 
+/**
+ * The address an attempt is counted under: an IPv4 address as it is (an IPv4-mapped IPv6 one as IPv4), an IPv6
+ * address as its /64 network, which one subscriber or host usually holds whole, so rotating through its addresses does
+ * not reset the limits; any other text as it is, cut at 64 characters.
+ */
+export function attemptAddress(address: string): string {
+  if (!ipaddr.isValid(address)) return address.slice(0, 64);
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  const network = (parsed as ipaddr.IPv6).toNormalizedString().split(":").slice(0, 4).join(":");
+  return `${ipaddr.IPv6.parse(`${network}::`).toString()}/64`;
+}
+
 function hashed(value: string): string {
   return createHash("sha256").update(value).digest("hex").slice(0, 32);
 }
@@ -63,7 +78,7 @@ async function knownAddress(userId: string, address: string): Promise<boolean> {
  */
 export async function countAttempt(subject: AttemptSubject): Promise<AttemptRefusal | null> {
   const email = subject.email?.trim().toLowerCase() || null;
-  const address = subject.address?.slice(0, 64) || null;
+  const address = subject.address ? attemptAddress(subject.address) : null;
   const windows: { limit: AttemptRefusal["limit"]; key: string; max: number; ms: number }[] = [];
   if (email) {
     windows.push({
@@ -81,7 +96,7 @@ export async function countAttempt(subject: AttemptSubject): Promise<AttemptRefu
       ms: ATTEMPT_LIMITS.windowMs,
     });
   }
-  if (email && !(subject.userId && address && (await knownAddress(subject.userId, address)))) {
+  if (email && !(subject.userId && subject.address && (await knownAddress(subject.userId, subject.address)))) {
     windows.push({
       limit: "account",
       key: `attempts:{e:${hashed(email)}}`,

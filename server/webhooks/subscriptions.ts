@@ -3,14 +3,9 @@
 // The same rules in TypeScript (validation, the waiting list) and in SQL (fan-out, replays), kept side by side here.
 import { Prisma } from "../db/generated/client";
 import type { ErrorDetail } from "../errors";
+import { CUSTOM_FIELD_KEY } from "../schemas/custom-fields";
 import { EVENT_NAMES, EVENT_RESOURCES, type EventResource } from "../schemas/events";
-import {
-  CHANGED_FIELDS_MAX,
-  CUSTOM_FIELD_PATTERN,
-  resourceFields,
-  SUBSCRIBABLE_EVENTS,
-  WILDCARD_SUFFIX,
-} from "../schemas/webhooks";
+import { CHANGED_FIELDS_MAX, resourceFields, SUBSCRIBABLE_EVENTS, WILDCARD_SUFFIX } from "../schemas/webhooks";
 
 /** The subscription that matches every event of docs/api-contract.md §6.1. */
 export const ALL_EVENTS = "*";
@@ -121,7 +116,7 @@ export function checkChangedFields(
       return;
     }
     if (field.startsWith("customFields.")) {
-      if (!CUSTOM_FIELD_PATTERN.test(field.slice("customFields.".length)))
+      if (!CUSTOM_FIELD_KEY.test(field.slice("customFields.".length)))
         details.push({
           path: ["changedFields", String(index)],
           message:

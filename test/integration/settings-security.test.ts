@@ -419,6 +419,19 @@ describe("password and code guesses: one limit for every check, in the shared st
     ).toBe(ATTEMPT_LIMITS.perAddress + 1);
   });
 
+  it("counts an IPv6 client as its /64 network: rotating addresses inside it does not reset the limit", async () => {
+    const prefix = `2001:db8:${randomBytes(2).toString("hex")}:${randomBytes(2).toString("hex")}`;
+    const subject = { email: `v6-${randomBytes(3).toString("hex")}@example.com`, userId: null };
+    for (let i = 0; i < ATTEMPT_LIMITS.perAccountAndAddress; i++) {
+      expect(await countAttempt({ ...subject, address: `${prefix}::${(i + 1).toString(16)}` })).toBeNull();
+    }
+    expect(await countAttempt({ ...subject, address: `${prefix}:ffff:ffff:ffff:ffff` })).toMatchObject({
+      limit: "account and address",
+    });
+    // The next /64 is another client.
+    expect(await countAttempt({ ...subject, address: `2001:db9::${randomBytes(2).toString("hex")}` })).toBeNull();
+  });
+
   it(`counts at most ${ATTEMPT_LIMITS.perAccount} attempts an hour on one account from anywhere, except where the user has a session`, async () => {
     const { orgId } = await orgWithRoles();
     const member = await addMember(orgId, "developer", "spread");
