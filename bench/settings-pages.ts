@@ -49,6 +49,7 @@ export function settingsPages(endpointId: string): string[] {
     "/settings/webhooks",
     `/settings/webhooks/${endpointId}`,
     "/settings/usage",
+    "/settings/fields",
     "/settings/team",
     "/settings/security",
     "/settings/audit",
