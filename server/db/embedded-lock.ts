@@ -1,6 +1,6 @@
 // The lock file of the embedded database (docs/architecture.md, "The embedded database"): which process owns DATA_DIR's
 // PGlite and where it serves it. Apart from embedded.ts so that reading it never loads PGlite.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -19,14 +19,26 @@ export function embeddedLockPath(dataDir: string): string {
   return path.resolve(dataDir, "pglite.lock");
 }
 
-/** Whether process `pid` exists (a lock whose process is gone is stale). */
+/**
+ * Whether process `pid` exists and has not ended (a lock whose process is gone is stale). A process killed with
+ * `kill -9` stays a zombie until its parent collects it, which an `npm start` whose parent was killed with it can
+ * leave for seconds: on Linux a zombie (state Z or X in `/proc/<pid>/stat`) counts as gone, so a restart right after
+ * `kill -9` opens the database instead of refusing it.
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
+  } catch {
+    // No /proc (not Linux), or the process ended meanwhile: kill's answer stands.
+    return !existsSync("/proc");
   }
 }
 
