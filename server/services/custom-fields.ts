@@ -586,7 +586,14 @@ export function customFieldFilterSql(
       );
     }
     const [low, high] = filter.value as [unknown, unknown];
-    return `(${run("gte", [text(low)])} AND ${run("lte", [text(high)])})`;
+    const sql = `(${run("gte", [text(low)])} AND ${run("lte", [text(high)])})`;
+    // Both read (run would have thrown otherwise): numbers compare as numbers, dates and UTC times as their text.
+    const [from, to] = [readValue(field, text(low)), readValue(field, text(high))].map((read) =>
+      "value" in read ? read.value : null,
+    );
+    const after = typeof from === "number" && typeof to === "number" ? from > to : String(from) > String(to);
+    if (after) throw fail("value", "must be [low, high] with low at most high");
+    return sql;
   }
   return run(filter.op, filter.op === "in" ? (filter.value as unknown[]).map(text) : [text(filter.value)]);
 }

@@ -499,6 +499,7 @@ describe("custom fields in search", () => {
     await refused(f("customFields.tier", "eq", "bronze"), "value", "is not an option of tier");
     await refused(f("customFields.seats", "exists", 1), "value");
     await refused(f("customFields.seats", "in", []), "value");
+    await refused(f("customFields.seats", "between", [50, 10]), "value", "low at most high");
     // Custom fields of another organisation are unknown here.
     const other = await newOrg();
     const res = await other.api("POST", "/accounts/search", {
