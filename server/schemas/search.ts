@@ -198,7 +198,10 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
   const standard = z.enum(fields);
   const filter = z.strictObject({
     field: (customFields
-      ? z.union([standard, z.string().regex(CUSTOM_FIELD_PATH, "must be a filterable field or customFields.<key>")])
+      ? z.union([
+          standard,
+          z.string().max(53).regex(CUSTOM_FIELD_PATH, "must be a filterable field or customFields.<key>"),
+        ])
       : standard
     ).describe(
       customFields
