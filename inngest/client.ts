@@ -1,5 +1,6 @@
 import { trace } from "@opentelemetry/api";
 import { eventType, Inngest, Middleware, staticSchema } from "inngest";
+import { withStatementClass } from "../server/db/statement-budget";
 
 /**
  * The Inngest client of the service (docs/architecture.md, "Webhooks and the outbox"). Configured from the environment,
@@ -33,8 +34,25 @@ export class RunSpanNames extends Middleware.BaseMiddleware {
   }
 }
 
+/**
+ * Runs every function's statements under the `background` statement timeout (60 s, server/db/statement-budget.ts)
+ * instead of a request's: a roll-up or a purge works through more rows than a request may, and is cancelled by the
+ * database past that bound all the same (docs/architecture.md, "Budgets: what one request may cost").
+ */
+export class BackgroundStatements extends Middleware.BaseMiddleware {
+  readonly id = "msp-crm:background-statements";
+
+  override wrapFunctionHandler({ next }: Middleware.WrapFunctionHandlerArgs): Promise<unknown> {
+    return withStatementClass("background", () => next());
+  }
+}
+
 // aiMetadata off: no AI steps here, and the SDK then leaves any global OpenTelemetry provider alone.
-export const inngest = new Inngest({ id: "msp-crm", aiMetadata: false, middleware: [RunSpanNames] });
+export const inngest = new Inngest({
+  id: "msp-crm",
+  aiMetadata: false,
+  middleware: [RunSpanNames, BackgroundStatements],
+});
 
 /**
  * An outbox row (`Event`) is ready for fan-out. Sent after the commit that recorded it, and again by the sweeper

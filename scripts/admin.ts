@@ -9,6 +9,7 @@ import { validateRequestedScopes } from "../server/auth/scopes";
 import { closeDb } from "../server/db/client";
 import type { RateLimitPlan } from "../server/db/generated/client";
 import { migrateProcessDatabase } from "../server/db/ready";
+import { withStatementClass } from "../server/db/statement-budget";
 import { ApiError } from "../server/errors";
 import { closeKv } from "../server/kv";
 import { createApiKey } from "../server/services/api-keys";
@@ -299,7 +300,8 @@ export async function runAdmin(argv: readonly string[], io: AdminOutput = CONSOL
   try {
     if (!run) fail(command ? `Unknown command ${command}` : "No command given");
     await migrateProcessDatabase();
-    await run(rest, io);
+    // An operator's command may work through a whole organisation: no statement timeout (a request's is 5 s).
+    await withStatementClass("maintenance", () => run(rest, io));
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -48,6 +48,10 @@ const optionalUrl = z.preprocess(
  *   (docs/architecture.md, "Key-value store and rate limits").
  * - `SEED_DEMO`: `false` leaves an empty database empty; default `true`: the first start seeds the demo organisation
  *   and prints its key and login (the README's first command). Production deployments set `false`.
+ * - `DB_STATEMENT_TIMEOUT_MS`: the longest one statement of a request (an API call, a settings page) may run on
+ *   PostgreSQL before the database cancels it, ms, 100–600,000; default 5,000. Background jobs run under 60 s,
+ *   maintenance (migrations, the demo seed, the admin command) under none (docs/architecture.md, "Budgets: what one
+ *   request may cost"). The embedded database cannot time a statement out.
  * - `SHUTDOWN_DELAY_MS`: after SIGTERM, how long `npm start` keeps serving with `/readyz` answering 503 before it stops
  *   accepting connections, so a load balancer stops sending first (docs/architecture.md, "Running in production");
  *   ms, default 0.
@@ -111,6 +115,7 @@ export const EnvSchema = z
         .default("crm:"),
     ),
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(120_000).default(0),
+    DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     SEED_DEMO: z
       .enum(["true", "false", "1", "0"])
       .default("true")

@@ -54,7 +54,7 @@ export const ERROR_CODES = {
     status: 409,
     title: "Conflict",
     description:
-      "The webhook endpoint's state refuses the operation: it is disabled, or a replay of it is already running. The message says which: enable the endpoint, or wait for the replay to end (or cancel it), then retry.",
+      "The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After.",
   },
   idempotency_in_progress: {
     status: 409,
@@ -91,6 +91,12 @@ export const ERROR_CODES = {
     title: "Rate limited",
     description:
       "The API key's or the organisation's requests in the last 60 seconds reached the plan's limit (requests without a valid key count per client address). Wait the seconds in Retry-After; the X-RateLimit-Remaining header of every answer shows what is left.",
+  },
+  timeout: {
+    status: 503,
+    title: "Timeout",
+    description:
+      "The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit).",
   },
   internal_error: {
     status: 500,

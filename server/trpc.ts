@@ -41,6 +41,11 @@ export type Meta = OpenApiMeta<{
    * answer, with no transaction open (docs/architecture.md, "Idempotency").
    */
   ownTransactions?: true;
+  /**
+   * The operation takes one of the organisation's slots for expensive work while it runs (docs/api-contract.md §8.5;
+   * lists take one when sorted by a custom field, without this mark).
+   */
+  expensive?: "search" | "bulk" | "erasure";
 }>;
 
 /**

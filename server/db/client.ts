@@ -4,6 +4,7 @@ import { log } from "../observability/logger";
 import type { EmbeddedDatabase } from "./embedded";
 import { readLiveEmbeddedLock } from "./embedded-lock";
 import { PrismaClient } from "./generated/client";
+import { budgetedClientClass, setRequestStatementTimeout } from "./statement-budget";
 
 /** A connected database: the Prisma client, which engine backs it, its URL, and how to release it. */
 export interface Database {
@@ -32,10 +33,11 @@ function statementName(query: { sql: string }): string | undefined {
   return name;
 }
 
-// Not on the embedded database, whose socket runs every connection in one PostgreSQL session (one connection's
-// statement names would collide with another's), nor behind a transaction-mode pooler, which marks its URL with
-// Prisma's `pgbouncer=true` and may hand each transaction a different server connection.
-function namedStatements(options: { url: string; kind?: Database["kind"] }): boolean {
+// Whether each pooled connection is a PostgreSQL session of its own, which keeps what is set on it (named statements,
+// the statement timeout). Not on the embedded database, whose socket runs every connection in one PostgreSQL session
+// (one connection's statement names would collide with another's), nor behind a transaction-mode pooler, which marks
+// its URL with Prisma's `pgbouncer=true` and may hand each transaction a different server connection.
+function ownSessions(options: { url: string; kind?: Database["kind"] }): boolean {
   if ((options.kind ?? "postgres") !== "postgres") return false;
   try {
     return new URL(options.url).searchParams.get("pgbouncer") !== "true";
@@ -112,32 +114,47 @@ function guardPool(factory: PrismaPg, kind: Database["kind"]): PrismaPg {
 /**
  * Opens a Prisma client on a PostgreSQL URL through `@prisma/adapter-pg`: the one access path in every mode, since the
  * embedded database is served over the wire protocol too (docs/architecture.md, "The embedded database"). Connection
- * attempts give up after 5 s and queries after 15 s, so callers never hang.
+ * attempts give up after 5 s. On PostgreSQL every statement runs under a `statement_timeout` (`DB_STATEMENT_TIMEOUT_MS`
+ * for requests, longer for background jobs, none for maintenance: server/db/statement-budget.ts), and the client gives
+ * up 2 s after it and cancels the statement; on the embedded database, which cannot time a statement out, the client
+ * waits at least 15 s (docs/architecture.md, "Budgets: what one request may cost").
  */
 export function openDatabase(options: { url: string; kind?: Database["kind"] }): Database {
-  // query_timeout bounds a query on a server that accepted the connection but stopped answering (no hanging request).
+  const kind = options.kind ?? "postgres";
+  const requestTimeoutMs = env().DB_STATEMENT_TIMEOUT_MS;
+  setRequestStatementTimeout(requestTimeoutMs);
+  // A transaction-mode pooler hands each transaction any server connection: a session setting would leak to another
+  // client, so there the timeout is the role's (ALTER ROLE … SET statement_timeout; README, "Deploy").
+  const manageTimeouts = ownSessions(options);
   const adapter = guardPool(
     new PrismaPg(
       {
         connectionString: options.url,
         connectionTimeoutMillis: 5_000,
-        query_timeout: 15_000,
+        Client: budgetedClientClass({ manageTimeouts, minimumClientTimeoutMs: kind === "pglite" ? 15_000 : 0 }),
+        ...(manageTimeouts
+          ? {
+              statement_timeout: requestTimeoutMs,
+              // A transaction left open by a crashed step must not hold its row locks for long.
+              idle_in_transaction_session_timeout: 60_000,
+            }
+          : {}),
         // The embedded database's socket runs every connection in one PostgreSQL session and interleaves their
         // protocol messages outside a transaction, so two connections' statements could meet (a 500, or the other
         // query's rows). PGlite runs one query at a time anyway: one connection costs nothing and keeps them apart.
-        max: (options.kind ?? "postgres") === "pglite" ? 1 : 10,
+        max: kind === "pglite" ? 1 : 10,
       },
-      namedStatements(options)
+      manageTimeouts
         ? // An undefined name runs the statement unnamed (pg), which the adapter's type does not spell out.
           { statementNameGenerator: statementName as (query: { sql: string }) => string }
         : undefined,
     ),
-    options.kind ?? "postgres",
+    kind,
   );
   // "minimal": Prisma otherwise records a stack trace at every query (`new Error()`), only to point at the calling line
   // in its error messages; our errors reach users as the envelope and the logs as the request id and the cause.
   const prisma = new PrismaClient({ adapter, errorFormat: "minimal" });
-  return { prisma, kind: options.kind ?? "postgres", url: options.url, close: () => prisma.$disconnect() };
+  return { prisma, kind, url: options.url, close: () => prisma.$disconnect() };
 }
 
 // What server/db/generated/internal/class.ts imports at the first query (untyped modules, hence plain strings).

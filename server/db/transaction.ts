@@ -5,6 +5,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { log } from "../observability/logger";
 import { db, guardSecondConnections } from "./client";
 import type { PrismaClient } from "./generated/client";
+import { RETRY_ATTEMPTS, retryableDatabaseFailure, retryPause } from "./statement-budget";
 
 /** The Prisma client inside an interactive transaction. */
 export type TransactionClient = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
@@ -65,11 +66,27 @@ export function prisma(): PrismaClient {
  * operation in one, docs/architecture.md, "Idempotency") it joins that one instead of opening a second, so the
  * operation, its outbox events and its idempotency record commit or roll back together. Callbacks registered with
  * {@link afterCommit} run once the outermost transaction has committed, and never when it rolls back.
- * @throws whatever `fn` throws, after rolling back.
+ *
+ * When the outermost transaction fails on a deadlock (`40P01`) or a serialisation failure (`40001`), which PostgreSQL
+ * resolves by rolling one side back, it runs `fn` again from the start, at most 4 runs in all with a jittered pause
+ * between them (docs/architecture.md, "Budgets: what one request may cost"): `fn` must keep its effects inside the
+ * transaction ({@link afterCommit} for the rest), as every caller does.
+ * @throws whatever `fn` throws, after rolling back; a deadlock or serialisation failure once the runs are used up.
  */
 export async function transaction<T>(fn: (tx: TransactionClient) => Promise<T>): Promise<T> {
   const current = currentTransaction();
   if (current) return fn(current.tx);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runTransaction(fn);
+    } catch (error) {
+      if (attempt >= RETRY_ATTEMPTS || !retryableDatabaseFailure(error)) throw error;
+      await retryPause(attempt);
+    }
+  }
+}
+
+async function runTransaction<T>(fn: (tx: TransactionClient) => Promise<T>): Promise<T> {
   const afterCommit: TransactionScope["afterCommit"] = [];
   let opened: TransactionScope | undefined;
   let result: T;
@@ -114,6 +131,9 @@ export async function savepoint<T>(fn: () => Promise<T>): Promise<T> {
     await current.tx.$executeRawUnsafe(`RELEASE SAVEPOINT ${name}`);
     return result;
   } catch (error) {
+    // A deadlock or serialisation failure is the whole transaction's to retry ({@link transaction}), not one item's:
+    // rolled back to the savepoint it would surface as that item's failure.
+    if (retryableDatabaseFailure(error)) throw error;
     await current.tx.$executeRawUnsafe(`ROLLBACK TO SAVEPOINT ${name}`);
     throw error;
   }

@@ -271,8 +271,16 @@ const EXPANDED_ACCOUNT = {
   description: "Only with expand=account: the account it refers to, as GET /accounts/{id} returns it; null when none.",
 };
 
+// Codes whose answers carry Retry-After (docs/api-contract.md §7).
+const RETRY_AFTER_CODES: ReadonlySet<ErrorCode> = new Set([
+  "rate_limited",
+  "idempotency_in_progress",
+  "timeout",
+  "conflict",
+]);
+
 function errorResponseFor(codes: ErrorCode[]): Json {
-  const retry = codes.includes("rate_limited") || codes.includes("idempotency_in_progress");
+  const retry = codes.some((code) => RETRY_AFTER_CODES.has(code));
   return {
     description: codes.map((code) => `${code}: ${ERROR_CODES[code].description}`).join(" "),
     headers: retry
@@ -301,10 +309,14 @@ function errorCodesOf(
     codes.push("bad_request");
   if (hasBody) codes.push("invalid_json", "payload_too_large");
   if (isIdempotent) codes.push("idempotency_conflict", "idempotency_in_progress");
+  // A write can meet another on the same rows: a deadlock the retries did not clear is 409 (docs/api-contract.md §7).
+  if (isIdempotent && !codes.includes("conflict")) codes.push("conflict");
   codes.push("rate_limited");
   if (isProtected) codes.push("unauthorized", "insufficient_scope");
   if (hasPathParams) codes.push("not_found");
   if (hasBody || (operation.parameters as Json[] | undefined)?.length) codes.push("validation_error");
+  // Every operation that reads the database runs under the statement timeout (docs/api-contract.md §8.1).
+  if (isProtected) codes.push("timeout");
   codes.push("internal_error");
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {

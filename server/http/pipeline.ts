@@ -2,6 +2,7 @@
 // /api/v1 goes through the steps of PIPELINE in order; a step answers or hands over to the next. Errors thrown anywhere
 // become the error envelope of docs/api-contract.md §2.1; the rate-limit headers go on every answer; the audit row is
 // recorded once the answer exists.
+import { databaseRefusal, measureDatabaseTime, sqlState } from "../db/statement-budget";
 import { env } from "../env";
 import { ApiError } from "../errors";
 import { log } from "../observability/logger";
@@ -9,9 +10,11 @@ import { observeOutbox } from "../observability/metrics";
 import { observeRequest, type RequestObservation } from "../observability/requests";
 import { v1Router } from "../routers/v1";
 import { recordAudit } from "../services/audit";
+import { chargeDatabaseTime } from "../services/organisation-budgets";
 import type { Meta } from "../trpc";
 import { outboxBacklog } from "../webhooks/worker";
 import { identify, refuse } from "./authenticate";
+import { budget } from "./budget";
 import { conditionalRequests } from "./conditional";
 import { apiErrorReply, errorReply, newRequestId } from "./envelope";
 import type { ApiRequest, Exchange, Reply, Step } from "./exchange";
@@ -104,6 +107,7 @@ export const PIPELINE: readonly Step[] = [
   serveDocument,
   representation,
   readInput,
+  budget,
   idempotency,
   conditionalRequests(ROUTES),
   callProcedure,
@@ -134,6 +138,14 @@ function compose(steps: readonly Step[], exchange: Exchange, observation: Reques
 
 function errorToReply(exchange: Exchange, error: unknown): Reply {
   if (error instanceof ApiError) return apiErrorReply(exchange.requestId, exchange.origin, error);
+  const refusal = databaseRefusal(error);
+  if (refusal) {
+    log().warn(
+      { requestId: exchange.requestId, sqlState: sqlState(error) ?? null },
+      `the database did not finish the request; answered ${refusal.status} ${refusal.code}`,
+    );
+    return apiErrorReply(exchange.requestId, exchange.origin, refusal);
+  }
   log().error({ requestId: exchange.requestId, err: error }, "unexpected error; answered 500 internal_error");
   return errorReply(
     exchange.requestId,
@@ -177,13 +189,18 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
       pathParams: {},
     };
     const observation = observeRequest(exchange.requestId, request.method, read);
-    let reply = await observation.run(async () => {
-      try {
-        return await compose(steps, exchange, observation);
-      } catch (error) {
-        return errorToReply(exchange, error);
-      }
-    });
+    const measured = await measureDatabaseTime(() =>
+      observation.run(async () => {
+        try {
+          return await compose(steps, exchange, observation);
+        } catch (error) {
+          return errorToReply(exchange, error);
+        }
+      }),
+    );
+    let reply = measured.result;
+    // What the request cost the database counts against its organisation's budget (docs/api-contract.md §8.5).
+    if (exchange.principal) chargeDatabaseTime(exchange.principal.orgId, exchange.principal.plan, measured.databaseMs);
     if (exchange.rateLimit) Object.assign(reply.headers, exchange.rateLimit.headers);
     if (request.method === "HEAD") reply = { ...reply, body: null };
     if (audit) {

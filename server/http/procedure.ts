@@ -1,5 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { ZodError } from "zod";
+import { databaseRefusal, sqlState } from "../db/statement-budget";
 import { ApiError } from "../errors";
 import { log } from "../observability/logger";
 import { v1Router } from "../routers/v1";
@@ -17,7 +18,9 @@ const createCaller = createCallerFactory(v1Router);
 
 /**
  * Maps what a procedure threw to the code (docs/api-contract.md §7), status and message. Input validation errors are
- * 400 `bad_request` when every issue is in a path parameter, else 422 `validation_error`; anything unexpected (an
+ * 400 `bad_request` when every issue is in a path parameter, else 422 `validation_error`; a statement the database
+ * cancelled at its timeout or a deadlock that outlived its retries is 503 `timeout` or 409 `conflict`
+ * (`databaseRefusal`, logged at warn); anything unexpected (an
  * output that fails its schema, a database error) is logged with the request id and becomes 500 `internal_error`
  * without internals.
  */
@@ -31,6 +34,18 @@ function toApiError(error: unknown, exchange: Exchange): ApiError {
     return inPath
       ? new ApiError("bad_request", "Malformed path parameter", { details })
       : new ApiError("validation_error", "Request validation failed", { details });
+  }
+  const refusal = databaseRefusal(cause ?? error);
+  if (refusal) {
+    log().warn(
+      {
+        requestId: exchange.requestId,
+        route: exchange.route && `${API_PREFIX}${exchange.route.path}`,
+        sqlState: sqlState(cause ?? error) ?? null,
+      },
+      `the database did not finish the request; answered ${refusal.status} ${refusal.code}`,
+    );
+    return refusal;
   }
   log().error(
     {

@@ -4,6 +4,7 @@ import { redisStore } from "./redis";
 import type { KeyValueStore } from "./store";
 import { vercelKvStore } from "./vercel-kv";
 
+export type { BudgetResult, LeaseResult } from "./budget-scripts";
 export type { SlidingWindowResult, WindowSpec, WindowState } from "./sliding-window";
 export type { KeyValueStore, KvDriver } from "./store";
 
@@ -26,6 +27,9 @@ function namespaced(store: KeyValueStore, prefix: string): KeyValueStore {
       ),
     counter: (key) => store.counter(prefix + key),
     increment: (key) => store.increment(prefix + key),
+    acquireLease: (key, limit, leaseMs, token) => store.acquireLease(prefix + key, limit, leaseMs, token),
+    releaseLease: (key, token) => store.releaseLease(prefix + key, token),
+    drawBudget: (key, amount, refillPerMs, capacity) => store.drawBudget(prefix + key, amount, refillPerMs, capacity),
     close: () => store.close(),
   };
 }

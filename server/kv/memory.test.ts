@@ -112,3 +112,25 @@ it("always answers ping and reports the memory driver", async () => {
   expect(kv.driver).toBe("memory");
   await expect(kv.ping()).resolves.toBeUndefined();
 });
+
+it("gives at most the limit of leases at once; a lease given back or lapsed frees its slot", async () => {
+  const kv = fresh();
+  expect(await kv.acquireLease("run", 2, 1_000, "a")).toEqual({ acquired: true, held: 1 });
+  expect(await kv.acquireLease("run", 2, 1_000, "b")).toEqual({ acquired: true, held: 2 });
+  expect(await kv.acquireLease("run", 2, 1_000, "c")).toEqual({ acquired: false, held: 2 });
+  await kv.releaseLease("run", "a");
+  expect(await kv.acquireLease("run", 2, 1_000, "c")).toEqual({ acquired: true, held: 2 });
+  // b was never given back: it lapses after its 1 s.
+  clock += 1_000;
+  expect(await kv.acquireLease("run", 2, 1_000, "d")).toEqual({ acquired: true, held: 1 });
+});
+
+it("draws from a budget that starts full, refills at its rate up to its capacity, and can be overdrawn", async () => {
+  const kv = fresh();
+  expect(await kv.drawBudget("db", 0, 0.25, 3_750)).toEqual({ level: 3_750, nowMs: clock });
+  expect((await kv.drawBudget("db", 5_000, 0.25, 3_750)).level).toBe(-1_250);
+  clock += 4_000;
+  expect((await kv.drawBudget("db", 0, 0.25, 3_750)).level).toBe(-250);
+  clock += 60_000;
+  expect((await kv.drawBudget("db", 100, 0.25, 3_750)).level).toBe(3_650);
+});

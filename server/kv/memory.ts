@@ -32,6 +32,9 @@ export function memoryStore(options: { now?: () => number } = {}): KeyValueStore
       const newest = log.times.at(-1);
       if (newest === undefined || newest <= at - log.windowMs) logs.delete(key);
     }
+    for (const [key, state] of budgets) {
+      if (state.level + (at - state.at) * state.refillPerMs >= state.capacity) budgets.delete(key);
+    }
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
 
@@ -65,6 +68,10 @@ export function memoryStore(options: { now?: () => number } = {}): KeyValueStore
   }
 
   const counters = new Map<string, number>();
+  /** Per lease key: token → when it lapses (ms). */
+  const leases = new Map<string, Map<string, number>>();
+  /** Per budget key: its level and when it was last drawn from (ms). */
+  const budgets = new Map<string, { level: number; at: number; refillPerMs: number; capacity: number }>();
   return {
     driver: "memory",
     ping: async () => undefined,
@@ -75,10 +82,34 @@ export function memoryStore(options: { now?: () => number } = {}): KeyValueStore
       counters.set(key, value);
       return value;
     },
+    async acquireLease(key, limit, leaseMs, token) {
+      const at = now();
+      const held = leases.get(key) ?? new Map<string, number>();
+      for (const [id, lapses] of held) if (lapses <= at) held.delete(id);
+      leases.set(key, held);
+      if (held.size >= limit) return { acquired: false, held: held.size };
+      held.set(token, at + leaseMs);
+      return { acquired: true, held: held.size };
+    },
+    async releaseLease(key, token) {
+      const held = leases.get(key);
+      held?.delete(token);
+      if (held?.size === 0) leases.delete(key);
+    },
+    async drawBudget(key, amount, refillPerMs, capacity) {
+      const at = now();
+      const state = budgets.get(key) ?? { level: capacity, at, refillPerMs, capacity };
+      state.level = Math.min(capacity, state.level + Math.max(0, at - state.at) * refillPerMs) - amount;
+      Object.assign(state, { at, refillPerMs, capacity });
+      budgets.set(key, state);
+      return { level: state.level, nowMs: at };
+    },
     async close() {
       clearInterval(sweep);
       logs.clear();
       counters.clear();
+      leases.clear();
+      budgets.clear();
     },
   };
 }

@@ -1,11 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { tracingOn } from "../observability/telemetry";
+import { BUDGET_LUA, LEASE_LUA, parseBudgetReply, parseLeaseReply } from "./budget-scripts";
 import { parseSlidingWindowReply, SLIDING_WINDOW_LUA, slidingWindowArgs } from "./sliding-window";
 import type { KeyValueStore } from "./store";
 import { warnThrottled } from "./warn";
 
-type WithScript = Redis & { crmSlidingWindow(numberOfKeys: number, ...keysAndArgs: string[]): Promise<unknown> };
+type WithScript = Redis & {
+  crmSlidingWindow(numberOfKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  crmLease(key: string, limit: string, leaseMs: string, token: string): Promise<unknown>;
+  crmBudget(key: string, amount: string, refillPerMs: string, capacity: string): Promise<unknown>;
+};
 
 // Ready-check wait for PING (the status probe): a first connection may take longer than one command.
 const PING_CONNECT_WAIT_MS = 1_500;
@@ -30,6 +35,8 @@ export function redisStore(url: string, timeoutMs: number): KeyValueStore {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   }) as WithScript;
   client.defineCommand("crmSlidingWindow", { lua: SLIDING_WINDOW_LUA });
+  client.defineCommand("crmLease", { lua: LEASE_LUA, numberOfKeys: 1 });
+  client.defineCommand("crmBudget", { lua: BUDGET_LUA, numberOfKeys: 1 });
   client.on("error", (error: Error) => {
     // Without a listener ioredis would crash the process; the limiter decides what an outage means.
     warnThrottled("kv.redis.connection", { driver: "redis", error: error.message });
@@ -83,6 +90,18 @@ export function redisStore(url: string, timeoutMs: number): KeyValueStore {
     async increment(key) {
       await ready(timeoutMs);
       return client.incr(key);
+    },
+    async acquireLease(key, limit, leaseMs, token) {
+      await ready(timeoutMs);
+      return parseLeaseReply(await client.crmLease(key, String(limit), String(leaseMs), token));
+    },
+    async releaseLease(key, token) {
+      await ready(timeoutMs);
+      await client.zrem(key, token);
+    },
+    async drawBudget(key, amount, refillPerMs, capacity) {
+      await ready(timeoutMs);
+      return parseBudgetReply(await client.crmBudget(key, String(amount), String(refillPerMs), String(capacity)));
     },
     async close() {
       client.disconnect();

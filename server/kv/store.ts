@@ -1,5 +1,6 @@
 // The interface every key-value store driver implements (docs/architecture.md, "Key-value store and rate limits");
 // apart from index.ts so drivers need not import the module that chooses between them.
+import type { BudgetResult, LeaseResult } from "./budget-scripts";
 import type { SlidingWindowResult, WindowSpec } from "./sliding-window";
 
 /** Which backend answers: Vercel KV / Upstash REST, TCP Redis, or this process's memory. */
@@ -31,5 +32,23 @@ export interface KeyValueStore {
    * @throws the driver's error when the store is unreachable (never for memory).
    */
   increment(key: string): Promise<number>;
+  /**
+   * Takes one of at most `limit` concurrent leases of `key`, atomically (`LEASE_LUA`): given when fewer are held; a
+   * lease lapses after `leaseMs` ms unless given back first with {@link releaseLease}.
+   * @param token the lease's id, unique across instances.
+   * @throws the driver's error when the store is unreachable (never for memory).
+   */
+  acquireLease(key: string, limit: number, leaseMs: number, token: string): Promise<LeaseResult>;
+  /**
+   * Gives back a lease taken by {@link acquireLease} (nothing when it has lapsed).
+   * @throws the driver's error when the store is unreachable (never for memory).
+   */
+  releaseLease(key: string, token: string): Promise<void>;
+  /**
+   * Draws `amount` units from the token bucket `key` (`BUDGET_LUA`), which refills `refillPerMs` units a ms up to
+   * `capacity` and may be overdrawn; `amount` 0 only reads it.
+   * @throws the driver's error when the store is unreachable (never for memory).
+   */
+  drawBudget(key: string, amount: number, refillPerMs: number, capacity: number): Promise<BudgetResult>;
   close(): Promise<void>;
 }

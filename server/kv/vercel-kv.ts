@@ -1,9 +1,13 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createClient } from "@vercel/kv";
+import { BUDGET_LUA, LEASE_LUA, parseBudgetReply, parseLeaseReply } from "./budget-scripts";
 import { parseSlidingWindowReply, SLIDING_WINDOW_LUA, slidingWindowArgs } from "./sliding-window";
 import type { KeyValueStore } from "./store";
 
-const SCRIPT_SHA = createHash("sha1").update(SLIDING_WINDOW_LUA).digest("hex");
+const sha1 = (script: string) => createHash("sha1").update(script).digest("hex");
+const SCRIPT_SHA = sha1(SLIDING_WINDOW_LUA);
+const LEASE_SHA = sha1(LEASE_LUA);
+const BUDGET_SHA = sha1(BUDGET_LUA);
 
 /**
  * The Vercel KV / Upstash REST driver (`KV_REST_API_URL` + `KV_REST_API_TOKEN`): commands are HTTPS requests
@@ -24,6 +28,12 @@ export function vercelKvStore(url: string, token: string, timeoutMs: number): Ke
   });
   const instance = randomUUID();
   let sequence = 0;
+  // EVALSHA first; a server that has not seen the script yet answers NOSCRIPT, and EVAL loads it.
+  const run = (script: string, sha: string, keys: string[], args: string[]) =>
+    client.evalsha(sha, keys, args).catch((error: unknown) => {
+      if (!String(error).includes("NOSCRIPT")) throw error;
+      return client.eval(script, keys, args);
+    });
 
   return {
     driver: "vercel-kv",
@@ -34,16 +44,22 @@ export function vercelKvStore(url: string, token: string, timeoutMs: number): Ke
       sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
       const keys = windows.map((window) => window.key);
       const args = slidingWindowArgs(windows, windowMs, `${instance}:${sequence}`);
-      const reply = await client.evalsha(SCRIPT_SHA, keys, args).catch((error: unknown) => {
-        if (!String(error).includes("NOSCRIPT")) throw error;
-        return client.eval(SLIDING_WINDOW_LUA, keys, args);
-      });
-      return parseSlidingWindowReply(reply, windows);
+      return parseSlidingWindowReply(await run(SLIDING_WINDOW_LUA, SCRIPT_SHA, keys, args), windows);
     },
     async counter(key) {
       return Number((await client.get<string | number>(key)) ?? 0);
     },
     increment: (key) => client.incr(key),
+    async acquireLease(key, limit, leaseMs, token) {
+      return parseLeaseReply(await run(LEASE_LUA, LEASE_SHA, [key], [String(limit), String(leaseMs), token]));
+    },
+    async releaseLease(key, token) {
+      await client.zrem(key, token);
+    },
+    async drawBudget(key, amount, refillPerMs, capacity) {
+      const args = [String(amount), String(refillPerMs), String(capacity)];
+      return parseBudgetReply(await run(BUDGET_LUA, BUDGET_SHA, [key], args));
+    },
     close: async () => undefined,
   };
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { hashApiKey } from "../auth/api-keys";
 import { FULL_ACCESS_SCOPES } from "../auth/scopes";
+import { withStatementClass } from "../db/statement-budget";
 import { prisma } from "../db/transaction";
 import { createApiKey } from "./api-keys";
 import { ensureOrganisation } from "./organisations";
@@ -43,7 +44,8 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   const orgId = state.orgId ?? (await ensureOrganisation(DEMO_ORG_SLUG, { name: "Demo MSP", plan: "GROWTH" })).id;
   // The book is written by the database's own thread (the embedded one's worker, or PostgreSQL) while this thread
   // loads the sign-in library and hashes the owner's password: together, not one after the other.
-  const seeding = state.orgId ? undefined : seedDemoBook(orgId);
+  // Maintenance work: no statement timeout (the embedded database at first start is slower than any budget).
+  const seeding = state.orgId ? undefined : withStatementClass("maintenance", () => seedDemoBook(orgId));
   seeding?.catch(() => undefined);
 
   const sameOrg = saved.orgId === orgId;

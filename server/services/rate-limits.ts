@@ -48,15 +48,16 @@ function policyNames(subject: RateLimitSubject): string[] {
 const state: { fallback?: KeyValueStore; retryAt: number; degraded: boolean } = { retryAt: 0, degraded: false };
 
 /**
- * Counts on the shared store; while it is unreachable, on this process's memory (limits then apply per instance),
- * trying the shared store again every {@link STORE_RETRY_AFTER_MS} ms, so it comes back by itself.
+ * Runs `operation` on the shared store; while it is unreachable, on this process's memory (limits and budgets then
+ * apply per instance), trying the shared store again every {@link STORE_RETRY_AFTER_MS} ms, so it comes back by
+ * itself. Never throws for the store's sake (docs/architecture.md, "Key-value store and rate limits").
  */
-async function count(windows: WindowSpec[], windowMs: number): Promise<SlidingWindowResult> {
+export async function onLimitStore<T>(operation: (store: KeyValueStore) => Promise<T>): Promise<T> {
   const store = kv();
-  if (store.driver === "memory") return store.slidingWindow(windows, windowMs);
+  if (store.driver === "memory") return operation(store);
   if (Date.now() >= state.retryAt) {
     try {
-      const result = await store.slidingWindow(windows, windowMs);
+      const result = await operation(store);
       if (state.degraded) {
         state.degraded = false;
         warnThrottled("rate-limit.store-up", { driver: store.driver, message: "shared store answers again" }, "info");
@@ -73,7 +74,11 @@ async function count(windows: WindowSpec[], windowMs: number): Promise<SlidingWi
     }
   }
   state.fallback ??= memoryStore();
-  return state.fallback.slidingWindow(windows, windowMs);
+  return operation(state.fallback);
+}
+
+function count(windows: WindowSpec[], windowMs: number): Promise<SlidingWindowResult> {
+  return onLimitStore((store) => store.slidingWindow(windows, windowMs));
 }
 
 /**

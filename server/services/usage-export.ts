@@ -26,9 +26,13 @@ export type UsageExportQuery = Omit<AuditLogQuery, "cursor" | "limit"> & { from:
  * with `=`, `+`, `-`, `@`, a tab or a carriage return prefixed with `'` so a spreadsheet shows them as text), newest
  * first. Pages of 1,000 rows are read only as the stream is consumed, so memory stays flat whatever the row count;
  * cancelling the stream (the client went away) stops the reading. Logs one line when it ends: rows, pages and whether
- * it was cancelled.
+ * it was cancelled; then calls `onEnd` (which gives back the organisation's slot for expensive work).
  */
-export function usageCsv(orgId: string, query: UsageExportQuery): ReadableStream<Uint8Array> {
+export function usageCsv(
+  orgId: string,
+  query: UsageExportQuery,
+  onEnd: () => Promise<void> = async () => undefined,
+): ReadableStream<Uint8Array> {
   let rows = 0;
   let pages = 0;
   let finished = false;
@@ -44,6 +48,7 @@ export function usageCsv(orgId: string, query: UsageExportQuery): ReadableStream
       finished = true;
     } finally {
       log().info({ orgId, rows, pages, cancelled: !finished }, "usage export ended");
+      await onEnd();
     }
   }
   // pipeline destroys the reading when the CSV side is destroyed (a cancelled download), which returns the generator.

@@ -115,7 +115,7 @@ describe("error envelope (docs/api-contract.md §2.1, §7)", () => {
     expect(await head.text()).toBe("");
   });
 
-  it("every code of docs/api-contract.md §7, plus our six documented extensions, has a reference entry", () => {
+  it("every code of docs/api-contract.md §7, plus our seven documented extensions, has a reference entry", () => {
     expect(Object.keys(ERROR_CODES).sort()).toEqual(
       [
         "idempotency_in_progress",
@@ -124,6 +124,7 @@ describe("error envelope (docs/api-contract.md §2.1, §7)", () => {
         "headers_too_large",
         "cursor_expired",
         "precondition_failed",
+        "timeout",
         "bad_request",
         "invalid_json",
         "unauthorized",
@@ -152,6 +153,7 @@ describe("error envelope (docs/api-contract.md §2.1, §7)", () => {
       cursor_expired: 410,
       precondition_failed: 412,
       rate_limited: 429,
+      timeout: 503,
       internal_error: 500,
     });
   });

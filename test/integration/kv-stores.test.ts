@@ -92,6 +92,36 @@ describe.each(["redis", "vercel-kv"])("%s driver", (driver) => {
     expect(result.windows[0]).toEqual({ limit: 5, count: 1, freeAtMs: result.nowMs + 60_000 });
   });
 
+  it("gives at most the limit of 20 concurrent lease requests; a lease given back frees its slot", async () => {
+    const key = unique("lease");
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store().acquireLease(key, 3, 10_000, `token-${i}`)),
+    );
+    expect(results.filter((result) => result.acquired)).toHaveLength(3);
+    expect(await redis.zcard(raw(key))).toBe(3);
+    const holder = results.findIndex((result) => result.acquired);
+    await store().releaseLease(key, `token-${holder}`);
+    expect(await store().acquireLease(key, 3, 10_000, "late")).toEqual({ acquired: true, held: 3 });
+    // A lease nobody gives back lapses on the server's clock.
+    const short = unique("lapse");
+    expect((await store().acquireLease(short, 1, 100, "gone")).acquired).toBe(true);
+    expect((await store().acquireLease(short, 1, 100, "next")).acquired).toBe(false);
+    await sleep(150);
+    expect((await store().acquireLease(short, 1, 100, "next")).acquired).toBe(true);
+  });
+
+  it("draws from a budget that starts full and can be overdrawn, refilling on the server's clock", async () => {
+    const key = unique("budget");
+    expect((await store().drawBudget(key, 0, 1, 500)).level).toBe(500);
+    const overdrawn = await store().drawBudget(key, 800, 1, 500);
+    expect(overdrawn.level).toBeGreaterThanOrEqual(-300);
+    expect(overdrawn.level).toBeLessThan(-250);
+    await sleep(200);
+    const refilled = await store().drawBudget(key, 0, 1, 500);
+    expect(refilled.level).toBeGreaterThanOrEqual(overdrawn.level + 190);
+    expect(refilled.level).toBeLessThanOrEqual(500);
+  });
+
   it("slides: requests age out one window after they were counted", async () => {
     const windows = [{ key: unique("slide"), limit: 2 }];
     const first = await store().slidingWindow(windows, 1_500);

@@ -2,6 +2,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError } from "zod";
 import { can, type Permission, refusalMessage } from "../../auth/roles";
+import { databaseRefusal, sqlState } from "../../db/statement-budget";
 import { ApiError, ERROR_CODES, type ErrorCode } from "../../errors";
 import { log } from "../../observability/logger";
 import { findUnstorableText } from "../../schemas/storable";
@@ -50,6 +51,7 @@ const TRPC_CODES: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   cursor_expired: "BAD_REQUEST",
   precondition_failed: "PRECONDITION_FAILED",
   rate_limited: "TOO_MANY_REQUESTS",
+  timeout: "SERVICE_UNAVAILABLE",
   internal_error: "INTERNAL_SERVER_ERROR",
 };
 
@@ -108,8 +110,9 @@ export const createCallerFactory = t.createCallerFactory;
 
 /**
  * Every settings procedure, through either door (the pages' server-side caller, `/api/trpc`): our refusals
- * ({@link ApiError}s the services and better-auth's error map throw) become tRPC errors with their status
- * (401/403/404/422/429), and anything else is logged with the request id and the procedure, answered as a generic
+ * ({@link ApiError}s the services and better-auth's error map throw, and the database's timeouts and exhausted
+ * deadlock retries as `databaseRefusal` maps them) become tRPC errors with their status (401/403/404/409/422/429/503),
+ * and anything else is logged with the request id and the procedure, answered as a generic
  * 500 without internals (docs/architecture.md, "Settings: sign-in, team and roles").
  */
 const settingsProcedure = t.procedure.use(async ({ ctx, next, path, type }) => {
@@ -118,6 +121,14 @@ const settingsProcedure = t.procedure.use(async ({ ctx, next, path, type }) => {
   const cause = result.error.cause;
   if (isApiError(cause)) {
     throw new TRPCError({ code: TRPC_CODES[cause.code], message: cause.message, cause });
+  }
+  const refusal = databaseRefusal(cause);
+  if (refusal) {
+    log().warn(
+      { sqlState: sqlState(cause) ?? null, requestId: ctx.request.requestId, procedure: path, type },
+      `the database did not finish the settings procedure; answered ${refusal.code}`,
+    );
+    throw new TRPCError({ code: TRPC_CODES[refusal.code], message: refusal.message, cause: refusal });
   }
   if (result.error.code === "INTERNAL_SERVER_ERROR") {
     log().error(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { GRANULARITIES, type Granularity } from "../../schemas/usage";
+import { acquireExpensiveSlot } from "../../services/organisation-budgets";
 import { getAuditEntry, getRateLimitSummary, listAuditLog } from "../../services/usage";
 import { usageCsv } from "../../services/usage-export";
 import { usageRange, usageSeries } from "../../services/usage-rollup";
@@ -70,10 +71,14 @@ export const usageRouter = router({
    * answers it; over `/api/trpc` only the file name travels.
    * @throws 422 for a malformed filter or a range longer than 90 days (before any byte).
    */
-  export: read.input(z.object({ ...range, ...filters })).query(({ ctx, input }) => {
+  export: read.input(z.object({ ...range, ...filters })).query(async ({ ctx, input }) => {
     const { from, to } = usageRange(input);
     const query = { ...input, from, to };
-    const open = () => usageCsv(ctx.member.org.id, query);
+    const orgId = ctx.member.org.id;
+    // An export reads the whole range: one of the organisation's slots for expensive work (docs/api-contract.md §8.5),
+    // held until the download ends.
+    const release = await acquireExpensiveSlot(orgId, (await getRateLimitSummary(orgId)).plan, "export");
+    const open = () => usageCsv(orgId, query, release);
     const stamp = (date: Date) => date.toISOString().slice(0, 16).replace(/[-:]/g, "");
     return { filename: `usage-${ctx.member.org.slug}-${stamp(from)}-${stamp(to)}.csv`, open };
   }),

@@ -62,6 +62,7 @@ export const accountsRouter = router({
   /** `POST /accounts/bulk` (accounts:write): upserts up to 500 accounts matched on externalId. */
   bulk: apiProcedure("accounts:write")
     .meta({
+      expensive: "bulk",
       openapi: {
         method: "POST",
         path: "/accounts/bulk",

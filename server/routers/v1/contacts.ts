@@ -65,6 +65,7 @@ export const contactsRouter = router({
   /** `POST /contacts/bulk` (contacts:write): upserts up to 500 contacts matched on email, case-insensitively. */
   bulk: apiProcedure("contacts:write")
     .meta({
+      expensive: "bulk",
       openapi: {
         method: "POST",
         path: "/contacts/bulk",
@@ -126,6 +127,7 @@ export const contactsRouter = router({
   erase: apiProcedure("contacts:write")
     .meta({
       ownTransactions: true,
+      expensive: "erasure",
       openapi: {
         method: "POST",
         path: "/contacts/{id}/erase",

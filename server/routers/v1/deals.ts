@@ -62,6 +62,7 @@ export const dealsRouter = router({
   /** `POST /deals/bulk` (deals:write): creates up to 500 deals, 201; one `deal.created` per deal. */
   bulk: apiProcedure("deals:write")
     .meta({
+      expensive: "bulk",
       openapi: {
         method: "POST",
         path: "/deals/bulk",

@@ -72,6 +72,7 @@ export const devicesRouter = router({
   /** `POST /devices/bulk` (devices:write): upserts up to 500 devices matched on rmmAgentId, 200. */
   bulk: apiProcedure("devices:write")
     .meta({
+      expensive: "bulk",
       openapi: {
         method: "POST",
         path: "/devices/bulk",

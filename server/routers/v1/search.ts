@@ -54,6 +54,7 @@ function structured<Query>(spec: {
         description: `The ${spec.resource} list (GET /${spec.resource}) with its filters as a body: filterGroups, up to ${FILTER_GROUPS_MAX} groups of up to ${FILTERS_PER_GROUP_MAX} filters each; a record matches when it matches every filter of any one group. Filters take the list's field[op] fields and operators, plus exists and notExists (the field has a value, or none) and between (numbers and times, inclusive)${spec.customFields ? "; a custom field is customFields.<key>, with the operators of its type (as customFields.<key>[op] in the list), exists, notExists, and between for number, currency, date and datetime fields" : ""}. sort, limit and cursor work as in the list (keyset pages with an opaque nextCursor, no limit on how far one pages). The body's JSON is at most ${SEARCH_BODY_MAX_BYTES} bytes. A wrong field, operator or value is 422 naming its place, e.g. filterGroups.0.filters.1.value. Reads only: records nothing.`,
       },
       envelope: "list",
+      expensive: "search",
     })
     .input(structuredSearchSchema(spec.resource, spec.filters, spec.sort, spec.customFields))
     .output(spec.output as z.ZodType<unknown>)
@@ -79,6 +80,7 @@ export const searchRouter = router({
         description: QUICK_DESCRIPTION,
       },
       envelope: "list",
+      expensive: "search",
     })
     .input(SearchQuerySchema)
     .output(SearchPageSchema)

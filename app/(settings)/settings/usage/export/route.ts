@@ -12,6 +12,8 @@ const STATUS: Partial<Record<TRPCError["code"], number>> = {
   FORBIDDEN: 403,
   BAD_REQUEST: 400,
   UNPROCESSABLE_CONTENT: 422,
+  TOO_MANY_REQUESTS: 429,
+  SERVICE_UNAVAILABLE: 503,
 };
 
 /**
@@ -19,7 +21,8 @@ const STATUS: Partial<Record<TRPCError["code"], number>> = {
  * roll-up, the chart and the export"), for the page's range and filters (its query string), authenticated by the
  * session cookie with the page's role rules (every role, docs/api-contract.md §5.10). The rows stream as they are
  * read, a page of 1,000 at a time; a client that goes away stops the reading. A refusal (signed out 401, not a member
- * 403, a range over 90 days or a bad filter 422) is a plain-text answer naming the reason. Only GET is served: it
+ * 403, a range over 90 days or a bad filter 422, the organisation's slots for expensive work all taken 429,
+ * docs/api-contract.md §8.5) is a plain-text answer naming the reason. Only GET is served: it
  * changes nothing, so like every settings GET it needs the session cookie (SameSite=Lax) and no Origin check, and a
  * page of another site cannot read what it answers.
  */
