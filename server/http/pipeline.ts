@@ -21,6 +21,7 @@ import { openApiText } from "./openapi";
 import { clientAddress, publicOrigin } from "./origin";
 import { API_PREFIX, parseTarget } from "./parse";
 import { postmanText } from "./postman";
+import { preferences } from "./preferences";
 import { callProcedure } from "./procedure";
 import { rateLimit } from "./rate-limit";
 import { representation } from "./representation";
@@ -103,6 +104,7 @@ export const PIPELINE: readonly Step[] = [
   refuse,
   serveDocument,
   representation,
+  preferences,
   readInput,
   idempotency,
   conditionalRequests(ROUTES),
