@@ -142,7 +142,8 @@ export function parseSortParam(
     const dir = direction.toLowerCase();
     let reason: string | undefined;
     if (pair === "") reason = `an empty sort pair sorts by nothing; ${expected}`;
-    else if (!allowed.includes(field)) reason = `${JSON.stringify(field)} is not a sort field of this list; ${expected}`;
+    else if (!allowed.includes(field))
+      reason = `${JSON.stringify(field)} is not a sort field of this list; ${expected}`;
     else if (parts.length > 2 || (dir !== "asc" && dir !== "desc"))
       reason = `${JSON.stringify(pair)} is not field:asc or field:desc; ${expected}`;
     else if (terms.some((term) => term.field === field)) reason = `${field} appears twice; ${expected}`;

@@ -151,12 +151,12 @@ async function cursorPosition(orgId: string, cursor: ParsedCursor): Promise<Feed
           SELECT "sequence" FROM "Event"
           WHERE "orgId" = ${orgId} AND "id" = ${cursor.eventId} AND "name" <> ${TEST_EVENT_NAME}`
       : "sequence" in cursor
-      ? await prisma().$queryRaw<Array<{ sequence: bigint }>>`
+        ? await prisma().$queryRaw<Array<{ sequence: bigint }>>`
           SELECT "sequence" FROM "Event"
           WHERE "orgId" = ${orgId} AND "sequence" = ${cursor.sequence}
             AND "createdAt" >= to_timestamp(${cursor.at}) AT TIME ZONE 'UTC'
             AND "createdAt" < to_timestamp(${cursor.at + 1}) AT TIME ZONE 'UTC'`
-      : await prisma().$queryRaw<Array<{ sequence: bigint }>>`
+        : await prisma().$queryRaw<Array<{ sequence: bigint }>>`
           SELECT "sequence" FROM "Event"
           WHERE "orgId" = ${orgId} AND "legacySeq" = ${cursor.legacySeq}
             AND "createdAt" >= to_timestamp(${cursor.at}) AT TIME ZONE 'UTC'

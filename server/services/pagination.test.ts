@@ -28,7 +28,10 @@ describe("parseSort (docs/api-contract.md §4.9)", () => {
   it("under lenient handling ignores each invalid pair, keeps the valid ones, and records what it ignored", () => {
     for (const raw of INVALID) {
       const handling: SortHandling = { strict: false, sorted: false, ignored: [] };
-      expect(withSortHandling(handling, () => parseSort(raw, fields, fallback)), raw).toEqual(fallback);
+      expect(
+        withSortHandling(handling, () => parseSort(raw, fields, fallback)),
+        raw,
+      ).toEqual(fallback);
       expect(handling, raw).toEqual({ strict: false, sorted: true, ignored: [raw] });
     }
     const handling: SortHandling = { strict: false, sorted: false, ignored: [] };

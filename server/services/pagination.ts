@@ -77,9 +77,13 @@ export function readListCursor(cursor: string): string {
  * (docs/api-contract.md §4.9.1, §7).
  */
 export function notACursor(): ApiError {
-  return new ApiError("bad_request", "cursor is neither a record id nor a nextCursor of this service; start without a cursor", {
-    details: [{ path: ["cursor"], message: "not a cursor of this service" }],
-  });
+  return new ApiError(
+    "bad_request",
+    "cursor is neither a record id nor a nextCursor of this service; start without a cursor",
+    {
+      details: [{ path: ["cursor"], message: "not a cursor of this service" }],
+    },
+  );
 }
 
 /**

@@ -3,8 +3,8 @@ import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { createApiKey } from "../../server/services/api-keys";
-import { CURSOR_KINDS, sealCursor } from "../../server/services/pagination";
 import { ensureOrganisation } from "../../server/services/organisations";
+import { CURSOR_KINDS, sealCursor } from "../../server/services/pagination";
 
 export { startApi, type TestServer } from "./http-server";
 

@@ -188,8 +188,8 @@ describe("cursors", () => {
   it("are 400 for a deleted record's id and for another organisation's, and on quick search for any record id", async () => {
     const account = (await api("POST", "/accounts", { name: "Gone Ltd" })).body.data;
     const task = (await api("POST", "/tasks", { title: "Gone" })).body.data;
-    const device = (await api("POST", "/devices", { rmmAgentId: "gone", hostname: "gone", accountId: account.id }))
-      .body.data;
+    const device = (await api("POST", "/devices", { rmmAgentId: "gone", hostname: "gone", accountId: account.id })).body
+      .data;
     expect((await api("DELETE", `/devices/${device.id}`)).status).toBe(200);
     expect((await api("DELETE", `/tasks/${task.id}`)).status).toBe(200);
     expect((await api("DELETE", `/accounts/${account.id}?force=true`)).status).toBe(200);

@@ -553,9 +553,7 @@ describe("GET /health-scores", () => {
         const res = await api("GET", `/health-scores?limit=2${sortParam}${cursor ? `&cursor=${cursor}` : ""}`);
         expect(res.status).toBe(200);
         seen.push(...res.body.data.map((item: { accountId: string }) => item.accountId));
-        expect(res.body.nextCursor).toBe(
-          res.body.data.at(-1)?.accountId ?? null,
-        );
+        expect(res.body.nextCursor).toBe(res.body.data.at(-1)?.accountId ?? null);
         if (!res.body.hasMore) break;
         expect(res.body.data).toHaveLength(2);
         cursor = res.body.nextCursor;

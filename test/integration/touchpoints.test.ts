@@ -285,7 +285,9 @@ describe("GET /touchpoints", () => {
     const ignored = await list("GET", "/touchpoints?sort=subject:asc");
     expect(subjects(ignored)).toEqual(subjects(await list("GET", "/touchpoints")));
     expect(ignored.headers.get("sort-ignored")).toBe('"subject:asc"');
-    expect((await list("GET", "/touchpoints?sort=subject:asc", undefined, { Prefer: "handling=strict" })).status).toBe(422);
+    expect((await list("GET", "/touchpoints?sort=subject:asc", undefined, { Prefer: "handling=strict" })).status).toBe(
+      422,
+    );
   });
 
   it("pages with limit and cursor under every sort, without gaps or repeats", async () => {
