@@ -79,7 +79,7 @@ export function readListCursor(cursor: string): string {
 export function notACursor(): ApiError {
   return new ApiError(
     "bad_request",
-    "cursor is neither a record id nor a nextCursor of this service; start without a cursor",
+    "cursor is neither a nextCursor of this service nor an id this list takes; start without a cursor",
     {
       details: [{ path: ["cursor"], message: "not a cursor of this service" }],
     },
