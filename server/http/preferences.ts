@@ -28,7 +28,7 @@ function splitOutsideQuotes(text: string, separator: string): string[] {
  * case-insensitively, a value may be a quoted string, and only the first instance of a preference counts.
  * @returns the value (empty for a preference without one), or undefined when the header does not name it.
  */
-export function preferenceValue(header: string | undefined, name: string): string | undefined {
+function preferenceValue(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
   for (const item of splitOutsideQuotes(header, ",")) {
     const [preference = ""] = splitOutsideQuotes(item, ";");
