@@ -1,8 +1,8 @@
-// Keyset pages and the cursors that continue them (docs/architecture.md, "Data and migrations" and "Cursors"). A list's
-// cursor is the id of the last record of a page, as the contract this API was first specified by has it; the signed
-// cursors lists made before (base64url of a kind byte, the id and the first 12 bytes of an HMAC-SHA256 under a key
-// derived from the server's secret) still open, and the events feed and quick search keep signed cursors, whose
-// positions are not a record's. How a list handles an invalid `sort` is the request's preference (RFC 7240).
+// Keyset pages and the cursors that continue them (docs/architecture.md, "Data and migrations" and "Cursors and
+// sort"). A list's cursor is the id of the last record of a page, as the contract this API was first specified by has
+// it; the signed cursors lists made before (base64url of a kind byte, the id and the first 12 bytes of an HMAC-SHA256
+// under a key derived from the server's secret) still open, and the events feed and quick search keep signed cursors,
+// whose positions are not a record's. How a list handles an invalid `sort` is the request's preference (RFC 7240).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { authSecret } from "../auth/secret";
