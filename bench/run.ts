@@ -61,7 +61,6 @@ import pg from "pg";
 import { buildEmbeddedTemplate, buildServer } from "../scripts/build-server";
 import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
-import { listCursor } from "../server/services/pagination";
 import { freePort } from "../test/helpers/ports";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
 import { BENCH_FIELDS, BENCH_VALUES_SQL, type CustomFieldsResult, measureCustomFields } from "./custom-fields";
@@ -349,7 +348,7 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
     accountId,
     pagedOrgId: paged.id,
     pagedKey: pagedKey.raw,
-    deepCursor: listCursor(deepCursor.id),
+    deepCursor: deepCursor.id,
     deepFirstId: deepFirst.id,
     demo,
     fieldsKey: fieldsKey.raw,

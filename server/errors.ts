@@ -8,7 +8,7 @@ export const ERROR_CODES = {
     status: 400,
     title: "Bad request",
     description:
-      "The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer.",
+      "The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer.",
   },
   invalid_json: {
     status: 400,
@@ -42,7 +42,7 @@ export const ERROR_CODES = {
     status: 422,
     title: "Validation error",
     description:
-      "The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message.",
+      "The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message.",
   },
   idempotency_conflict: {
     status: 422,

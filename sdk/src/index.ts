@@ -119,14 +119,17 @@ export type FeedEvent = ItemOf<"/events">;
  * - `GET`, `POST`, `PATCH`, `DELETE`: every operation, typed by path (openapi-fetch).
  * - `list(path, query)`: every record of a list, page after page.
  * - `events.follow()`: the events feed, forever, page by page with the cursor to keep.
- * Every call resolves to the envelope's `data` and throws {@link ApiError} on an error answer. `F`, the organisation's
+ * Every call resolves to the envelope's `data` and throws {@link ApiError} on an error answer. Every request sends
+ * `Prefer: handling=strict`, so an invalid `sort` throws (422) instead of being ignored. `F`, the organisation's
  * custom fields (a type `npm run sdk:generate -- --custom-fields` writes), types the `customFields` of records, bodies
  * and list filters: `createClient<CustomFields>({ … })`.
  */
 export function createClient<F extends CustomFieldTypes = Record<never, never>>(options: ClientOptions) {
   const raw = createFetchClient<paths>({
     baseUrl: (options.baseUrl ?? "http://localhost:3000/api/v1").replace(/\/$/, ""),
-    headers: { Authorization: `Bearer ${options.apiKey}` },
+    // Strict handling: a sort the list cannot apply is an ApiError (422) here, where the API would ignore it for a
+    // client that does not ask; a call's own `Prefer` header replaces this one.
+    headers: { Authorization: `Bearer ${options.apiKey}`, Prefer: "handling=strict" },
     fetch: retryingFetch(options.fetch ?? globalThis.fetch, options.maxRetries ?? 3),
   });
 

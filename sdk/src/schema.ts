@@ -3573,6 +3573,10 @@ export interface components {
         "X-Idempotent-Replay": "true";
         /** @description On a replay: the request id of the request whose response is replayed. */
         "X-Original-Request-Id": string;
+        /** @description RFC 7240: the handling of sort this answer applied, handling=strict or handling=lenient. Sent when the request gave a sort and either named a handling in Prefer or had a sort pair ignored. */
+        "Preference-Applied": "handling=strict" | "handling=lenient";
+        /** @description The pairs of sort that were ignored (an unknown field, a malformed pair, a repeated field, an empty value), as sent, as a structured-field list of strings (RFC 9651): "colour:desc", "name:sideways". Characters outside printable ASCII, and %, are percent-encoded. */
+        "Sort-Ignored": string;
     };
     pathItems: never;
 }
@@ -3654,7 +3658,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3670,7 +3674,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3742,11 +3746,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only accounts with this lifecycle status. */
                 lifecycle?: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
@@ -3823,7 +3827,10 @@ export interface operations {
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3839,6 +3846,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3879,7 +3888,7 @@ export interface operations {
                         data: components["schemas"]["Account"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -3891,7 +3900,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3939,7 +3948,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3949,6 +3958,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4104,7 +4114,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4185,7 +4195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4393,7 +4403,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4474,7 +4484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4613,7 +4623,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4677,7 +4687,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4805,7 +4815,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4903,7 +4913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5069,7 +5079,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5183,7 +5193,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5239,11 +5249,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only contacts related to this account. An id that names no account of the organisation gives an empty list. */
                 accountId?: string;
@@ -5310,7 +5320,10 @@ export interface operations {
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5326,6 +5339,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5365,7 +5380,7 @@ export interface operations {
                         data: components["schemas"]["Contact"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -5377,7 +5392,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5425,7 +5440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5435,6 +5450,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5597,7 +5613,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5678,7 +5694,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5887,7 +5903,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5968,7 +5984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6108,7 +6124,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6172,7 +6188,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6343,7 +6359,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6457,7 +6473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6576,7 +6592,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6657,7 +6673,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6713,11 +6729,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only deals in this stage. */
                 stage?: "QUALIFICATION" | "DISCOVERY" | "PROPOSAL" | "NEGOTIATION" | "CLOSED_WON" | "CLOSED_LOST";
@@ -6826,7 +6842,10 @@ export interface operations {
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6842,6 +6861,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6878,7 +6899,7 @@ export interface operations {
                         data: components["schemas"]["Deal"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -6890,7 +6911,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6938,7 +6959,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6948,6 +6969,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7117,7 +7139,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7198,7 +7220,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7407,7 +7429,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7488,7 +7510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7625,7 +7647,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7689,7 +7711,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7866,7 +7888,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7980,7 +8002,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8036,11 +8058,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only tasks with this status. */
                 status?: "TODO" | "IN_PROGRESS" | "WAITING" | "DONE" | "CANCELLED";
@@ -8127,7 +8149,10 @@ export interface operations {
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8143,6 +8168,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8178,7 +8205,7 @@ export interface operations {
                         data: components["schemas"]["Task"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -8190,7 +8217,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8238,7 +8265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8248,6 +8275,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8406,7 +8434,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8487,7 +8515,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8623,7 +8651,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8687,7 +8715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8796,7 +8824,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8894,7 +8922,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9061,7 +9089,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9175,7 +9203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9231,11 +9259,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only devices of this account (an unknown id gives an empty list). */
                 accountId?: string;
@@ -9310,7 +9338,10 @@ export interface operations {
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9326,6 +9357,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9361,7 +9394,7 @@ export interface operations {
                         data: components["schemas"]["Device"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -9373,7 +9406,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9421,7 +9454,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9431,6 +9464,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9588,7 +9622,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9669,7 +9703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9880,7 +9914,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9961,7 +9995,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10097,7 +10131,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10161,7 +10195,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10270,7 +10304,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10368,7 +10402,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10534,7 +10568,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10648,7 +10682,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10704,11 +10738,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt. Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only touchpoints with this account (an unknown id gives an empty list). */
                 accountId?: string;
@@ -10767,7 +10801,10 @@ export interface operations {
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10783,6 +10820,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10815,7 +10854,7 @@ export interface operations {
                         data: components["schemas"]["Touchpoint"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -10827,7 +10866,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10875,7 +10914,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10885,6 +10924,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11029,7 +11069,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11110,7 +11150,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11241,7 +11281,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11305,7 +11345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11361,11 +11401,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt. Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only notes attached to this kind of record. */
                 objectType?: "Account" | "Deal" | "Contract" | "Lead";
@@ -11406,7 +11446,10 @@ export interface operations {
                 /** @description account: adds the referenced account under account (for a contact, under each of its accounts relationships), fetched in one query a page. */
                 expand?: "account";
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -11422,6 +11465,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11451,7 +11496,7 @@ export interface operations {
                         data: components["schemas"]["Note"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -11463,7 +11508,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11511,7 +11556,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11521,6 +11566,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11647,7 +11693,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11728,7 +11774,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11858,7 +11904,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11922,7 +11968,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11978,16 +12024,19 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: score, accountName; anything else is refused (422). Default: score:desc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: score, accountName. Default: score:desc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only accounts currently in this risk band. */
                 riskLevel?: "LOW" | "MEDIUM" | "HIGH" | "CRITICAL";
                 /** @description Only accounts with this lifecycle status. */
                 lifecycle?: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -12003,6 +12052,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12093,7 +12144,7 @@ export interface operations {
                         data: components["schemas"]["HealthScoreSummary"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -12105,7 +12156,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12153,7 +12204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12163,6 +12214,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12368,7 +12420,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12432,7 +12484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12595,7 +12647,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12692,7 +12744,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12833,7 +12885,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12881,7 +12933,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12937,7 +12989,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. */
                 limit?: number;
-                /** @description The nextCursor of an earlier page (opaque, signed). Continues right after the last event that page returned, in commit order (sequence). A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make for this organisation gives 400 bad_request (start without a cursor). Unsigned cursors made before cursors were signed still work while the event they name is kept; the page answers with a signed one, so keep the new nextCursor. */
+                /** @description The nextCursor of an earlier page (opaque, signed), or the id of an event of the feed. Continues right after the last event that page returned (or that event), in commit order (sequence). A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make for this organisation, or the id of no event of its feed, gives 400 bad_request (start without a cursor). Unsigned cursors made before cursors were signed still work while the event they name is kept; the page answers with a signed one, so keep the new nextCursor. */
                 cursor?: string;
                 /** @description Only these events: comma-separated event names, e.g. account.updated,deal.closed_won. */
                 types?: string;
@@ -13034,7 +13086,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13082,7 +13134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13241,7 +13293,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13305,7 +13357,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13464,7 +13516,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13619,7 +13671,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13700,7 +13752,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13841,7 +13893,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13905,7 +13957,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14028,7 +14080,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14126,7 +14178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14285,7 +14337,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14399,7 +14451,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14506,7 +14558,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14587,7 +14639,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14707,7 +14759,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14788,7 +14840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14844,7 +14896,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make gives 400 bad_request. */
+                /** @description The nextCursor of the previous page: an attemptId of this endpoint, after which the page continues (a signed cursor answered before works too). Anything else, or an attempt this endpoint does not have, gives 400 bad_request. */
                 cursor?: string;
             };
             header?: never;
@@ -14900,7 +14952,7 @@ export interface operations {
                         data: components["schemas"]["DeliveryAttempt"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -14912,7 +14964,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14976,7 +15028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15093,7 +15145,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15174,7 +15226,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15230,7 +15282,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
@@ -15294,7 +15346,7 @@ export interface operations {
                         data: components["schemas"]["WebhookReplay"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -15306,7 +15358,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15370,7 +15422,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15574,7 +15626,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15671,7 +15723,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15812,7 +15864,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15876,7 +15928,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16001,7 +16053,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16082,7 +16134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16142,7 +16194,7 @@ export interface operations {
                 types?: string;
                 /** @description Page size, 1 to 100; default 20. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page of the same search (same q and types; opaque). Any other string is 400 bad_request. */
+                /** @description The nextCursor of the previous page of the same search (same q and types; opaque and signed: a result's position is its rank for q, which no record id says). Any other string, a record id included, is 400 bad_request. */
                 cursor?: string;
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
@@ -16202,7 +16254,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16250,7 +16302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16305,6 +16357,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
@@ -16366,7 +16420,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: name, createdAt, updatedAt, employeeCount, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead.
                      * @example name:desc
                      */
                     sort?: string;
@@ -16376,7 +16430,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort: the id of a record of the list, after which the page continues (a signed cursor answered before works too). Anything else, or the id of a record the list does not have, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -16392,6 +16446,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
                     "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
                     [name: string]: unknown;
@@ -16434,7 +16490,7 @@ export interface operations {
                         data: components["schemas"]["Account"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -16446,7 +16502,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16527,7 +16583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16537,6 +16593,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16582,6 +16639,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
@@ -16623,7 +16682,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, email, lastName, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead.
                      * @example createdAt:desc
                      */
                     sort?: string;
@@ -16633,7 +16692,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort: the id of a record of the list, after which the page continues (a signed cursor answered before works too). Anything else, or the id of a record the list does not have, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -16649,6 +16708,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
                     "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
                     [name: string]: unknown;
@@ -16690,7 +16751,7 @@ export interface operations {
                         data: components["schemas"]["Contact"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -16702,7 +16763,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16783,7 +16844,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16793,6 +16854,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16838,6 +16900,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
@@ -16887,7 +16951,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: estimatedMrr, createdAt, updatedAt, probability, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead.
                      * @example estimatedMrr:desc
                      */
                     sort?: string;
@@ -16897,7 +16961,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort: the id of a record of the list, after which the page continues (a signed cursor answered before works too). Anything else, or the id of a record the list does not have, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -16913,6 +16977,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
                     "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
                     [name: string]: unknown;
@@ -16951,7 +17017,7 @@ export interface operations {
                         data: components["schemas"]["Deal"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -16963,7 +17029,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17044,7 +17110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17054,6 +17120,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17099,6 +17166,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
@@ -17139,7 +17208,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, hostname, lastSeenAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead.
                      * @example createdAt:desc
                      */
                     sort?: string;
@@ -17149,7 +17218,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort: the id of a record of the list, after which the page continues (a signed cursor answered before works too). Anything else, or the id of a record the list does not have, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -17165,6 +17234,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
                     "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
                     [name: string]: unknown;
@@ -17202,7 +17273,7 @@ export interface operations {
                         data: components["schemas"]["Device"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -17214,7 +17285,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17295,7 +17366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17305,6 +17376,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17350,6 +17422,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
@@ -17396,7 +17470,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last); anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: dueAt, createdAt, updatedAt, and customFields.<key> of a custom field of any type but multiSelect (values missing sort last). Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead.
                      * @example dueAt:desc
                      */
                     sort?: string;
@@ -17406,7 +17480,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort: the id of a record of the list, after which the page continues (a signed cursor answered before works too). Anything else, or the id of a record the list does not have, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -17422,6 +17496,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
                     "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
                     [name: string]: unknown;
@@ -17459,7 +17535,7 @@ export interface operations {
                         data: components["schemas"]["Task"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -17471,7 +17547,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17552,7 +17628,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17562,6 +17638,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17607,6 +17684,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
@@ -17650,7 +17729,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt. Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead.
                      * @example createdAt:desc
                      */
                     sort?: string;
@@ -17660,7 +17739,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort: the id of a record of the list, after which the page continues (a signed cursor answered before works too). Anything else, or the id of a record the list does not have, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -17676,6 +17755,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
                     "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
                     [name: string]: unknown;
@@ -17707,7 +17788,7 @@ export interface operations {
                         data: components["schemas"]["Note"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -17719,7 +17800,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17800,7 +17881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17810,6 +17891,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17855,6 +17937,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
                 /** @description Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again. */
                 "Idempotency-Key"?: string;
             };
@@ -17899,7 +17983,7 @@ export interface operations {
                         }[];
                     }[];
                     /**
-                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt; anything else is refused (422). Default: createdAt:asc. Ties are broken by id.
+                     * @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: occurredAt, createdAt, updatedAt. Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead.
                      * @example occurredAt:desc
                      */
                     sort?: string;
@@ -17909,7 +17993,7 @@ export interface operations {
                      * @default 50
                      */
                     limit?: number;
-                    /** @description The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request. */
+                    /** @description The nextCursor of the previous page, with the same filterGroups and sort: the id of a record of the list, after which the page continues (a signed cursor answered before works too). Anything else, or the id of a record the list does not have, gives 400 bad_request. */
                     cursor?: string;
                 };
             };
@@ -17925,6 +18009,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     "X-Idempotent-Replay": components["headers"]["X-Idempotent-Replay"];
                     "X-Original-Request-Id": components["headers"]["X-Original-Request-Id"];
                     [name: string]: unknown;
@@ -17959,7 +18045,7 @@ export interface operations {
                         data: components["schemas"]["Touchpoint"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -17971,7 +18057,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18052,7 +18138,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18062,6 +18148,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18242,7 +18329,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18290,7 +18377,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18346,11 +18433,11 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 100; default 50. Larger values are refused (422). */
                 limit?: number;
-                /** @description The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page. */
+                /** @description The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page. */
                 cursor?: string;
                 /** @description ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it. */
                 updatedAfter?: string;
-                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, key; anything else is refused (422). Default: createdAt:asc. Ties are broken by id. */
+                /** @description Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: createdAt, updatedAt, key. Default: createdAt:asc. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead. */
                 sort?: string;
                 /** @description Only the fields of this resource. */
                 resource?: "account" | "contact" | "deal" | "device" | "task";
@@ -18359,7 +18446,10 @@ export interface operations {
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -18375,6 +18465,8 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    "Sort-Ignored": components["headers"]["Sort-Ignored"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18425,7 +18517,7 @@ export interface operations {
                         data: components["schemas"]["CustomField"][];
                         /** @description false when this page is the end of the list. */
                         hasMore: boolean;
-                        /** @description Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
+                        /** @description The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since. */
                         nextCursor: string | null;
                         /** @description Also in the X-Request-Id header. */
                         requestId: string;
@@ -18437,7 +18529,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18485,7 +18577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18495,6 +18587,7 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18674,7 +18767,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18755,7 +18848,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18924,7 +19017,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18972,7 +19065,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19121,7 +19214,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19185,7 +19278,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19320,7 +19413,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19418,7 +19511,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19599,7 +19692,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor the service did not make (on any list or the feed) or one naming no record of the list, If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
+            /** @description bad_request: The request cannot be read as sent: a malformed path parameter, malformed percent-encoding or a . or .. segment in the path, a malformed Idempotency-Key, more than one Authorization header, a cursor that is neither a record id of the list nor a cursor the service made (on any list or the feed), or the id of a record the list does not have (deleted, or another organisation's), If-Match on an operation that does not take it, an If-Match or If-None-Match over 8,192 characters, or a request that is not valid HTTP/1.1. Correct the request; repeating it unchanged gets the same answer. invalid_json: The body is not UTF-8 or not JSON. Send a JSON object with Content-Type: application/json. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19713,7 +19806,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or a sort naming a field the list does not sort by. error.details lists each issue as a path (an array of strings) and a message. */
+            /** @description idempotency_conflict: The Idempotency-Key was used within the last 24 hours for a different method, path or body, or its stored answer carried a webhook signing secret that has been rotated since. Use a new key for a new request. validation_error: The body or query fails validation: unknown, read-only, missing or malformed fields, unknown references, repeated keys or parameters, or, with the request header Prefer: handling=strict, a sort pair the list cannot sort by (without it, such a pair is ignored and named in the Sort-Ignored header). error.details lists each issue as a path (an array of strings) and a message. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

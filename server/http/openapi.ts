@@ -17,7 +17,7 @@ const API_DESCRIPTION = `JSON REST API of the MSP CRM: accounts and the rest of 
 
 **Envelope.** Every response is \`{success, data, hasMore?, nextCursor?, requestId, timestamp}\` or \`{success:false, error:{code, message, docsUrl, details?}, requestId, timestamp}\`; the request id is also in the X-Request-Id header. This document and /postman.json are served as plain documents, without the envelope, and need no key.
 
-**Lists.** \`limit\` 1–100 (default 50; more is refused with 422), keyset pagination with \`cursor\` = the previous page's \`nextCursor\` (opaque and signed: a cursor the service did not make is 400 bad_request on every list and the events feed), \`updatedAfter\` (strictly later), and \`sort\` (field:direction pairs over a per-endpoint allow-list; an unknown field is 422 naming the allowed ones). \`nextCursor\` is also returned on the last page, so a client can poll for records created later.
+**Lists.** \`limit\` 1–100 (default 50; more is refused with 422), keyset pagination with \`cursor\` = the previous page's \`nextCursor\`, the id of the page's last record (any record id of the list continues after that record; signed cursors answered before keep working; anything else, or a record the list does not have, is 400 bad_request), \`updatedAfter\` (strictly later), and \`sort\` (field:direction pairs over a per-endpoint allow-list; an invalid pair is ignored and named in the Sort-Ignored header, or refused with 422 naming the allowed fields when the request sends Prefer: handling=strict). \`nextCursor\` is also returned on the last page, so a client can poll for records created later. The events feed's and quick search's cursors are opaque and signed (the feed also takes an event id).
 
 **Validation.** Bodies are strict: an unknown field is refused with 422 validation_error naming it. Query parameters too. A malformed path id gives 400 bad_request; a body that is not JSON, 400 invalid_json. Bodies are limited to 1 MiB (1,048,576 bytes) and 32 levels of JSON nesting; larger or deeper bodies get 413 payload_too_large. Every string, array and integer of this document carries its bounds (maxLength, enum or const; maxItems; minimum, maximum and format int32 or int64): requests outside them are refused and answers stay within them. An error's message is at most ${ERROR_LIMITS.message.toLocaleString("en")} characters and its details at most ${ERROR_LIMITS.details.toLocaleString("en")} (the first ones).
 
@@ -211,6 +211,16 @@ const HEADER_DEFINITIONS: Record<string, Json> = {
     description: "On a replay: the request id of the request whose response is replayed.",
     schema: { type: "string", pattern: "^req_[0-9a-f]{24}$", maxLength: 28 },
   },
+  "Preference-Applied": {
+    description:
+      "RFC 7240: the handling of sort this answer applied, handling=strict or handling=lenient. Sent when the request gave a sort and either named a handling in Prefer or had a sort pair ignored.",
+    schema: { type: "string", enum: ["handling=strict", "handling=lenient"] },
+  },
+  "Sort-Ignored": {
+    description:
+      'The pairs of sort that were ignored (an unknown field, a malformed pair, a repeated field, an empty value), as sent, as a structured-field list of strings (RFC 9651): "colour:desc", "name:sideways". Characters outside printable ASCII, and %, are percent-encoded.',
+    schema: { type: "string", maxLength: 2_000 },
+  },
 };
 const IDEMPOTENCY_PARAMETER = {
   name: "Idempotency-Key",
@@ -220,6 +230,25 @@ const IDEMPOTENCY_PARAMETER = {
     "Makes retries safe: the same key with the same request within 24 hours replays the first response instead of running again.",
   schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,255}$", maxLength: 255 },
 };
+
+const PREFER_PARAMETER = {
+  name: "Prefer",
+  in: "header",
+  required: false,
+  description:
+    "handling=strict (RFC 7240): an invalid sort pair (an unknown field, a malformed pair, a repeated field, an empty value) is refused with 422 validation_error naming the allowed fields. Without it, or with handling=lenient, invalid pairs are ignored (the default order applies when none is valid) and named in the Sort-Ignored header, with Preference-Applied: handling=lenient.",
+  schema: { type: "string", maxLength: 1_000, example: "handling=strict" },
+};
+
+/** Whether an operation takes `sort`, as a query parameter (lists) or in its body (structured search). */
+function takesSort(operation: Json): boolean {
+  const inQuery = (operation.parameters as Json[] | undefined)?.some((parameter) => parameter.name === "sort");
+  const body = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+  const inBody = Object.values(body ?? {}).some(
+    (media) => ((media.schema as Json | undefined)?.properties as Json | undefined)?.sort !== undefined,
+  );
+  return inQuery === true || inBody;
+}
 
 const IF_NONE_MATCH_PARAMETER = {
   name: "If-None-Match",
@@ -498,6 +527,16 @@ function build(baseUrl: string): Json {
     if (conditionalWrite) {
       operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), IF_MATCH_PARAMETER];
     }
+    const sorts = takesSort(operation);
+    if (sorts) {
+      operation.parameters = [...((operation.parameters as Json[] | undefined) ?? []), PREFER_PARAMETER];
+      const success = result[status] as Json & { headers: Json };
+      success.headers = {
+        ...success.headers,
+        "Preference-Applied": { $ref: "#/components/headers/Preference-Applied" },
+        "Sort-Ignored": { $ref: "#/components/headers/Sort-Ignored" },
+      };
+    }
     // An output that is a union of the usual answer and another one with a status of its own (a bulk request in
     // partial mode, a dry run): each status documents its own.
     const alternates: Array<[number | undefined, string]> = [
@@ -556,6 +595,13 @@ function build(baseUrl: string): Json {
       result["412"] = {
         ...errorResponseFor(["precondition_failed"]),
         headers: { ...REQUEST_ID_HEADER, ETag: { $ref: "#/components/headers/ETag" } },
+      };
+    }
+    const refused = result["422"] as (Json & { headers: Json }) | undefined;
+    if (sorts && refused) {
+      refused.headers = {
+        ...refused.headers,
+        "Preference-Applied": { $ref: "#/components/headers/Preference-Applied" },
       };
     }
     for (const [code, description] of Object.entries(route.meta.openapi?.errorResponses ?? {})) {

@@ -24,6 +24,7 @@ import { openApiText } from "./openapi";
 import { clientAddress, publicOrigin } from "./origin";
 import { API_PREFIX, parseTarget } from "./parse";
 import { postmanText } from "./postman";
+import { preferences } from "./preferences";
 import { callProcedure } from "./procedure";
 import { rateLimit } from "./rate-limit";
 import { representation } from "./representation";
@@ -106,6 +107,7 @@ export const PIPELINE: readonly Step[] = [
   refuse,
   serveDocument,
   representation,
+  preferences,
   readInput,
   budget,
   idempotency,

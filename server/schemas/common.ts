@@ -54,32 +54,32 @@ export const BooleanQuerySchema = z
   .describe("`true` or `false`.");
 
 /**
- * Longest cursor the service makes, in characters (docs/api-contract.md §4.9.1): a list's names a record id of at most
- * 64 characters (103 with its signature), the events feed's a position (34).
+ * Longest cursor the service makes or reads, in characters (docs/api-contract.md §4.9.1): a list's is a record id of
+ * at most 64 characters (a signed one, as lists answered before, 103), the events feed's a position (34).
  */
 export const CURSOR_MAX_LENGTH = 128;
 
 /**
- * The `cursor` query parameter of a list or of the events feed (docs/api-contract.md §4.9.1): opaque. Its bound is
- * documented but not checked here: the list refuses every string it did not make, whatever its length or characters,
- * with the same 400 `bad_request`, so a cursor is never 422.
+ * The `cursor` query parameter of a list or of the events feed (docs/api-contract.md §4.9.1). Its bound is documented
+ * but not checked here: the list refuses every string that is neither a record id nor a cursor it made, whatever its
+ * length or characters, with the same 400 `bad_request`, so a cursor is never 422.
  */
 export function cursorParam(description: string) {
   return z.string().describe(description).meta({ maxLength: CURSOR_MAX_LENGTH }).optional();
 }
 
-/** The `nextCursor` of a list page (docs/api-contract.md §2.1, §4.9.1). */
+/** The `nextCursor` of a list page (docs/api-contract.md §2.1, §4.9.1): the id of the page's last record. */
 export const NextCursorSchema = z
   .string()
   .max(CURSOR_MAX_LENGTH)
   .nullable()
   .describe(
-    "Opaque: pass it as cursor to continue after this page. Present on the last page too (null only on an empty page), so a later request continues with records added since.",
+    "The identifier of the last record of the page (for health scores its accountId): pass it as cursor to continue after that record. Present on the last page too (null only on an empty page), so a later request continues with records added since.",
   );
 
 /**
  * Query parameters shared by every list endpoint (docs/api-contract.md §4.9): `limit` (1–100, default 50), `cursor`
- * (the `nextCursor` of the previous page), `updatedAfter` (ISO 8601; only records whose `updatedAt` is strictly later),
+ * (the `nextCursor` of the previous page: a record id), `updatedAfter` (ISO 8601; only records whose `updatedAt` is strictly later),
  * `sort`.
  */
 export const ListQueryBase = {
@@ -90,7 +90,7 @@ export const ListQueryBase = {
     .default(PAGE_SIZE.default)
     .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${PAGE_SIZE.default}. Larger values are refused (422).`),
   cursor: cursorParam(
-    "The nextCursor of the previous page (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request: start again from the first page.",
+    "The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page.",
   ),
   updatedAfter: z.iso
     .datetime({ offset: true })
@@ -109,35 +109,58 @@ export interface SortTerm {
 /** A field naming a custom field, `customFields.<key>`, in a sort (docs/api-contract.md §4.9.5) or a structured search. */
 export const CUSTOM_FIELD_PATH = /^customFields\.[a-z][a-z0-9_]{0,39}$/;
 
-/**
- * Parses `sort` (`field:direction` pairs, comma-separated; direction `asc` or `desc` in any case, default `asc`)
- * against an allow-list (docs/api-contract.md §4.9); with `customFields`, `customFields.<key>` too (docs/api-contract.md
- * §4.9.5), which the list then checks against the organisation's fields.
- * @returns the terms in order, or why the value is refused (an unknown field, a malformed pair, a repeated field),
- *   naming the allowed fields.
- */
-export function parseSortParam(raw: string, allowed: readonly string[], customFields = false): SortTerm[] | string {
-  const terms: SortTerm[] = [];
-  const custom = customFields ? ", customFields.<key>" : "";
-  const expected = `allowed fields: ${allowed.join(", ")}${custom}, each as field, field:asc or field:desc`;
-  for (const pair of raw.split(",")) {
-    const parts = pair.trim().split(":");
-    const [field = "", direction = "asc"] = parts;
-    const known = allowed.includes(field) || (customFields && CUSTOM_FIELD_PATH.test(field));
-    if (!known) return `${JSON.stringify(field)} is not a sort field of this list; ${expected}`;
-    const dir = direction.toLowerCase();
-    if (parts.length > 2 || (dir !== "asc" && dir !== "desc"))
-      return `${JSON.stringify(pair.trim())} is not field:asc or field:desc; ${expected}`;
-    if (terms.some((term) => term.field === field)) return `${field} appears twice; ${expected}`;
-    terms.push({ field, direction: dir });
-  }
-  return terms;
+/** A pair of `sort` that names no way to sort the list, and why (docs/api-contract.md §4.9). */
+export interface InvalidSortPair {
+  /** The pair as sent, trimmed (`colour:desc`; empty for an empty value or pair). */
+  pair: string;
+  /** Why it is invalid, naming the allowed fields. */
+  reason: string;
 }
 
 /**
- * A `sort` query parameter documenting its allow-list (docs/api-contract.md §4.9): an unknown field, a malformed pair
- * or a repeated field is 422 `validation_error` naming the allowed fields. `customFields` admits
- * `customFields.<key>` (docs/api-contract.md §4.9.5), checked by the list against the organisation's fields.
+ * Parses `sort` (`field:direction` pairs, comma-separated; direction `asc` or `desc` in any case, default `asc`)
+ * against an allow-list (docs/api-contract.md §4.9). A pair is invalid when it is empty, names a field outside the
+ * allow-list, is not `field`, `field:asc` or `field:desc`, or repeats a field named before it (the first one counts).
+ * @param customFields whether the list also sorts by `customFields.<key>` (docs/api-contract.md §4.9.5), for the
+ *   reasons' list of allowed fields; the keys themselves are in `allowed` when the organisation's fields were read.
+ * @returns the valid terms in order, and each invalid pair with why, naming the allowed fields.
+ */
+export function parseSortParam(
+  raw: string,
+  allowed: readonly string[],
+  customFields = false,
+): { terms: SortTerm[]; invalid: InvalidSortPair[] } {
+  const terms: SortTerm[] = [];
+  const invalid: InvalidSortPair[] = [];
+  const fixed = customFields ? allowed.filter((field) => !CUSTOM_FIELD_PATH.test(field)) : allowed;
+  const custom = customFields ? ", customFields.<key>" : "";
+  const expected = `allowed fields: ${fixed.join(", ")}${custom}, each as field, field:asc or field:desc`;
+  for (const part of raw.split(",")) {
+    const pair = part.trim();
+    const parts = pair.split(":");
+    const [field = "", direction = "asc"] = parts;
+    const dir = direction.toLowerCase();
+    let reason: string | undefined;
+    if (pair === "") reason = `an empty sort pair sorts by nothing; ${expected}`;
+    else if (!allowed.includes(field))
+      reason = `${JSON.stringify(field)} is not a sort field of this list; ${expected}`;
+    else if (parts.length > 2 || (dir !== "asc" && dir !== "desc"))
+      reason = `${JSON.stringify(pair)} is not field:asc or field:desc; ${expected}`;
+    else if (terms.some((term) => term.field === field)) reason = `${field} appears twice; ${expected}`;
+    if (reason === undefined) terms.push({ field, direction: dir as SortTerm["direction"] });
+    else invalid.push({ pair, reason });
+  }
+  return { terms, invalid };
+}
+
+/** Longest `sort` value, in characters (docs/api-contract.md §4.9): a longer one is 422 whatever the handling. */
+export const SORT_MAX_LENGTH = 200;
+
+/**
+ * A `sort` query parameter documenting its allow-list (docs/api-contract.md §4.9). The schema bounds its length only:
+ * the list reads the pairs against its allow-list (and the organisation's custom fields, docs/api-contract.md §4.9.5),
+ * ignoring invalid ones, or answering them 422 `validation_error` naming the allowed fields when the request sends
+ * `Prefer: handling=strict` (server/services/pagination.ts, `parseSort`).
  */
 export function sortParam(fields: readonly string[], fallback: string, customFields = false) {
   const custom = customFields
@@ -145,13 +168,9 @@ export function sortParam(fields: readonly string[], fallback: string, customFie
     : "";
   return z
     .string()
-    .max(200)
-    .superRefine((value, context) => {
-      const parsed = parseSortParam(value, fields, customFields);
-      if (typeof parsed === "string") context.addIssue({ code: "custom", message: parsed });
-    })
+    .max(SORT_MAX_LENGTH)
     .describe(
-      `Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: ${fields.join(", ")}${custom}; anything else is refused (422). Default: ${fallback}. Ties are broken by id.`,
+      `Comma-separated field:direction pairs (direction asc or desc, default asc). Allowed fields: ${fields.join(", ")}${custom}. Default: ${fallback}. Ties are broken by id. A pair naming an unknown field, a malformed pair, a repeated field or an empty value is ignored (the default applies when no valid pair remains) and named in the Sort-Ignored header with Preference-Applied: handling=lenient; send Prefer: handling=strict to have it refused with 422 naming the allowed fields instead.`,
     )
     .meta({ example: `${fields[0]}:desc` })
     .optional();

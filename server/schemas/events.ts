@@ -159,7 +159,7 @@ export type EventPayload = z.infer<typeof EventSchema>;
 
 /**
  * Query of `GET /events` (docs/api-contract.md §4.10): `limit` (1–100, default 50), `cursor` (the opaque `nextCursor`
- * of an earlier page), `types` (comma-separated event names), `resource`.
+ * of an earlier page, or an event's id), `types` (comma-separated event names), `resource`.
  */
 export const EventListQuerySchema = z.strictObject({
   limit: z
@@ -169,7 +169,7 @@ export const EventListQuerySchema = z.strictObject({
     .default(PAGE_SIZE.default)
     .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${PAGE_SIZE.default}.`),
   cursor: cursorParam(
-    "The nextCursor of an earlier page (opaque, signed). Continues right after the last event that page returned, in commit order (sequence). A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make for this organisation gives 400 bad_request (start without a cursor). Unsigned cursors made before cursors were signed still work while the event they name is kept; the page answers with a signed one, so keep the new nextCursor.",
+    "The nextCursor of an earlier page (opaque, signed), or the id of an event of the feed. Continues right after the last event that page returned (or that event), in commit order (sequence). A cursor older than the retention period gives 410 cursor_expired (list the resources again, then follow the feed from its start); a string this feed did not make for this organisation, or the id of no event of its feed, gives 400 bad_request (start without a cursor). Unsigned cursors made before cursors were signed still work while the event they name is kept; the page answers with a signed one, so keep the new nextCursor.",
   ),
   types: z
     .string()

@@ -63,7 +63,7 @@ export const SearchQuerySchema = z.strictObject({
     .default(SEARCH_PAGE_DEFAULT)
     .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${SEARCH_PAGE_DEFAULT}. Larger values are refused (422).`),
   cursor: cursorParam(
-    "The nextCursor of the previous page of the same search (same q and types; opaque). Any other string is 400 bad_request.",
+    "The nextCursor of the previous page of the same search (same q and types; opaque and signed: a result's position is its rank for q, which no record id says). Any other string, a record id included, is 400 bad_request.",
   ),
 });
 
@@ -240,7 +240,7 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
       sort,
       limit: ListQueryBase.limit,
       cursor: cursorParam(
-        "The nextCursor of the previous page, with the same filterGroups and sort (opaque). A cursor the service did not make, or one naming a record this list no longer has, gives 400 bad_request.",
+        "The nextCursor of the previous page, with the same filterGroups and sort: the id of a record of the list, after which the page continues (a signed cursor answered before works too). Anything else, or the id of a record the list does not have, gives 400 bad_request.",
       ),
     })
     .superRefine((body, ctx) => {

@@ -256,7 +256,7 @@ export const DeliveryListQuerySchema = z.strictObject({
     .default(PAGE_SIZE.default)
     .describe(`Page size, 1 to ${PAGE_SIZE.max}; default ${PAGE_SIZE.default}.`),
   cursor: cursorParam(
-    "The nextCursor of the previous page (opaque). A cursor the service did not make gives 400 bad_request.",
+    "The nextCursor of the previous page: an attemptId of this endpoint, after which the page continues (a signed cursor answered before works too). Anything else, or an attempt this endpoint does not have, gives 400 bad_request.",
   ),
 });
 

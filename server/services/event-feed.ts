@@ -16,7 +16,7 @@ import { prisma } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, notFound } from "../errors";
 import { type Actor, type EventListQuery, type EventPayload, TEST_EVENT_NAME } from "../schemas/events";
-import { CURSOR_KINDS, notACursor, openCursor, sealCursor } from "./pagination";
+import { CURSOR_KINDS, notACursor, openCursor, sealCursor, unknownCursor } from "./pagination";
 
 /** An event row as the feed and the webhook deliveries read it. */
 export interface StoredEvent {
@@ -98,17 +98,22 @@ function encodeCursor(orgId: string, position: FeedPosition): string {
 const BIGINT_MAX = 2n ** 63n - 1n;
 
 /**
- * A cursor as written: the current, signed format names a position; the unsigned formats made before cursors were
- * signed (`v2.<sequence>.<at>`, and the first `v1.<txid>.<seq>.<at>`, before events had a `sequence`) name an event,
- * which must be found to be trusted.
+ * A cursor as written: the current, signed format names a position; an event's id (`evt_<at>_<token>`, as a list's
+ * cursor may be its last record's id) and the unsigned formats made before cursors were signed (`v2.<sequence>.<at>`,
+ * and the first `v1.<txid>.<seq>.<at>`, before events had a `sequence`) name an event, which must be found to be
+ * trusted.
  */
 type ParsedCursor =
   | ({ signed: true } & FeedPosition)
+  | { signed: false; eventId: string; at: number }
   | { signed: false; sequence: bigint; at: number }
   | { signed: false; legacySeq: bigint; at: number };
 
+/** An event id (docs/api-contract.md §6.2): its Unix seconds and its token. */
+const EVENT_ID = /^evt_(\d{1,12})_[A-Za-z0-9_-]{1,43}$/;
+
 /**
- * Reads a cursor of the organisation's feed: a signed one, or one of the unsigned formats.
+ * Reads a cursor of the organisation's feed: a signed one, an event's id, or one of the unsigned formats.
  * @throws ApiError `bad_request` (400) for anything else (docs/api-contract.md §4.9.1).
  */
 function parseCursor(orgId: string, cursor: string): ParsedCursor {
@@ -117,6 +122,8 @@ function parseCursor(orgId: string, cursor: string): ParsedCursor {
     if (opened.kind !== CURSOR_KINDS.feed || opened.payload.length !== 12) throw notACursor();
     return { signed: true, sequence: opened.payload.readBigUInt64BE(), at: opened.payload.readUInt32BE(8) };
   }
+  const eventAt = EVENT_ID.exec(cursor)?.[1];
+  if (eventAt !== undefined) return { signed: false, eventId: cursor, at: Number(eventAt) };
   const text = Buffer.from(cursor, "base64url").toString("utf8");
   const second = /^v2\.(\d{1,19})\.(\d{1,12})$/.exec(text);
   const first = /^v1\.\d{1,19}\.(\d{1,19})\.(\d{1,12})$/.exec(text);
@@ -129,40 +136,48 @@ function parseCursor(orgId: string, cursor: string): ParsedCursor {
 
 /**
  * The position a cursor names. A signed cursor is the position itself. An unsigned one is trusted only as far as the
- * database confirms it: a `v2` cursor when the organisation's event of that `sequence` was recorded in that second, a
- * `v1` cursor when the organisation has the event of that insertion number in that second (one index range of
- * `(orgId, createdAt)`), whose `sequence` it continues after (the migration numbered the events in that format's
+ * database confirms it: an event id when it is an event of the organisation's feed (its primary key; a webhook test
+ * event is not in the feed), a `v2` cursor when the organisation's event of that `sequence` was recorded in that
+ * second, a `v1` cursor when the organisation has the event of that insertion number in that second (one index range
+ * of `(orgId, createdAt)`), whose `sequence` it continues after (the migration numbered the events in that format's
  * order). So a cursor forged from an event's visible parts names no more than a cursor the feed made.
  * @throws ApiError `bad_request` (400) for an unsigned cursor the organisation's events do not confirm.
  */
 async function cursorPosition(orgId: string, cursor: ParsedCursor): Promise<FeedPosition> {
   if (cursor.signed) return cursor;
   const [event] =
-    "sequence" in cursor
+    "eventId" in cursor
       ? await prisma().$queryRaw<Array<{ sequence: bigint }>>`
+          SELECT "sequence" FROM "Event"
+          WHERE "orgId" = ${orgId} AND "id" = ${cursor.eventId} AND "name" <> ${TEST_EVENT_NAME}`
+      : "sequence" in cursor
+        ? await prisma().$queryRaw<Array<{ sequence: bigint }>>`
           SELECT "sequence" FROM "Event"
           WHERE "orgId" = ${orgId} AND "sequence" = ${cursor.sequence}
             AND "createdAt" >= to_timestamp(${cursor.at}) AT TIME ZONE 'UTC'
             AND "createdAt" < to_timestamp(${cursor.at + 1}) AT TIME ZONE 'UTC'`
-      : await prisma().$queryRaw<Array<{ sequence: bigint }>>`
+        : await prisma().$queryRaw<Array<{ sequence: bigint }>>`
           SELECT "sequence" FROM "Event"
           WHERE "orgId" = ${orgId} AND "legacySeq" = ${cursor.legacySeq}
             AND "createdAt" >= to_timestamp(${cursor.at}) AT TIME ZONE 'UTC'
             AND "createdAt" < to_timestamp(${cursor.at + 1}) AT TIME ZONE 'UTC'`;
-  if (!event) throw notACursor();
+  if (!event) throw "eventId" in cursor ? unknownCursor() : notACursor();
   return { sequence: event.sequence, at: cursor.at };
 }
 
 /**
  * One page of the organisation's events feed, oldest first in commit order (`sequence`, see the top of this file),
  * optionally only some event names (`types`) or one `resource`. Webhook test events are not part of it. Cursors are
- * signed for the organisation; the unsigned formats made before (`v2.…`, `v1.…`) are still accepted when the database
- * confirms the event they name, and continue where they stopped; every page answers with a signed cursor.
+ * signed for the organisation; an event's id continues right after that event, as a list's cursor may be its last
+ * record's id (docs/api-contract.md §6.8), and the unsigned formats made before (`v2.…`, `v1.…`) are still accepted
+ * when the database confirms the event they name, and continue where they stopped; every page answers with a signed
+ * cursor.
  * @returns `{ data, hasMore, nextCursor }`: `nextCursor` continues after the last event of the page and is present on
  *          the last page too (the position given is returned when no newer event exists yet); null only for an empty
  *          feed read without a cursor.
- * @throws ApiError `bad_request` (400) for a cursor this feed did not make; `cursor_expired` (410) for a cursor older
- *         than the retention period ({@link eventRetentionMs}).
+ * @throws ApiError `bad_request` (400) for a cursor this feed did not make or an id of no event of its feed;
+ *         `cursor_expired` (410) for a cursor older than the retention period ({@link eventRetentionMs}), an event id
+ *         by its seconds.
  */
 export async function listEvents(
   orgId: string,

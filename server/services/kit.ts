@@ -430,8 +430,11 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
      * fields last in both directions), `limit + 1` rows to know whether more follow. Never OFFSET: a deep page costs
      * what the first costs where an index serves the order (docs/architecture.md, "Data and migrations").
      * @returns `{ data, hasMore, nextCursor }`.
-     * @throws ApiError `bad_request` (400) when `cursor` names no record of the organisation; `validation_error` (422)
-     *         for a custom field parameter the organisation's fields refuse.
+     * `cursor` is a record id, or a signed cursor of the form lists answered before; `nextCursor` is the id of the
+     * page's last record (docs/api-contract.md §4.9.1).
+     * @throws ApiError `bad_request` (400) when `cursor` is neither or names no record of the organisation;
+     *         `validation_error` (422) for a custom field parameter the organisation's fields refuse, or an invalid
+     *         `sort` under strict handling (`parseSort`).
      */
     async list(
       orgId: string,
@@ -447,7 +450,8 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
       for (const [key, field] of fields?.active ?? []) {
         if (sortOf(field.type)) sortable[`customFields.${key}`] = { nullable: true };
       }
-      const sorts = sortsOf(parseSort(given.sort, sortable, view.defaultSort), view, sortable, fields);
+      const terms = parseSort(given.sort, sortable, view.defaultSort, fieldsResource !== undefined);
+      const sorts = sortsOf(terms, view, sortable, fields);
 
       let cursor: Array<string | null> | undefined;
       if (given.cursor !== undefined) {

@@ -1,10 +1,13 @@
-// Keyset pages and the cursors that continue them (docs/architecture.md, "Data and migrations" and "Cursors"). A
-// cursor is opaque and signed: base64url of a kind byte, its payload and the first 12 bytes of an HMAC-SHA256 under a
-// key derived from the server's secret, so a cursor the service did not make is refused before anything is looked up.
+// Keyset pages and the cursors that continue them (docs/architecture.md, "Data and migrations" and "Cursors and
+// sort"). A list's cursor is the id of the last record of a page, as the contract this API was first specified by has
+// it; the signed cursors lists made before (base64url of a kind byte, the id and the first 12 bytes of an HMAC-SHA256
+// under a key derived from the server's secret) still open, and the events feed and quick search keep signed cursors,
+// whose positions are not a record's. How a list handles an invalid `sort` is the request's preference (RFC 7240).
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { authSecret } from "../auth/secret";
 import { ApiError } from "../errors";
-import { parseSortParam, type SortTerm } from "../schemas/common";
+import { IdSchema, parseSortParam, type SortTerm } from "../schemas/common";
 
 export type { SortTerm } from "../schemas/common";
 
@@ -26,8 +29,9 @@ function mac(body: Buffer, context: string): Buffer {
 }
 
 /**
- * What a cursor holds: a record id as text, a record id as a number, a position in the events feed, or a position in a
- * quick search's results (rank, id, type: server/services/search.ts).
+ * What a signed cursor holds: a record id as text or as a number (the lists' cursors before they answered the id
+ * itself, still read), a position in the events feed, or a position in a quick search's results (rank, id, type:
+ * server/services/search.ts).
  */
 export const CURSOR_KINDS = { text: 1, number: 2, feed: 3, search: 4 } as const;
 
@@ -53,26 +57,18 @@ export function openCursor(cursor: string, context = ""): { kind: number; payloa
   return { kind: body[0] as number, payload: body.subarray(1) };
 }
 
-/** The cursor that continues after the record `id` (a number for the logs' numeric ids: 28 characters). */
-export function listCursor(id: string | bigint): string {
-  const text = String(id);
-  if (/^\d{1,19}$/.test(text) && BigInt(text) < 2n ** 63n) {
-    const payload = Buffer.alloc(8);
-    payload.writeBigUInt64BE(BigInt(text));
-    return sealCursor(CURSOR_KINDS.number, payload);
-  }
-  return sealCursor(CURSOR_KINDS.text, Buffer.from(text, "utf8"));
-}
-
 /**
- * The record id a list cursor names.
- * @throws ApiError `bad_request` (400) for a cursor the service did not make (docs/api-contract.md §4.9.1).
+ * The record id a list's `cursor` names: the id itself (docs/api-contract.md §4.9.1), or a signed cursor of the form
+ * lists answered before ids (a text id, or a numeric id as 8 bytes), which keeps working.
+ * @throws ApiError `bad_request` (400) for anything else: not a record id's form (docs/api-contract.md §2.2) and not a
+ *   signed list cursor (docs/api-contract.md §4.9.1).
  */
 export function readListCursor(cursor: string): string {
   const opened = openCursor(cursor);
   if (opened?.kind === CURSOR_KINDS.number && opened.payload.length === 8)
     return opened.payload.readBigUInt64BE().toString();
   if (opened?.kind === CURSOR_KINDS.text) return opened.payload.toString("utf8");
+  if (opened === null && IdSchema.safeParse(cursor).success) return cursor;
   throw notACursor();
 }
 
@@ -81,23 +77,70 @@ export function readListCursor(cursor: string): string {
  * (docs/api-contract.md §4.9.1, §7).
  */
 export function notACursor(): ApiError {
-  return new ApiError("bad_request", "cursor is not a nextCursor this service made; start without a cursor", {
-    details: [{ path: ["cursor"], message: "not a cursor of this service" }],
-  });
+  return new ApiError(
+    "bad_request",
+    "cursor is neither a nextCursor of this service nor an id this list takes; start without a cursor",
+    {
+      details: [{ path: ["cursor"], message: "not a cursor of this service" }],
+    },
+  );
+}
+
+/**
+ * How the lists of one request handle an invalid `sort` (docs/api-contract.md §4.9): `strict` when the request sent
+ * `Prefer: handling=strict` (RFC 7240), and what lenient handling ignored, for the answer's headers.
+ */
+export interface SortHandling {
+  strict: boolean;
+  /** Whether a list read a `sort` the request gave. */
+  sorted: boolean;
+  /** The pairs of `sort` that lenient handling ignored, as sent. */
+  ignored: string[];
+}
+
+// The facade sets the handling around each request (server/http/preferences.ts); a list reads it where it parses
+// `sort`, as deep as the kit's statements, so that no procedure and service between the two has to pass it on.
+const handlingScope = new AsyncLocalStorage<SortHandling>();
+
+/**
+ * Runs `work` with the request's sort handling (docs/api-contract.md §4.9); `handling` collects what the lists
+ * ignored. Outside of it (the settings pages, scripts), an invalid `sort` is refused: only code sends one there.
+ */
+export function withSortHandling<T>(handling: SortHandling, work: () => T): T {
+  return handlingScope.run(handling, work);
 }
 
 /**
  * Parses `sort` against the allow-list (docs/api-contract.md §4.9); the resource's default sort when there is none.
+ * An invalid pair (an unknown field, a malformed pair, a repeated field, an empty value or pair) is ignored under
+ * lenient handling, the default for API requests, and recorded for the answer's `Sort-Ignored` header; the default
+ * applies when no valid pair remains.
+ * @param customFields whether the list sorts by `customFields.<key>` too (docs/api-contract.md §4.9.5), for the message.
  * @returns the sort terms without the `id` tie-breaker.
- * @throws ApiError `validation_error` (422) naming the allowed fields for an unknown field, a malformed pair or a
- *   repeated field (the query schemas refuse these first; this guards callers without one).
+ * @throws ApiError `validation_error` (422) with one detail on `sort` naming the allowed fields for the first invalid
+ *   pair under strict handling (`Prefer: handling=strict`, and outside an API request).
  */
-export function parseSort(raw: string | undefined, allowed: SortableFields, fallback: readonly SortTerm[]): SortTerm[] {
+export function parseSort(
+  raw: string | undefined,
+  allowed: SortableFields,
+  fallback: readonly SortTerm[],
+  customFields = false,
+): SortTerm[] {
   if (raw === undefined) return [...fallback];
-  const terms = parseSortParam(raw, Object.keys(allowed));
-  if (typeof terms === "string")
-    throw new ApiError("validation_error", `sort: ${terms}`, { details: [{ path: ["sort"], message: terms }] });
-  return terms;
+  const handling = handlingScope.getStore();
+  const { terms, invalid } = parseSortParam(raw, Object.keys(allowed), customFields);
+  if (handling) handling.sorted = true;
+  const [first] = invalid;
+  if (first) {
+    if (!handling || handling.strict) {
+      throw new ApiError("validation_error", `sort: ${first.reason}`, {
+        details: [{ path: ["sort"], message: first.reason }],
+        ...(handling ? { headers: { "Preference-Applied": "handling=strict" } } : {}),
+      });
+    }
+    handling.ignored.push(...invalid.map((pair) => pair.pair));
+  }
+  return terms.length > 0 ? terms : [...fallback];
 }
 
 type Where = Record<string, unknown>;
@@ -146,8 +189,8 @@ export function keyset(
 
 /**
  * Cuts a fetched page of `limit + 1` rows into the list envelope fields (docs/api-contract.md §2.1): `hasMore` and
- * `nextCursor`, the signed cursor of the last record of the page (null on an empty page). Passing it back as `cursor`
- * continues after that record.
+ * `nextCursor`, the id of the last record of the page (null on an empty page). Passing it back as `cursor` continues
+ * after that record (docs/api-contract.md §4.9.1).
  */
 export function toPage<T extends { id: string | bigint }>(
   rows: T[],
@@ -156,12 +199,12 @@ export function toPage<T extends { id: string | bigint }>(
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page.at(-1);
-  return { rows: page, hasMore, nextCursor: last === undefined ? null : listCursor(last.id) };
+  return { rows: page, hasMore, nextCursor: last === undefined ? null : String(last.id) };
 }
 
 /**
- * 400 `bad_request` for a cursor of ours that names no record of this organisation's list (deleted since, or made by
- * another list) (docs/api-contract.md §4.9.1, §7).
+ * 400 `bad_request` for a cursor that names no record of this organisation's list (deleted since, another list's or
+ * another organisation's) (docs/api-contract.md §4.9.1, §7).
  */
 export function unknownCursor(): ApiError {
   return new ApiError("bad_request", "cursor names no record of this list; restart from the first page", {
@@ -178,13 +221,13 @@ export interface ListQuery {
 }
 
 /**
- * Runs one keyset page of a list endpoint (docs/api-contract.md §4.9): opens the signed cursor and resolves its record
- * (400 `bad_request` for a cursor the service did not make or one not in the organisation's list), parses `sort`
- * against the allow-list, applies `updatedAfter` (strictly later) and the endpoint's `filters` (which must include the
- * organisation scope), and fetches `limit + 1` rows.
+ * Runs one keyset page of a list endpoint (docs/api-contract.md §4.9): reads the cursor's record id and resolves its
+ * record (400 `bad_request` for a cursor that is neither a record id nor a signed cursor, or one not in the
+ * organisation's list), parses `sort` against the allow-list ({@link parseSort}), applies `updatedAfter` (strictly
+ * later) and the endpoint's `filters` (which must include the organisation scope), and fetches `limit + 1` rows.
  * @returns `{ data, hasMore, nextCursor }` with rows mapped by `map`.
- * @throws ApiError `bad_request` (400) for a cursor that is not one of ours or names no record of the list;
- *   `validation_error` (422) for a malformed `sort`.
+ * @throws ApiError `bad_request` (400) for a cursor that is not one or names no record of the list;
+ *   `validation_error` (422) for an invalid `sort` under strict handling.
  */
 export async function listPage<Row extends { id: string | bigint }, Out>(options: {
   query: ListQuery;

@@ -4,6 +4,7 @@ import { expect } from "vitest";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { createApiKey } from "../../server/services/api-keys";
 import { ensureOrganisation } from "../../server/services/organisations";
+import { CURSOR_KINDS, sealCursor } from "../../server/services/pagination";
 
 export { startApi, type TestServer } from "./http-server";
 
@@ -52,6 +53,9 @@ export function client(baseUrl: string, key?: string) {
 /**
  * Pages through a list endpoint two records at a time under each sort and expects exactly the records of a single
  * 100-record page, in the same order: keyset pagination with neither gaps nor repeats (docs/api-contract.md §4.9).
+ * Each page's `nextCursor` is the id (`key`) of its last record, and the signed cursor lists answered before for that
+ * record continues with the same page (docs/api-contract.md §4.9.1). Requests ask for strict sort handling, so a sort
+ * the list cannot apply fails the test instead of being ignored.
  */
 export async function expectKeysetPaging(
   api: ReturnType<typeof client>,
@@ -59,23 +63,32 @@ export async function expectKeysetPaging(
   sorts: readonly string[],
   key = "id",
 ): Promise<void> {
+  const strict = { Prefer: "handling=strict" };
   // A path may carry its own query (filters): the paging parameters join it.
   const joiner = path.includes("?") ? "&" : "?";
   for (const sort of sorts) {
-    // "" stands for the default order: no sort parameter (an empty one is refused, 422).
+    // "" stands for the default order: no sort parameter.
     const sortParam = sort ? `&sort=${sort}` : "";
-    const all = (await api("GET", `${path}${joiner}limit=100${sortParam}`)).body.data.map(
+    const all = (await api("GET", `${path}${joiner}limit=100${sortParam}`, undefined, strict)).body.data.map(
       (record: Record<string, string>) => record[key],
     );
     const seen: string[] = [];
     let cursor = "";
     for (let page = 0; page <= all.length; page++) {
-      const res = await api("GET", `${path}${joiner}limit=2${sortParam}${cursor ? `&cursor=${cursor}` : ""}`);
+      const url = (at: string) => `${path}${joiner}limit=2${sortParam}${at ? `&cursor=${at}` : ""}`;
+      const res = await api("GET", url(cursor), undefined, strict);
       expect(res.status).toBe(200);
       expect(res.body.data.length).toBeLessThanOrEqual(2);
       seen.push(...res.body.data.map((record: Record<string, string>) => record[key]));
+      if (cursor) {
+        const signed = sealCursor(CURSOR_KINDS.text, Buffer.from(cursor, "utf8"));
+        expect((await api("GET", url(signed), undefined, strict)).body.data, `sort=${sort} after ${cursor}`).toEqual(
+          res.body.data,
+        );
+      }
       if (!res.body.hasMore) break;
       cursor = res.body.nextCursor;
+      expect(cursor).toBe(String(res.body.data.at(-1)?.[key]));
     }
     expect(seen, `sort=${sort}`).toEqual(all);
   }

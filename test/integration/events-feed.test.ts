@@ -382,7 +382,7 @@ describe("the events feed", () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toMatchObject({
       code: "bad_request",
-      message: "cursor is not a nextCursor this service made; start without a cursor",
+      message: "cursor is neither a nextCursor of this service nor an id this list takes; start without a cursor",
     });
     const stranger = client(server.url, (await createTestOrg()).key);
     expect((await stranger("GET", `/events?cursor=${v1(base + 2)}`)).status).toBe(400);

@@ -185,6 +185,54 @@ describe("GET /openapi.json", () => {
     expect(list.parameters.some((p: { name: string }) => p.name === "Idempotency-Key")).toBe(false);
     expect(list.responses["409"]).toBeUndefined();
   });
+
+  it("documents Prefer: handling=strict on every operation that takes sort, and the headers that answer it", () => {
+    const sorting: string[] = [];
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Node>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const inQuery = operation.parameters?.some((p: { name: string }) => p.name === "sort");
+        const inBody = operation.requestBody?.content["application/json"].schema.properties?.sort !== undefined;
+        const prefer = operation.parameters?.find((p: { name: string }) => p.name === "Prefer");
+        if (!inQuery && !inBody) {
+          expect(prefer, `${method} ${path}`).toBeUndefined();
+          continue;
+        }
+        sorting.push(`${method.toUpperCase()} ${path}`);
+        expect(prefer, `${method} ${path}`).toMatchObject({ in: "header", required: false });
+        expect(prefer.description).toContain("handling=strict");
+        expect(operation.responses["200"].headers).toMatchObject({
+          "Preference-Applied": { $ref: "#/components/headers/Preference-Applied" },
+          "Sort-Ignored": { $ref: "#/components/headers/Sort-Ignored" },
+        });
+        expect(operation.responses["422"].headers["Preference-Applied"]).toBeDefined();
+      }
+    }
+    expect(sorting.sort()).toEqual([
+      "GET /accounts",
+      "GET /contacts",
+      "GET /custom-fields",
+      "GET /deals",
+      "GET /devices",
+      "GET /health-scores",
+      "GET /notes",
+      "GET /tasks",
+      "GET /touchpoints",
+      "POST /accounts/search",
+      "POST /contacts/search",
+      "POST /deals/search",
+      "POST /devices/search",
+      "POST /notes/search",
+      "POST /tasks/search",
+      "POST /touchpoints/search",
+    ]);
+    expect(document.components.headers["Preference-Applied"].schema.enum).toEqual([
+      "handling=strict",
+      "handling=lenient",
+    ]);
+    expect(
+      document.paths["/accounts"].get.parameters.find((p: { name: string }) => p.name === "sort").description,
+    ).toContain("Sort-Ignored");
+  });
 });
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON Schema nodes of the document.

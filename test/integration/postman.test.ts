@@ -113,6 +113,35 @@ describe("GET /postman.json", () => {
     expect(body("POST /accounts/bulk")).toEqual(example("/accounts/bulk"));
   });
 
+  it("offers Prefer: handling=strict, switched off, on every request that takes sort", () => {
+    const all = requests(collection.item);
+    const preferring = all.filter((item) =>
+      (item.request.header ?? []).some((header: { key: string }) => header.key === "Prefer"),
+    );
+    expect(preferring.map(route).sort()).toEqual([
+      "GET /accounts",
+      "GET /contacts",
+      "GET /custom-fields",
+      "GET /deals",
+      "GET /devices",
+      "GET /health-scores",
+      "GET /notes",
+      "GET /tasks",
+      "GET /touchpoints",
+      "POST /accounts/search",
+      "POST /contacts/search",
+      "POST /deals/search",
+      "POST /devices/search",
+      "POST /notes/search",
+      "POST /tasks/search",
+      "POST /touchpoints/search",
+    ]);
+    for (const item of preferring) {
+      const prefer = item.request.header.find((header: { key: string }) => header.key === "Prefer");
+      expect(prefer, route(item)).toMatchObject({ value: "handling=strict", disabled: true });
+    }
+  });
+
   it("holds one request per OpenAPI operation", () => {
     const operations = Object.values(document.paths).flatMap((item) => Object.keys(item as object));
     expect(requests(collection.item)).toHaveLength(operations.length);

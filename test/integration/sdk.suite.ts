@@ -124,6 +124,32 @@ export function webhookCases(target: SdkTarget): void {
 
 /** Path-typed calls, pagination over 1,050 records and following the events feed. */
 export function clientCases(target: SdkTarget): void {
+  it("asks for strict sort handling on every request: an invalid sort throws ApiError 422 naming the allowed fields", async () => {
+    const sent: Array<string | null> = [];
+    const recording: typeof fetch = (input, init) => {
+      sent.push(new Headers(init?.headers).get("prefer"));
+      return fetch(input, init);
+    };
+    const crm = createClient({ apiKey: await target.newKey(), baseUrl: target.baseUrl(), fetch: recording });
+    const account = await crm.accounts.create({ name: "Strict Ltd" });
+    await crm.accounts.get(account.id);
+    const all = async (query: { sort: string }, headers?: Record<string, string>) => {
+      const names: string[] = [];
+      for await (const item of crm.accounts.list(query, { headers })) names.push(item.name);
+      return names;
+    };
+    expect(await all({ sort: "name:desc" })).toEqual(["Strict Ltd"]);
+    expect(sent).toEqual(["handling=strict", "handling=strict", "handling=strict"]);
+    const refused = await all({ sort: "colour:desc" }).catch((error) => error);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ status: 422, code: "validation_error", details: [{ path: ["sort"] }] });
+    expect(refused.details[0].message).toContain("allowed fields: name, createdAt");
+    const typed = await crm.GET("/accounts", { params: { query: { sort: "name:sideways" } } }).catch((error) => error);
+    expect(typed).toMatchObject({ status: 422, code: "validation_error" });
+    // A call's own Prefer replaces the client's: the API then ignores the pair, as for a client that does not ask.
+    expect(await all({ sort: "colour:desc" }, { Prefer: "handling=lenient" })).toEqual(["Strict Ltd"]);
+  });
+
   it("creates, reads, updates, lists and deletes through typed calls, and throws ApiError with the envelope", async () => {
     const crm = createClient({ apiKey: await target.newKey(), baseUrl: target.baseUrl() });
     const account = await crm.POST("/accounts", { body: { name: "Typed Ltd", externalId: "typed-1" } });

@@ -5,7 +5,6 @@ process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { ApiError } from "../../server/errors";
-import { listCursor } from "../../server/services/pagination";
 import { listDeliveryAttempts, redeliver } from "../../server/webhooks/deliveries";
 import {
   createWebhookEndpoint,
@@ -286,12 +285,12 @@ it("lists attempts newest first with keyset paging, and redelivers with the same
 
     const page1 = await listDeliveryAttempts(orgId, endpoint.id, { limit: 2 });
     expect(page1.data.map((row) => row.attemptId)).toEqual(all.data.slice(0, 2).map((row) => row.attemptId));
-    expect(page1).toMatchObject({ hasMore: true, nextCursor: listCursor(BigInt(page1.data[1]?.attemptId ?? 0)) });
+    expect(page1).toMatchObject({ hasMore: true, nextCursor: String(page1.data[1]?.attemptId) });
     const page2 = await listDeliveryAttempts(orgId, endpoint.id, { limit: 2, cursor: page1.nextCursor });
     expect(page2).toEqual({
       data: [all.data[2]],
       hasMore: false,
-      nextCursor: listCursor(BigInt(all.data[2]?.attemptId ?? 0)),
+      nextCursor: String(all.data[2]?.attemptId),
     });
 
     expect((await apiError(listDeliveryAttempts(orgId, endpoint.id, { cursor: "abc" }))).code).toBe("bad_request");
