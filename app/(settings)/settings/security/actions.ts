@@ -23,12 +23,46 @@ export async function startTotpAction(_previous: TotpState, form: FormData): Pro
   return { ...state, enrolment };
 }
 
-/** Confirms the enrolment with a code from the app: two-factor is on. */
+/**
+ * Confirms the enrolment with a code from the app: two-factor is on. The session stays as it signed in, so the message
+ * says what comes next: where the organisation requires a two-factor session, confirming with a code (or signing in
+ * again) before any change.
+ */
 export async function confirmTotpAction(_previous: FormState, form: FormData): Promise<FormState> {
   return runAction(async () => {
-    await (await settingsCaller()).security.confirmTotp({ code: field(form, "code") });
+    const result = await (await settingsCaller()).security.confirmTotp({ code: field(form, "code") });
     revalidatePath("/settings/security");
-    return { status: "ok", message: "Two-factor is on: signing in now asks for a code from your app." };
+    if (result.secondFactorNeeded === "confirm") {
+      return {
+        status: "ok",
+        message:
+          "Two-factor is on: signing in now asks for a code from your app. Setting it up did not change this session, which signed in without a code, and your organisation requires one for owners and admins: confirm with the next code from your app (or sign out and sign in again) before making changes.",
+        link: { href: "/settings/confirm?next=%2Fsettings", label: "Confirm with a code" },
+      };
+    }
+    return {
+      status: "ok",
+      message:
+        "Two-factor is on: your next sign-in asks for a code from your app. This session stays as it signed in.",
+    };
+  });
+}
+
+/** Replaces the backup codes (password): the ten new ones are shown once, the old ones stop working. */
+export async function replaceBackupCodesAction(_previous: FormState, form: FormData): Promise<FormState> {
+  return runAction(async () => {
+    const { backupCodes } = await (await settingsCaller()).security.replaceBackupCodes({
+      password: field(form, "password"),
+    });
+    return {
+      status: "ok",
+      message: "New backup codes: the old ones no longer work.",
+      reveal: {
+        label: "Your backup codes",
+        value: backupCodes.join(" "),
+        note: "Each signs you in once if you lose your app. They are shown only this once: store them somewhere safe.",
+      },
+    };
   });
 }
 
