@@ -24,27 +24,14 @@ export async function startTotpAction(_previous: TotpState, form: FormData): Pro
 }
 
 /**
- * Confirms the enrolment with a code from the app: two-factor is on. The session stays as it signed in, so the message
- * says what comes next: where the organisation requires a two-factor session, confirming with a code (or signing in
- * again) before any change.
+ * Confirms the enrolment with a code from the app: two-factor is on. The page then says what the session still is
+ * (setting the app up does not make it two-factor) and what to do where the organisation requires a two-factor session.
  */
 export async function confirmTotpAction(_previous: FormState, form: FormData): Promise<FormState> {
   return runAction(async () => {
-    const result = await (await settingsCaller()).security.confirmTotp({ code: field(form, "code") });
+    await (await settingsCaller()).security.confirmTotp({ code: field(form, "code") });
     revalidatePath("/settings/security");
-    if (result.secondFactorNeeded === "confirm") {
-      return {
-        status: "ok",
-        message:
-          "Two-factor is on: signing in now asks for a code from your app. Setting it up did not change this session, which signed in without a code, and your organisation requires one for owners and admins: confirm with the next code from your app (or sign out and sign in again) before making changes.",
-        link: { href: "/settings/confirm?next=%2Fsettings", label: "Confirm with a code" },
-      };
-    }
-    return {
-      status: "ok",
-      message:
-        "Two-factor is on: your next sign-in asks for a code from your app. This session stays as it signed in.",
-    };
+    return { status: "ok", message: "Two-factor is on: your next sign-in asks for a code from your app." };
   });
 }
 

@@ -67,6 +67,13 @@ export default async function SecurityPage({
               </span>{" "}
               Signing in asks for a code from your app (or one of your backup codes).
             </p>
+            {me.secondFactor.session === null ? (
+              <p className="hint" data-testid="session-without-factor">
+                This session signed in without a code, and setting up the app did not change that: it is not a
+                two-factor session. Sign out and sign in again with a code
+                {me.secondFactorNeeded === "confirm" ? ", or confirm with one as asked above," : ""} to make one.
+              </p>
+            ) : null}
             {me.mayChangeSignInFactors ? (
               <>
                 <ConfirmAction
