@@ -329,7 +329,9 @@ function createAuth(origin: string) {
         // Browsers are asked for user verification (our plugin asks the same of sign-in's options), and the server
         // checks the flag of every registration and assertion.
         authenticatorSelection: { residentKey: "preferred", userVerification: "required" },
-        registration: { afterVerification: ({ verification }) => requireUserVerified(verification.registrationInfo?.userVerified) },
+        registration: {
+          afterVerification: ({ verification }) => requireUserVerified(verification.registrationInfo?.userVerified),
+        },
         authentication: {
           afterVerification: ({ verification }) => requireUserVerified(verification.authenticationInfo.userVerified),
         },

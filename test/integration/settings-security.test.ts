@@ -759,7 +759,11 @@ describe("a second factor that cannot be stripped", () => {
       expect(refused.cause).toBeInstanceOf(StepUpRequiredError);
       expect(refused.message).toMatch(/^Confirm it's you with a code from your authenticator app first/);
     }
-    const stale = await registerPasskey(new SoftPasskey(), FLAGS.UP | FLAGS.UV, withCode.request.headers.get("cookie") as string);
+    const stale = await registerPasskey(
+      new SoftPasskey(),
+      FLAGS.UP | FLAGS.UV,
+      withCode.request.headers.get("cookie") as string,
+    );
     expect(stale.options.status).toBe(403);
     expect(await stale.options.json()).toMatchObject({ code: "STEP_UP_REQUIRED" });
 
@@ -769,9 +773,9 @@ describe("a second factor that cannot be stripped", () => {
     const replaced = await withCode.caller.security.replaceBackupCodes({ password: owner.password });
     expect(replaced.backupCodes).toHaveLength(10);
     expect(replaced.backupCodes).not.toContain(backupCodes[0]);
-    expect(await refusal(withCode.caller.security.confirm({ code: backupCodes[0] as string, backup: true }))).toMatchObject(
-      { message: "This backup code is not right or was already used" },
-    );
+    expect(
+      await refusal(withCode.caller.security.confirm({ code: backupCodes[0] as string, backup: true })),
+    ).toMatchObject({ message: "This backup code is not right or was already used" });
 
     // With a passkey too, the passkey is the strongest: a fresh code no longer removes anything.
     const passkey = new SoftPasskey();
@@ -791,7 +795,11 @@ describe("a second factor that cannot be stripped", () => {
     await withCode.caller.apiKeys.create({ name: "Live", mode: "live", scopes: ["deals:read"] });
 
     // The passkey confirms it (a sign-in of its own): now each change runs, and each is in the trail.
-    const confirmed = await signInWithPasskey(passkey, FLAGS.UP | FLAGS.UV, withCode.request.headers.get("cookie") as string);
+    const confirmed = await signInWithPasskey(
+      passkey,
+      FLAGS.UP | FLAGS.UV,
+      withCode.request.headers.get("cookie") as string,
+    );
     const viaPasskey = createSettingsCaller({ request: browserRequest(confirmed.cookie) });
     await viaPasskey.team.setRequireTwoFactor({ required: false });
     // Turning the app off gives the session a new token (the browser gets its cookie): this one signs in anew.
@@ -849,7 +857,12 @@ describe("a second factor that cannot be stripped", () => {
     const [after, ...others] = await prisma().session.findMany({ where: { userId: admin.userId } });
     expect(others).toEqual([]);
     expect(after?.token).not.toBe(old.token);
-    expect(after).toMatchObject({ createdAt: signedInAt, expiresAt, reauthenticatedAt: confirmedAt, secondFactor: null });
+    expect(after).toMatchObject({
+      createdAt: signedInAt,
+      expiresAt,
+      reauthenticatedAt: confirmedAt,
+      secondFactor: null,
+    });
   });
 
   it("a stale passkey session with the password does not reach step-up by enrolling an authenticator app", async () => {

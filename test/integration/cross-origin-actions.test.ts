@@ -4,8 +4,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { captureLog } from "../../test/helpers/log-capture";
-import { observedPages, sameOriginActions } from "./pages";
+import { observedPages, sameOriginActions } from "../../server/http/pages";
+import { captureLog } from "../helpers/log-capture";
 
 let server: Server;
 let base = "";
