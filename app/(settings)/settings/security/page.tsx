@@ -69,8 +69,8 @@ export default async function SecurityPage({
             </p>
             {me.secondFactor.session === null ? (
               <p className="hint" data-testid="session-without-factor">
-                This session has not proved a code (setting the app up does not count): it is not a two-factor
-                session. Sign out and sign in again with a code
+                This session has not proved a code (setting the app up does not count): it is not a two-factor session.
+                Sign out and sign in again with a code
                 {me.secondFactorNeeded === "confirm" ? ", or confirm with one as asked above," : ""} to make one.
               </p>
             ) : null}
