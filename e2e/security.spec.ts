@@ -1,7 +1,8 @@
 // Two-factor sign-in in Chromium: enrolling an authenticator app (QR code, secret as text, backup codes, confirmed
-// with a code computed here), then the sign-in asking for the code (each code is accepted once); and a passkey
-// registered and used with Chromium's virtual authenticator (CDP WebAuthn domain) on http://localhost, since WebAuthn
-// refuses IP addresses: once a user has one, their password alone no longer signs them in.
+// with a code computed here; the session stays the password sign-in it was), then the sign-in asking for the code
+// (each code is accepted once); and a passkey registered and used with Chromium's virtual authenticator (CDP WebAuthn
+// domain, verifying the user as the server requires) on http://localhost, since WebAuthn refuses IP addresses: once a
+// user has one, their password alone no longer signs them in.
 import { expect, test } from "@playwright/test";
 import * as OTPAuth from "otpauth";
 import { baseUrl, createUser, screenshot, signIn } from "./helpers";
@@ -21,10 +22,14 @@ test("an authenticator app: set up with a code, then sign-in asks for one", asyn
   const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 });
   await page.getByLabel("Code from your app").fill(totp.generate());
   await page.getByRole("button", { name: "Turn on two-factor" }).click();
-  // The page comes back with two-factor on (the session was renewed with it).
+  // The page comes back with two-factor on. The session is still the password sign-in (setting a factor up never
+  // upgrades it), so changing the factors again first asks for a code.
   await expect(page.getByTestId("totp-status")).toHaveText("on");
+  await expect(page.getByTestId("session-without-factor")).toContainText("it is not a two-factor session");
   await page.reload();
   await expect(page.getByTestId("totp-status")).toHaveText("on");
+  await expect(page.getByTestId("factors-locked")).toContainText("a code from your authenticator app");
+  await expect(page.getByText("Turn off two-factor…")).toHaveCount(0);
 
   await page.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/signin\?signedOut=1$/);

@@ -105,7 +105,7 @@ async function main(): Promise<void> {
   const { closeKv } = await import("../server/kv");
   const { CLIENT_ADDRESS_HEADER } = await import("../server/auth/client-address");
   const { clientAddress } = await import("../server/http/origin");
-  const { observedPages, pageRoutes } = await import("../server/http/pages");
+  const { observedPages, pageRoutes, sameOriginActions } = await import("../server/http/pages");
   const { log } = await import("../server/observability/logger");
   // While the database opens: the query compiler its first query would load.
   await preloadQueryCompiler();
@@ -158,7 +158,9 @@ async function main(): Promise<void> {
     return preparing;
   };
   const pages = observedPages(
-    (req, res) => (nextHandler ? nextHandler(req, res) : prepareNext().then((handle) => handle(req, res))),
+    sameOriginActions((req, res) =>
+      nextHandler ? nextHandler(req, res) : prepareNext().then((handle) => handle(req, res)),
+    ),
     pageRoutes(distDir),
   );
   const api = nodeApiListener();

@@ -1,12 +1,15 @@
 // The requests `npm start` hands to Next.js (settings pages, /docs, /api/inngest, /api/trpc), observed like the REST
 // facade's: a request id, one log line, the request-duration metric and a server span, each under the page's route
-// template (docs/architecture.md, "Observability").
+// template (docs/architecture.md, "Observability"); a server action posted from another origin is refused before
+// Next.js (docs/architecture.md, "Settings: sign-in, team and roles").
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
+import { warnThrottled } from "../kv/warn";
 import { log } from "../observability/logger";
 import { observeRequest } from "../observability/requests";
 import { newRequestId } from "./envelope";
+import { publicOrigin } from "./origin";
 
 interface ManifestRoute {
   page: string;
@@ -72,5 +75,37 @@ export function observedPages(
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
+  };
+}
+
+/**
+ * Wraps the Next.js request handler of `npm start` so that a POST to a page (Next.js runs it as a server action) whose
+ * `Origin` is not the request's public origin (`publicOrigin`: `PUBLIC_URL`, else the `Host`) is answered 403
+ * (`text/plain`) without reaching Next.js, with one warn line per minute at most (`pages.cross-origin-action`). Next.js
+ * refuses such a post itself, but as a 500 with an error line, so anyone could fill the error log. A POST without
+ * `Origin` (no browser sends one) goes on to Next.js, as do `/api/…` route handlers, which check the origin themselves.
+ * Source: docs/architecture.md, "Settings: sign-in, team and roles".
+ */
+export function sameOriginActions(
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const read = (name: string) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value.join(", ") : value;
+    };
+    const origin = read("origin");
+    const target = req.url ?? "/";
+    if (req.method !== "POST" || origin === undefined || target.startsWith("/api/")) return handle(req, res);
+    const expected = publicOrigin(read);
+    if (origin === expected) return handle(req, res);
+    warnThrottled("pages.cross-origin-action", {
+      message: "server action from another origin refused (403)",
+      origin: origin.slice(0, 100),
+      expected,
+      path: target.split("?")[0]?.slice(0, 200),
+    });
+    res.writeHead(403, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+    res.end("Forbidden: this form was posted from another site\n");
   };
 }

@@ -95,6 +95,7 @@ const WORDS: Record<string, Words> = {
     field: "code",
   },
   TOTP_NOT_ENABLED: { code: "validation_error", message: "No authenticator app is set up", field: "code" },
+  TWO_FACTOR_NOT_ENABLED: { code: "validation_error", message: "No authenticator app is set up" },
   TOTP_ALREADY_ENABLED: {
     code: "validation_error",
     message: "An authenticator app is already set up",

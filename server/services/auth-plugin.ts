@@ -1,8 +1,8 @@
 // Our better-auth plugin (docs/architecture.md, "Settings: sign-in, team and roles"), placed after the two-factor and
 // passkey plugins so it sees their outcome: every password or code check is limited (auth-attempts.ts) and, when it
 // fails, recorded with its method; a password sign-in of a user with a passkey asks for the passkey; a TOTP code is
-// accepted once; each sign-in, failed sign-in and passkey registration is in the settings audit trail; sign-up needs
-// a pending invitation.
+// accepted once; passkey sign-in asks the browser to verify the user; each sign-in, failed sign-in and passkey
+// registration is in the settings audit trail; sign-up needs a pending invitation.
 
 import { base32 } from "@better-auth/utils/base32";
 import { createOTP } from "@better-auth/utils/otp";
@@ -37,7 +37,11 @@ export const SECOND_FACTOR_OF_PATH: Record<string, string> = {
   "/passkey/verify-authentication": "passkey",
 };
 
-/** Paths whose new session is a sign-in (fresh for step-up); others (two-factor set-up, removal) copy the session. */
+/**
+ * Paths whose new session is a sign-in (fresh for step-up) when the request had none; a session a path makes to replace
+ * the request's own (turning the authenticator app on with its first code, or off) is that session still
+ * (server/services/auth.ts).
+ */
 export const SIGN_IN_PATHS = new Set([
   "/sign-in/email",
   "/sign-up/email",
@@ -217,6 +221,16 @@ export function settingsPlugin(): BetterAuthPlugin {
         },
       ],
       after: [
+        {
+          // The plugin asks browsers to verify the user at registration (authenticatorSelection) but always
+          // "preferred" at sign-in; the server refuses an assertion without the UV flag either way (auth.ts).
+          matcher: (ctx: { path?: string }) => ctx.path === "/passkey/generate-authenticate-options",
+          handler: createAuthMiddleware(async (ctx) => {
+            const options = ctx.context.returned;
+            if (authRefusalStatus(options) !== null || typeof options !== "object" || options === null) return;
+            return ctx.json({ ...options, userVerification: "required" });
+          }),
+        },
         {
           matcher: (ctx: { path?: string }) => ctx.path === "/passkey/verify-registration",
           handler: createAuthMiddleware(async (ctx) => {

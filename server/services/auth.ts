@@ -142,10 +142,47 @@ async function inviterMayStillGrant(invitation: { organizationId: string; invite
   }
 }
 
-/** The fields a new session gets from the path that made it: a sign-in is fresh and names its second factor. */
-function signInFields(path: string | undefined, now: Date) {
+interface SessionTimes {
+  createdAt: Date;
+  expiresAt: Date;
+  reauthenticatedAt?: Date | null;
+  secondFactor?: string | null;
+  lastSeenAt?: Date | null;
+}
+
+/**
+ * The fields a new session gets from how it was made. A session that replaces the request's own (better-auth rotates
+ * the token when the authenticator app is turned on or off) is the same sign-in: it keeps the replaced one's sign-in
+ * time, expiry, last confirmation, second factor and "last seen", so no factor change extends, freshens or upgrades
+ * a session. A sign-in (a sign-in path without a session: a password, the code or backup code of a sign-in's second
+ * step, a passkey) is fresh for step-up and names the second factor it proved.
+ */
+function originFields(path: string | undefined, replaced: SessionTimes | null, now: Date) {
+  if (replaced) {
+    return {
+      createdAt: replaced.createdAt,
+      expiresAt: replaced.expiresAt,
+      reauthenticatedAt: replaced.reauthenticatedAt ?? null,
+      secondFactor: replaced.secondFactor ?? null,
+      lastSeenAt: replaced.lastSeenAt ?? null,
+    };
+  }
   if (!path || !SIGN_IN_PATHS.has(path)) return {};
   return { reauthenticatedAt: now, secondFactor: SECOND_FACTOR_OF_PATH[path] ?? null };
+}
+
+/**
+ * The passkey plugin's check of every WebAuthn ceremony it has verified: the authenticator must have verified the user
+ * (the UV flag, a PIN or a biometric), not only seen them present (UP). `@better-auth/passkey` verifies with
+ * `requireUserVerification: false`, so a security key without a PIN would otherwise be a whole sign-in.
+ * @throws APIError `UNAUTHORIZED` (401) `USER_VERIFICATION_REQUIRED` when the flag is not set.
+ */
+function requireUserVerified(userVerified: boolean | undefined): void {
+  if (userVerified) return;
+  throw new APIError("UNAUTHORIZED", {
+    message: "Your passkey did not verify you (no PIN, fingerprint or face check): use one that does",
+    code: "USER_VERIFICATION_REQUIRED",
+  });
 }
 
 function createAuth(origin: string) {
@@ -201,14 +238,17 @@ function createAuth(origin: string) {
     databaseHooks: {
       session: {
         create: {
-          // A sign-in is fresh for step-up and names the second factor it proved, if any (a session made to
-          // replace another, when two-factor is turned off, keeps the old one's); a new session opens on the user's
-          // first organisation (the one they joined first), and keeps the address the audit trail records:
-          // better-auth's own is its rate-limit key, IPv6 cut to the /64 (`::1` stored as `0000:…:0000`).
+          // A sign-in is fresh for step-up and names the second factor it proved, if any; a session made to replace
+          // the request's own is that session still (originFields); a new session opens on the user's first
+          // organisation (the one they joined first), and keeps the address the audit trail records: better-auth's
+          // own is its rate-limit key, IPv6 cut to the /64 (`::1` stored as `0000:…:0000`).
           before: async (session, context) => {
             const ipAddress =
               clientAddressOf(context?.headers ?? context?.request?.headers) ?? canonicalAddress(session.ipAddress);
-            const fields = { ...signInFields(context?.path, new Date()), ipAddress };
+            const current = (context?.context as { session?: { session?: SessionTimes & { userId?: string } } | null })
+              ?.session?.session;
+            const replaced = current && current.userId === session.userId ? current : null;
+            const fields = { ...originFields(context?.path, replaced, new Date()), ipAddress };
             if (session.activeOrganizationId) return { data: { ...session, ...fields } };
             const first = await prisma().member.findFirst({
               where: { userId: session.userId },
@@ -282,7 +322,20 @@ function createAuth(origin: string) {
         },
       }),
       twoFactor({ issuer: "MSP CRM", backupCodeOptions: { amount: 10 } }),
-      passkey({ rpID: new URL(origin).hostname, rpName: "MSP CRM settings", origin }),
+      passkey({
+        rpID: new URL(origin).hostname,
+        rpName: "MSP CRM settings",
+        origin,
+        // Browsers are asked for user verification (our plugin asks the same of sign-in's options), and the server
+        // checks the flag of every registration and assertion.
+        authenticatorSelection: { residentKey: "preferred", userVerification: "required" },
+        registration: {
+          afterVerification: ({ verification }) => requireUserVerified(verification.registrationInfo?.userVerified),
+        },
+        authentication: {
+          afterVerification: ({ verification }) => requireUserVerified(verification.authenticationInfo.userVerified),
+        },
+      }),
       settingsPlugin(),
       nextCookies(),
     ],

@@ -19,6 +19,7 @@ export const SETTINGS_AUDIT_ACTIONS = {
   "password.reset": "Password reset",
   "twoFactor.enabled": "Two-factor enabled",
   "twoFactor.disabled": "Two-factor disabled",
+  "twoFactor.backupCodesReplaced": "Backup codes replaced",
   "passkey.added": "Passkey added",
   "passkey.removed": "Passkey removed",
   "invitation.created": "Invitation sent",

@@ -59,11 +59,14 @@ const LAST_SEEN_RESOLUTION_MS = 60 * 1000;
 
 /**
  * Thrown when an action needs a recent sign-in or second factor ({@link STEP_UP_WINDOW_MS}) and the session has
- * neither; the pages send the user to `/settings/confirm` and back.
+ * neither, or, for a change to the member's own sign-in factors, not with their strongest factor
+ * ({@link mayChangeSignInFactors}); the pages send the user to `/settings/confirm` and back.
  */
 export class StepUpRequiredError extends Error {
-  constructor() {
-    super("Confirm it's you first: this change needs a sign-in or a second factor within the last 15 minutes");
+  constructor(
+    message = "Confirm it's you first: this change needs a sign-in or a second factor within the last 15 minutes",
+  ) {
+    super(message);
   }
 }
 
@@ -158,14 +161,14 @@ export function hasSecondFactor(member: SignedInMember): boolean {
 
 /**
  * What the organisation's "require two-factor for owners and admins" still asks of the member: `set-up` (an owner or
- * admin without an authenticator app or a passkey), `confirm` (one with a second factor whose session did not prove
- * it: signed in with a password before adding a passkey), or null. Until then the member reaches only the security
- * and confirmation pages and may change nothing.
+ * admin without an authenticator app or a passkey, whatever their session proved before they removed it), `confirm`
+ * (one with a second factor whose session did not prove one: signed in with a password before adding it), or null.
+ * Until then the member reaches only the security and confirmation pages and may change nothing.
  */
 export function secondFactorNeeded(member: SignedInMember): "set-up" | "confirm" | null {
   if (!member.org.requireTwoFactor || (member.role !== "owner" && member.role !== "admin")) return null;
-  if (member.session.secondFactor) return null;
-  return hasSecondFactor(member) ? "confirm" : "set-up";
+  if (!hasSecondFactor(member)) return "set-up";
+  return member.session.secondFactor ? null : "confirm";
 }
 
 /** Whether {@link secondFactorNeeded} asks anything of the member. */
@@ -181,6 +184,54 @@ export function isRecentlyAuthenticated(member: SignedInMember, now = Date.now()
   const last = member.session.reauthenticatedAt?.getTime() ?? 0;
   if (now - last > STEP_UP_WINDOW_MS) return false;
   return !hasSecondFactor(member) || member.session.secondFactor !== null;
+}
+
+/**
+ * The ways a member proves it's them, weakest first (docs/architecture.md, "Settings: sign-in, team and roles"): the
+ * password; the authenticator app (a code, or one of its backup codes: both can be phished or copied); a passkey
+ * (bound to this site's host name and, since every assertion must be user-verified, the device together with its
+ * PIN or biometric).
+ */
+export const SIGN_IN_FACTORS = ["password", "authenticator app", "passkey"] as const;
+
+/** One of {@link SIGN_IN_FACTORS}. */
+export type SignInFactor = (typeof SIGN_IN_FACTORS)[number];
+
+/** The strongest factor the member has ({@link SIGN_IN_FACTORS}): a passkey, else the authenticator app, else the password. */
+export function strongestFactor(member: SignedInMember): SignInFactor {
+  if (member.user.passkeys > 0) return "passkey";
+  return member.user.twoFactorEnabled ? "authenticator app" : "password";
+}
+
+/** The factor a session's last sign-in or confirmation proved (`Session.secondFactor`; a backup code is the app's). */
+function provenFactor(secondFactor: string | null): SignInFactor {
+  if (secondFactor === "passkey") return "passkey";
+  return secondFactor === "authenticator app" || secondFactor === "backup code" ? "authenticator app" : "password";
+}
+
+/**
+ * Whether the member may change how they sign in now (add or remove an authenticator app or a passkey, make new backup
+ * codes) or turn the organisation's two-factor requirement off: the session signed in or confirmed within
+ * {@link STEP_UP_WINDOW_MS} with the member's strongest factor ({@link strongestFactor}), so neither a stolen session
+ * nor a weaker factor can strip or replace a stronger one.
+ */
+export function mayChangeSignInFactors(member: SignedInMember, now = Date.now()): boolean {
+  const last = member.session.reauthenticatedAt?.getTime() ?? 0;
+  if (now - last > STEP_UP_WINDOW_MS) return false;
+  const proven = SIGN_IN_FACTORS.indexOf(provenFactor(member.session.secondFactor));
+  return proven >= SIGN_IN_FACTORS.indexOf(strongestFactor(member));
+}
+
+/** The refusal of a change that {@link mayChangeSignInFactors} does not allow yet, naming the factor to confirm with. */
+export function factorStepUpRequired(member: SignedInMember): StepUpRequiredError {
+  const how = {
+    passkey: "with your passkey",
+    "authenticator app": "with a code from your authenticator app",
+    password: "with your password",
+  }[strongestFactor(member)];
+  return new StepUpRequiredError(
+    `Confirm it's you ${how} first: changing how you sign in, or turning off the two-factor requirement, needs your strongest factor within the last 15 minutes`,
+  );
 }
 
 /** How a member confirms it's them (step-up, two-factor completion): the page shows the matching form. */

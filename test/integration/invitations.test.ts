@@ -207,6 +207,23 @@ describe("invitations do not outlive their inviter's rights", () => {
     expect(await prisma().member.count({ where: { orgId, userId: invitee.userId } })).toBe(0);
   });
 
+  it("a refused acceptance with a new account leaves no user, password or session behind", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const email = `refused-newcomer-${Date.now()}@example.com`;
+    const { link } = await members.admin.caller.team.invite({ email, role: "admin" });
+    // As an invitation from before withdrawals existed: its inviter was demoted, the invitation left pending.
+    await prisma().member.updateMany({ where: { orgId, userId: members.admin.userId }, data: { role: "viewer" } });
+    await expect(
+      acceptInvitationWithNewAccount(browserRequest(), idOf(link), { name: "Link Holder", password: "their password" }),
+    ).rejects.toMatchObject({ code: "not_found", message: expect.stringMatching(/^This invitation was withdrawn/) });
+    expect(await prisma().user.count({ where: { email } })).toBe(0);
+    expect(await prisma().authAccount.count({ where: { user: { email } } })).toBe(0);
+    expect(await prisma().session.count({ where: { user: { email } } })).toBe(0);
+    // Nobody can sign in with the password the link holder chose.
+    await expect(signIn(email, "their password")).rejects.toMatchObject({ statusCode: 401 });
+    expect((await getInvitationPage(idOf(link)))?.hasAccount).toBe(false);
+  });
+
   it("a demotion and an invitation by the same admin at once take turns: no admin invitation from a viewer remains", async () => {
     const { orgId, members } = await orgWithRoles();
     const adminId = await memberIdOf(orgId, members.admin.userId);

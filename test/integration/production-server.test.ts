@@ -1,11 +1,11 @@
 // The compiled server as production runs it (`node <npm start's flags> dist/serve.js`, no tsx) on the test database
 // and the real Redis: the liveness and readiness probes outside the rate limits and the audit log, the status
 // endpoint and /readyz still answering after an address has been refused 400 times, the settings' refusals over
-// /api/trpc with their documented statuses (better-auth's included, from the bundles of a production build),
-// Prometheus metrics served without an error line in the log, a SIGTERM that turns /readyz to 503 while a slow request
-// is still being served, finishes that request and keeps every audit row; and the start-ups production refuses (a
-// secret left at .env.example's placeholder, no PUBLIC_URL where the service is not local). Needs a production build
-// (`npm test` makes one first).
+// /api/trpc with their documented statuses (better-auth's included, from the bundles of a production build), a server
+// action posted from another origin refused with 403 and no error line, Prometheus metrics served without an error
+// line in the log, a SIGTERM that turns /readyz to 503 while a slow request is still being served, finishes that
+// request and keeps every audit row; and the start-ups production refuses (a secret left at .env.example's
+// placeholder, no PUBLIC_URL where the service is not local). Needs a production build (`npm test` makes one first).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { request } from "node:http";
@@ -258,6 +258,26 @@ describe("settings refusals over /api/trpc", () => {
       body: JSON.stringify({ email: "y@example.com", role: "viewer" }),
     });
     expect(noOrigin.status).toBe(403);
+  });
+
+  it("a server action posted to a page from another origin is 403, with no error line in the log", async () => {
+    const { members } = await orgWithRoles();
+    const from = output.length;
+    const refused = await fetch(`${origin}/settings/keys`, {
+      method: "POST",
+      headers: {
+        origin: "https://evil.example",
+        cookie: members.owner.request.headers.get("cookie") ?? "",
+        "next-action": "7f".repeat(21),
+        "content-type": "text/plain;charset=UTF-8",
+      },
+      body: "[]",
+    });
+    expect(refused.status).toBe(403);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const written = output.slice(from).split("\n");
+    expect(written.filter((line) => /"level":"(?:error|fatal)"|does not match `origin`/.test(line))).toEqual([]);
+    expect(written.some((line) => line.includes('"topic":"pages.cross-origin-action"'))).toBe(true);
   });
 });
 

@@ -31,6 +31,7 @@ import {
   TEST_ORIGIN,
   type TestMember,
 } from "../helpers/members";
+import { FLAGS, registerPasskey, SoftPasskey, signInWithPasskey } from "../helpers/webauthn";
 
 afterAll(() => closeDb());
 
@@ -689,6 +690,214 @@ describe("a second factor that is asked for", () => {
     expect(results.find((result) => result.status === "rejected")).toMatchObject({
       reason: { statusCode: 401, body: { code: "CODE_ALREADY_USED" } },
     });
+  });
+});
+
+describe("a second factor that cannot be stripped", () => {
+  /** The session row behind a request's cookie. */
+  async function sessionOf(request: { headers: Headers }) {
+    const found = await auth().api.getSession({ headers: request.headers });
+    return prisma().session.findUniqueOrThrow({ where: { id: found?.session.id as string } });
+  }
+
+  it("a passkey assertion that did not verify the user (flags 0x01) signs nobody in; a verified one (0x05) does", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const passkey = new SoftPasskey();
+    await passkey.storeFor(members.admin.userId);
+    const before = new Date();
+
+    const presentOnly = await signInWithPasskey(passkey, FLAGS.UP);
+    expect(presentOnly.userVerification).toBe("required");
+    expect(presentOnly.response.status).toBe(401);
+    expect(await presentOnly.response.json()).toMatchObject({ code: "USER_VERIFICATION_REQUIRED" });
+    expect(presentOnly.cookie).not.toContain("session_token");
+    expect(await prisma().session.count({ where: { userId: members.admin.userId, createdAt: { gte: before } } })).toBe(
+      0,
+    );
+    expect(
+      await prisma().settingsAuditEntry.findFirst({
+        where: { orgId, actorUserId: members.admin.userId, action: "signin.failed" },
+        select: { details: true },
+      }),
+    ).toMatchObject({ details: { method: "passkey", reason: expect.stringMatching(/did not verify you/) } });
+
+    const verified = await signInWithPasskey(passkey, FLAGS.UP | FLAGS.UV);
+    expect(verified.response.status).toBe(200);
+    const session = await sessionOf(browserRequest(verified.cookie));
+    expect(session).toMatchObject({ userId: members.admin.userId, secondFactor: "passkey" });
+  });
+
+  it("registering a passkey asks for user verification and refuses an attestation without it", async () => {
+    const { members } = await orgWithRoles();
+    const cookie = members.developer.request.headers.get("cookie") as string;
+    const unverified = await registerPasskey(new SoftPasskey(), FLAGS.UP, cookie);
+    expect(unverified.options.status).toBe(200);
+    expect(unverified.userVerification).toBe("required");
+    expect(unverified.verified?.response.status).toBe(401);
+    expect(await prisma().passkey.count({ where: { userId: members.developer.userId } })).toBe(0);
+
+    const verified = await registerPasskey(new SoftPasskey(), FLAGS.UP | FLAGS.UV, cookie);
+    expect(verified.verified?.response.status).toBe(200);
+    expect(await prisma().passkey.count({ where: { userId: members.developer.userId } })).toBe(1);
+  });
+
+  it("a stolen session with the password cannot add, replace or remove a factor: each needs the strongest one, recently", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const owner = members.owner;
+    await owner.caller.team.setRequireTwoFactor({ required: true });
+    const { totp, backupCodes } = await enrolTotp(owner);
+    const withCode = await signInWithCode(owner, totp);
+    await ageSession(withCode, 16);
+    // Hours later: the session and the password no longer reach the factors, nor the organisation's requirement.
+    for (const attempt of [
+      () => withCode.caller.security.disableTotp({ password: owner.password }),
+      () => withCode.caller.security.replaceBackupCodes({ password: owner.password }),
+      () => withCode.caller.team.setRequireTwoFactor({ required: false }),
+    ]) {
+      const refused = await refusal(attempt());
+      expect(refused.code).toBe("FORBIDDEN");
+      expect(refused.cause).toBeInstanceOf(StepUpRequiredError);
+      expect(refused.message).toMatch(/^Confirm it's you with a code from your authenticator app first/);
+    }
+    const stale = await registerPasskey(
+      new SoftPasskey(),
+      FLAGS.UP | FLAGS.UV,
+      withCode.request.headers.get("cookie") as string,
+    );
+    expect(stale.options.status).toBe(403);
+    expect(await stale.options.json()).toMatchObject({ code: "STEP_UP_REQUIRED" });
+
+    // A code confirms it: new backup codes, the old ones gone.
+    await nextCodeWindow(owner.userId);
+    await withCode.caller.security.confirm({ code: totp.generate() });
+    const replaced = await withCode.caller.security.replaceBackupCodes({ password: owner.password });
+    expect(replaced.backupCodes).toHaveLength(10);
+    expect(replaced.backupCodes).not.toContain(backupCodes[0]);
+    expect(
+      await refusal(withCode.caller.security.confirm({ code: backupCodes[0] as string, backup: true })),
+    ).toMatchObject({ message: "This backup code is not right or was already used" });
+
+    // With a passkey too, the passkey is the strongest: a fresh code no longer removes anything.
+    const passkey = new SoftPasskey();
+    const added = await registerPasskey(passkey, FLAGS.UP | FLAGS.UV, withCode.request.headers.get("cookie") as string);
+    expect(added.verified?.response.status).toBe(200);
+    await nextCodeWindow(owner.userId);
+    await withCode.caller.security.confirm({ code: totp.generate() });
+    const [passkeyRow] = await prisma().passkey.findMany({ where: { userId: owner.userId } });
+    for (const attempt of [
+      () => withCode.caller.security.disableTotp({ password: owner.password }),
+      () => withCode.caller.security.removePasskey({ id: passkeyRow?.id as string }),
+      () => withCode.caller.team.setRequireTwoFactor({ required: false }),
+    ]) {
+      expect((await refusal(attempt())).message).toMatch(/^Confirm it's you with your passkey first/);
+    }
+    // Other step-up actions take the fresh code as before.
+    await withCode.caller.apiKeys.create({ name: "Live", mode: "live", scopes: ["deals:read"] });
+
+    // The passkey confirms it (a sign-in of its own): now each change runs, and each is in the trail.
+    const confirmed = await signInWithPasskey(
+      passkey,
+      FLAGS.UP | FLAGS.UV,
+      withCode.request.headers.get("cookie") as string,
+    );
+    const viaPasskey = createSettingsCaller({ request: browserRequest(confirmed.cookie) });
+    await viaPasskey.team.setRequireTwoFactor({ required: false });
+    // Turning the app off gives the session a new token (the browser gets its cookie): this one signs in anew.
+    await viaPasskey.security.disableTotp({ password: owner.password });
+    const again = await signInWithPasskey(passkey, FLAGS.UP | FLAGS.UV);
+    await createSettingsCaller({ request: browserRequest(again.cookie) }).security.removePasskey({
+      id: passkeyRow?.id as string,
+    });
+    const trail = await prisma().settingsAuditEntry.findMany({
+      where: {
+        orgId,
+        actorUserId: owner.userId,
+        action: {
+          in: [
+            "twoFactor.backupCodesReplaced",
+            "passkey.added",
+            "twoFactor.disabled",
+            "organisation.settingsChanged",
+            "passkey.removed",
+          ],
+        },
+      },
+      orderBy: { id: "asc" },
+      select: { action: true, details: true },
+    });
+    expect(trail.map((entry) => entry.action)).toEqual([
+      "organisation.settingsChanged", // turned on at the start
+      "twoFactor.backupCodesReplaced",
+      "passkey.added",
+      "organisation.settingsChanged",
+      "twoFactor.disabled",
+      "passkey.removed",
+    ]);
+    expect(trail[3]?.details).toEqual({ requireTwoFactor: false });
+  });
+
+  it("turning the authenticator app on leaves the session as it was: no fresher, no longer, not two-factor", async () => {
+    const { members } = await orgWithRoles();
+    await members.owner.caller.team.setRequireTwoFactor({ required: true });
+    const admin = members.admin;
+    // Signed in two days ago with the password, confirmed with it a minute ago: it may set up a factor.
+    const old = await sessionOf(admin.request);
+    const signedInAt = new Date(Date.now() - 2 * 24 * 3_600_000);
+    const expiresAt = new Date(signedInAt.getTime() + 7 * 24 * 3_600_000);
+    const confirmedAt = new Date(Date.now() - 60_000);
+    await prisma().session.update({
+      where: { id: old.id },
+      data: { createdAt: signedInAt, expiresAt, reauthenticatedAt: confirmedAt },
+    });
+    expect((await admin.caller.me()).secondFactorNeeded).toBe("set-up");
+    const enrolment = await admin.caller.security.startTotp({ password: admin.password });
+    const turnedOn = await admin.caller.security.confirmTotp({ code: totpOf(enrolment.secret).generate() });
+    expect(turnedOn).toEqual({ twoFactorEnabled: true, secondFactorNeeded: "confirm" });
+    // better-auth gave the session a new token; the session is the same sign-in.
+    const [after, ...others] = await prisma().session.findMany({ where: { userId: admin.userId } });
+    expect(others).toEqual([]);
+    expect(after?.token).not.toBe(old.token);
+    expect(after).toMatchObject({
+      createdAt: signedInAt,
+      expiresAt,
+      reauthenticatedAt: confirmedAt,
+      secondFactor: null,
+    });
+  });
+
+  it("a stale passkey session with the password does not reach step-up by enrolling an authenticator app", async () => {
+    const { members } = await orgWithRoles();
+    const admin = members.admin;
+    const passkey = new SoftPasskey();
+    await passkey.storeFor(admin.userId);
+    const signedIn = await signInWithPasskey(passkey, FLAGS.UP | FLAGS.UV);
+    const stolen = { request: browserRequest(signedIn.cookie) };
+    const caller = createSettingsCaller(stolen);
+    await ageSession(stolen, 3 * 24 * 60);
+    const refused = await refusal(caller.security.startTotp({ password: admin.password }));
+    expect(refused.cause).toBeInstanceOf(StepUpRequiredError);
+    expect(refused.message).toMatch(/^Confirm it's you with your passkey first/);
+    expect(await prisma().twoFactor.count({ where: { userId: admin.userId } })).toBe(0);
+    expect(
+      (await refusal(caller.apiKeys.create({ name: "Live", mode: "live", scopes: ["deals:read"] }))).cause,
+    ).toBeInstanceOf(StepUpRequiredError);
+  });
+
+  it("removing the last factor makes no session two-factor any more: the organisation asks for one again", async () => {
+    const { members } = await orgWithRoles();
+    await members.owner.caller.team.setRequireTwoFactor({ required: true });
+    const admin = members.admin;
+    const passkey = new SoftPasskey();
+    await passkey.storeFor(admin.userId);
+    const signedIn = await signInWithPasskey(passkey, FLAGS.UP | FLAGS.UV);
+    const caller = createSettingsCaller({ request: browserRequest(signedIn.cookie) });
+    expect((await caller.me()).secondFactorNeeded).toBeNull();
+    const [row] = await prisma().passkey.findMany({ where: { userId: admin.userId } });
+    await caller.security.removePasskey({ id: row?.id as string });
+    expect(await caller.me()).toMatchObject({ secondFactorNeeded: "set-up", secondFactor: { session: null } });
+    expect(
+      (await refusal(caller.webhooks.create({ url: "https://hooks.example.com/x", events: ["*"] }))).message,
+    ).toMatch(/set up an authenticator app or a passkey/);
   });
 });
 

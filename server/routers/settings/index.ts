@@ -2,8 +2,10 @@ import { can, type Permission, STATEMENTS } from "../../auth/roles";
 import {
   confirmationMethod,
   isRecentlyAuthenticated,
+  mayChangeSignInFactors,
   mustSetUpSecondFactor,
   secondFactorNeeded,
+  strongestFactor,
 } from "../../services/settings-session";
 import { apiKeysRouter } from "./api-keys";
 import { auditRouter } from "./audit";
@@ -26,9 +28,10 @@ const PERMISSIONS = Object.entries(STATEMENTS).flatMap(([resource, actions]) =>
 export const settingsRouter = router({
   /**
    * The signed-in member: user, organisation, role, every permission with whether the role holds it (the pages hide
-   * what it does not), whether a step-up action may run now, what the organisation's two-factor requirement still
-   * asks (`set-up`, `confirm` or null), how the member confirms it's them (`code`, `passkey` or `password`), and
-   * whether this session proved a second factor.
+   * what it does not), whether a step-up action may run now, whether the member may change how they sign in now
+   * (`mayChangeSignInFactors`: a step-up with their `strongestFactor`, `passkey`, `authenticator app` or `password`),
+   * what the organisation's two-factor requirement still asks (`set-up`, `confirm` or null), how the member confirms
+   * it's them (`code`, `passkey` or `password`), and whether this session proved a second factor.
    */
   me: memberProcedure.query(({ ctx }) => {
     const { member } = ctx;
@@ -40,6 +43,8 @@ export const settingsRouter = router({
         PERMISSIONS.map((permission) => [permission, can(member.role, permission)]),
       ) as Record<Permission, boolean>,
       recentlyAuthenticated: isRecentlyAuthenticated(member),
+      mayChangeSignInFactors: mayChangeSignInFactors(member),
+      strongestFactor: strongestFactor(member),
       mustSetUpSecondFactor: mustSetUpSecondFactor(member),
       secondFactorNeeded: secondFactorNeeded(member),
       confirmWith: confirmationMethod(member),

@@ -4,11 +4,12 @@ import {
   disableTotp,
   listPasskeys,
   removePasskey,
+  replaceBackupCodes,
   startTotpEnrolment,
   totpPending,
 } from "../../services/security";
-import { confirmIdentity, listSessions, revokeSession } from "../../services/settings-session";
-import { memberProcedure, router } from "./trpc";
+import { confirmIdentity, listSessions, revokeSession, secondFactorNeeded } from "../../services/settings-session";
+import { memberProcedure, router, signInFactorProcedure } from "./trpc";
 
 const PasswordSchema = z.object({ password: z.string().min(1, "Enter your password").max(200) });
 const CodeSchema = z.object({ code: z.string().trim().min(1, "Enter the code").max(20) });
@@ -16,6 +17,9 @@ const CodeSchema = z.object({ code: z.string().trim().min(1, "Enter the code").m
 /**
  * The member's own sign-in security (docs/architecture.md, "Settings: sign-in, team and roles"), whatever their role:
  * an authenticator app (TOTP), passkeys, the sessions signed in, and confirming it's them before a step-up action.
+ * Changing the factors themselves (setting up or turning off the app, new backup codes, removing a passkey) needs a
+ * sign-in or confirmation within 15 minutes with the member's strongest factor (a passkey, else the app, else the
+ * password): otherwise 403 naming the factor to confirm with. None of them makes the session fresher or two-factor.
  * Every change is in the audit trail.
  */
 export const securityRouter = router({
@@ -29,29 +33,52 @@ export const securityRouter = router({
 
   /**
    * Starts enrolling an authenticator app. @returns `{ uri, secret, qrDataUrl, backupCodes }`, shown once.
-   * @throws 422 on a wrong password or an app already enrolled; 429 after too many attempts.
+   * @throws 403 without a step-up with the strongest factor; 422 on a wrong password or an app already enrolled; 429
+   * after too many attempts.
    */
-  startTotp: memberProcedure
+  startTotp: signInFactorProcedure
     .input(PasswordSchema)
     .mutation(({ ctx, input }) => startTotpEnrolment(ctx.member, input.password)),
 
-  /** Confirms the enrolment with a code from the app: two-factor is on. @throws 422 on a wrong code; 429. */
-  confirmTotp: memberProcedure.input(CodeSchema).mutation(async ({ ctx, input }) => {
+  /**
+   * Confirms the enrolment with a code from the app: two-factor is on. The session is not made two-factor by it:
+   * `secondFactorNeeded` is what the organisation's requirement now asks of this session (`confirm`: confirm with a
+   * code or sign in again; null: nothing). @throws 403 without a step-up with the strongest factor; 422 on a wrong
+   * code; 429.
+   */
+  confirmTotp: signInFactorProcedure.input(CodeSchema).mutation(async ({ ctx, input }) => {
     await confirmTotp(ctx.member, input.code);
-    return { twoFactorEnabled: true as const };
+    const member = { ...ctx.member, user: { ...ctx.member.user, twoFactorEnabled: true } };
+    return { twoFactorEnabled: true as const, secondFactorNeeded: secondFactorNeeded(member) };
   }),
 
-  /** Turns two-factor off. @throws 422 on a wrong password; 429 after too many attempts. */
-  disableTotp: memberProcedure.input(PasswordSchema).mutation(async ({ ctx, input }) => {
+  /**
+   * Turns two-factor off. @throws 403 without a step-up with the strongest factor; 422 on a wrong password; 429 after
+   * too many attempts.
+   */
+  disableTotp: signInFactorProcedure.input(PasswordSchema).mutation(async ({ ctx, input }) => {
     await disableTotp(ctx.member, input.password);
     return { twoFactorEnabled: false as const };
   }),
 
-  /** Removes one of the member's passkeys. @throws 404 when it is not theirs. */
-  removePasskey: memberProcedure.input(z.object({ id: z.string().min(1).max(64) })).mutation(async ({ ctx, input }) => {
-    await removePasskey(ctx.member, input.id);
-    return { id: input.id, removed: true as const };
-  }),
+  /**
+   * Replaces the backup codes: `{ backupCodes }`, ten new ones shown once; the old ones stop working. @throws 403
+   * without a step-up with the strongest factor; 422 on a wrong password or without an app; 429.
+   */
+  replaceBackupCodes: signInFactorProcedure.input(PasswordSchema).mutation(async ({ ctx, input }) => ({
+    backupCodes: await replaceBackupCodes(ctx.member, input.password),
+  })),
+
+  /**
+   * Removes one of the member's passkeys. @throws 403 without a step-up with the strongest factor; 404 when it is not
+   * theirs.
+   */
+  removePasskey: signInFactorProcedure
+    .input(z.object({ id: z.string().min(1).max(64) }))
+    .mutation(async ({ ctx, input }) => {
+      await removePasskey(ctx.member, input.id);
+      return { id: input.id, removed: true as const };
+    }),
 
   /** Ends one of the member's sessions on the server. @throws 404 when it is not theirs. */
   revokeSession: memberProcedure.input(z.object({ id: z.string().min(1).max(64) })).mutation(async ({ ctx, input }) => {

@@ -101,10 +101,17 @@ export const teamRouter = router({
       return { deleted: true as const };
     }),
 
-  /** Turns "require two-factor for owners and admins" on or off. @throws 403 for developers and viewers. */
-  setRequireTwoFactor: orgProcedure("organization:update")
+  /**
+   * Turns "require two-factor for owners and admins" on, or off after a step-up with the member's strongest factor
+   * (docs/api-contract.md §5.10). @throws 403 for developers and viewers, and for turning it off without that step-up.
+   */
+  setRequireTwoFactor: memberProcedure
     .input(z.object({ required: z.boolean() }))
-    .mutation(async ({ ctx, input }) => {
+    .mutation(async ({ ctx, input, path }) => {
+      await authorize(ctx.member, "organization:update", {
+        attempted: path,
+        stepUp: input.required ? false : "strongest",
+      });
       await setRequireTwoFactor(ctx.member, input.required);
       return { requireTwoFactor: input.required };
     }),

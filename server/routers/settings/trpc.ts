@@ -9,7 +9,9 @@ import { findUnstorableText } from "../../schemas/storable";
 import { recordRefusal } from "../../services/settings-audit";
 import {
   actorOf,
+  factorStepUpRequired,
   isRecentlyAuthenticated,
+  mayChangeSignInFactors,
   resolveSettingsSession,
   type SettingsRequest,
   type SettingsSessionState,
@@ -159,14 +161,21 @@ function forbidden(message: string, cause?: Error): TRPCError {
  *   session that proved a second factor; otherwise 403 pointing to the security page (set one up) or the
  *   confirmation page (prove it), also recorded;
  * - `stepUp` actions (keys, webhook secrets, roles, ownership, deletion) need a sign-in or a confirmation within 15
- *   minutes, with the second factor when the member has one; otherwise 403 with {@link StepUpRequiredError} as cause
- *   (the pages ask to confirm).
+ *   minutes, with the second factor when the member has one; `stepUp: "strongest"` (turning the two-factor
+ *   requirement off) needs it with the member's strongest factor ({@link mayChangeSignInFactors}); otherwise 403 with
+ *   {@link StepUpRequiredError} as cause (the pages ask to confirm).
  * @throws TRPCError `FORBIDDEN` (403) as above.
  */
 export async function authorize(
   member: SignedInMember,
   permission: Permission,
-  options: { attempted: string; target?: string | null; stepUp?: boolean; allowed?: boolean; reason?: string } = {
+  options: {
+    attempted: string;
+    target?: string | null;
+    stepUp?: boolean | "strongest";
+    allowed?: boolean;
+    reason?: string;
+  } = {
     attempted: permission,
   },
 ): Promise<void> {
@@ -187,10 +196,17 @@ export async function authorize(
     await recordRefusal(member.org.id, actorOf(member), options.attempted, message, options.target);
     throw forbidden(message);
   }
-  if (options.stepUp && !isRecentlyAuthenticated(member)) {
+  if (options.stepUp === "strongest") requireStrongestFactor(member);
+  else if (options.stepUp && !isRecentlyAuthenticated(member)) {
     const cause = new StepUpRequiredError();
     throw forbidden(cause.message, cause);
   }
+}
+
+function requireStrongestFactor(member: SignedInMember): void {
+  if (mayChangeSignInFactors(member)) return;
+  const cause = factorStepUpRequired(member);
+  throw forbidden(cause.message, cause);
 }
 
 /**
@@ -230,3 +246,15 @@ export function orgProcedure(permission: Permission, options: { stepUp?: boolean
     return next();
   });
 }
+
+/**
+ * A {@link memberProcedure} that changes how the member signs in (setting up or removing the authenticator app, new
+ * backup codes, removing a passkey; adding one is the same check on `/api/auth/passkey/…`): it runs only after a
+ * sign-in or confirmation within 15 minutes with the member's strongest factor ({@link mayChangeSignInFactors}),
+ * whatever the organisation's two-factor requirement asks (a member told to set a factor up must be able to).
+ * @throws TRPCError `FORBIDDEN` (403) with a {@link StepUpRequiredError} cause naming the factor to confirm with.
+ */
+export const signInFactorProcedure = memberProcedure.use(async ({ ctx, next }) => {
+  requireStrongestFactor(ctx.member);
+  return next();
+});

@@ -79,7 +79,9 @@ async function accept(auth: Auth, headers: Headers, invitationId: string, actor:
 
 /**
  * Accepts an invitation for someone without an account: creates the user with the invited email, the name and
- * password given, signs them in (the request's response gets the session cookie) and makes them a member.
+ * password given, signs them in (the request's response gets the session cookie) and makes them a member, in one
+ * transaction: when the acceptance is refused (the invitation withdrawn meanwhile, its inviter no longer allowed to
+ * give the role) no user, password or session is left behind.
  * @throws ApiError `not_found` (404) for an invitation that is not pending; `validation_error` (422) for a name or
  *         password breaking the rules, or when the email already has an account (sign in instead).
  */
@@ -102,25 +104,27 @@ export async function acceptInvitationWithNewAccount(
   }
   assertPasswordAcceptable(input.password);
   const auth = authFor(request.origin);
-  const signedUp = await viaAuth(() =>
-    auth.api.signUpEmail({
-      headers: request.headers,
-      body: { email: page.email, name, password: input.password },
-      returnHeaders: true,
-    }),
-  );
-  // The link reached its address's owner, as a verification link would.
-  await prisma().user.update({ where: { email: page.email }, data: { emailVerified: true } });
-  const headers = new Headers(request.headers);
-  headers.set("cookie", cookiesFrom(signedUp.headers.getSetCookie()));
-  const user = signedUp.response.user;
-  const invitation = await accept(auth, headers, invitationId, {
-    userId: user.id,
-    email: user.email,
-    ip: request.ip,
-    userAgent: request.userAgent,
+  return transaction(async () => {
+    const signedUp = await viaAuth(() =>
+      auth.api.signUpEmail({
+        headers: request.headers,
+        body: { email: page.email, name, password: input.password },
+        returnHeaders: true,
+      }),
+    );
+    // The link reached its address's owner, as a verification link would.
+    await prisma().user.update({ where: { email: page.email }, data: { emailVerified: true } });
+    const headers = new Headers(request.headers);
+    headers.set("cookie", cookiesFrom(signedUp.headers.getSetCookie()));
+    const user = signedUp.response.user;
+    const invitation = await accept(auth, headers, invitationId, {
+      userId: user.id,
+      email: user.email,
+      ip: request.ip,
+      userAgent: request.userAgent,
+    });
+    return { orgId: invitation.organizationId };
   });
-  return { orgId: invitation.organizationId };
 }
 
 /**

@@ -7,11 +7,12 @@ export const metadata = { title: "Confirm it's you · Settings" };
 
 /**
  * Step-up: creating or rotating a key, revealing or rotating a webhook secret, changing roles, transferring
- * ownership, deleting the organisation and adding a passkey need a sign-in within the last 15 minutes, with the second
- * factor when the member has one. Here the member confirms with a code from their authenticator app or a backup code
- * (with two-factor on), a passkey (with passkeys and no app: a password alone is not enough then), or their password
- * (with neither), and goes back to `next`. It also completes a session that signed in with a password only when the
- * organisation requires two-factor.
+ * ownership and deleting the organisation need a sign-in within the last 15 minutes, with the second factor when the
+ * member has one; setting up, replacing or removing a factor and turning off the organisation's two-factor requirement
+ * need it with the member's strongest factor (a passkey, else the app, else the password). Here the member confirms
+ * with a code from their authenticator app or a backup code (with two-factor on), a passkey (with passkeys: a password
+ * alone is not enough then), or their password (with neither), and goes back to `next`. It also completes a session
+ * that signed in with a password only when the organisation requires two-factor.
  */
 export default async function ConfirmPage({
   searchParams,
@@ -29,6 +30,12 @@ export default async function ConfirmPage({
     <div className="signin">
       <h1>Confirm it's you</h1>
       <p>The change you asked for needs a sign-in within the last 15 minutes. {intro}</p>
+      {me.confirmWith === "code" && me.secondFactor.passkeys > 0 ? (
+        <p className="hint">
+          Setting up, replacing or removing a way to sign in, and turning off the two-factor requirement, need your
+          passkey: a code is not enough for those.
+        </p>
+      ) : null}
       {me.confirmWith === "code" ? (
         <ActionForm action={confirmAction} submitLabel="Confirm and continue" className="stack">
           <input type="hidden" name="next" value={next} />

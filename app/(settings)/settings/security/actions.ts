@@ -23,12 +23,33 @@ export async function startTotpAction(_previous: TotpState, form: FormData): Pro
   return { ...state, enrolment };
 }
 
-/** Confirms the enrolment with a code from the app: two-factor is on. */
+/**
+ * Confirms the enrolment with a code from the app: two-factor is on. The page then says what the session still is
+ * (setting the app up does not make it two-factor) and what to do where the organisation requires a two-factor session.
+ */
 export async function confirmTotpAction(_previous: FormState, form: FormData): Promise<FormState> {
   return runAction(async () => {
     await (await settingsCaller()).security.confirmTotp({ code: field(form, "code") });
     revalidatePath("/settings/security");
-    return { status: "ok", message: "Two-factor is on: signing in now asks for a code from your app." };
+    return { status: "ok", message: "Two-factor is on: your next sign-in asks for a code from your app." };
+  });
+}
+
+/** Replaces the backup codes (password): the ten new ones are shown once, the old ones stop working. */
+export async function replaceBackupCodesAction(_previous: FormState, form: FormData): Promise<FormState> {
+  return runAction(async () => {
+    const { backupCodes } = await (await settingsCaller()).security.replaceBackupCodes({
+      password: field(form, "password"),
+    });
+    return {
+      status: "ok",
+      message: "New backup codes: the old ones no longer work.",
+      reveal: {
+        label: "Your backup codes",
+        value: backupCodes.join(" "),
+        note: "Each signs you in once if you lose your app. They are shown only this once: store them somewhere safe.",
+      },
+    };
   });
 }
 

@@ -3,16 +3,25 @@ import { Address } from "../../_components/address";
 import { ConfirmAction } from "../../_components/confirm-action";
 import { Time } from "../../_components/time";
 import { requireMember, settingsCaller } from "../../_lib/session";
-import { disableTotpAction, removePasskeyAction, revokeSessionAction } from "./actions";
+import { disableTotpAction, removePasskeyAction, replaceBackupCodesAction, revokeSessionAction } from "./actions";
 import { AddPasskey } from "./add-passkey";
 import { TotpSetup } from "./totp-setup";
 
 export const metadata = { title: "Security · Settings" };
 
+/** How the page names each strongest factor when it asks for it. */
+const CONFIRM_WITH = {
+  passkey: "your passkey",
+  "authenticator app": "a code from your authenticator app",
+  password: "your password",
+} as const;
+
 /**
  * The member's own sign-in security: an authenticator app (TOTP with backup codes), passkeys, and the sessions
  * signed in (device, address, last seen) with revoke. Reached first when the organisation requires two-factor of an
  * owner or admin whose session did not prove one: they set one up here, or go on to confirm with the one they have.
+ * Setting up, replacing or removing a factor is offered only after a sign-in or confirmation with the member's
+ * strongest factor within 15 minutes; otherwise the page links to the confirmation first.
  */
 export default async function SecurityPage({
   searchParams,
@@ -40,6 +49,13 @@ export default async function SecurityPage({
           passkey below before making any change.
         </p>
       ) : null}
+      {me.mayChangeSignInFactors ? null : (
+        <p className="alert warning" data-testid="factors-locked">
+          Setting up, replacing or removing a way to sign in needs a sign-in or confirmation with{" "}
+          {CONFIRM_WITH[me.strongestFactor]} within the last 15 minutes:{" "}
+          <a href="/settings/confirm?next=%2Fsettings%2Fsecurity">confirm it's you</a> first.
+        </p>
+      )}
 
       <section aria-labelledby="totp-heading">
         <h2 id="totp-heading">Authenticator app</h2>
@@ -51,18 +67,52 @@ export default async function SecurityPage({
               </span>{" "}
               Signing in asks for a code from your app (or one of your backup codes).
             </p>
-            <ConfirmAction
-              action={disableTotpAction}
-              summary="Turn off two-factor…"
-              explanation="Signing in will ask for your password only."
-              submitLabel="Turn off two-factor"
-              danger
-            >
-              <div className="field">
-                <label htmlFor="disable-password">Your password</label>
-                <input id="disable-password" name="password" type="password" autoComplete="current-password" required />
-              </div>
-            </ConfirmAction>
+            {me.secondFactor.session === null ? (
+              <p className="hint" data-testid="session-without-factor">
+                This session has not proved a code (setting the app up does not count): it is not a two-factor session.
+                Sign out and sign in again with a code
+                {me.secondFactorNeeded === "confirm" ? ", or confirm with one as asked above," : ""} to make one.
+              </p>
+            ) : null}
+            {me.mayChangeSignInFactors ? (
+              <>
+                <ConfirmAction
+                  action={replaceBackupCodesAction}
+                  summary="New backup codes…"
+                  explanation="Ten new codes replace the old ones, which stop working."
+                  submitLabel="Make new backup codes"
+                >
+                  <div className="field">
+                    <label htmlFor="backup-password">Your password</label>
+                    <input
+                      id="backup-password"
+                      name="password"
+                      type="password"
+                      autoComplete="current-password"
+                      required
+                    />
+                  </div>
+                </ConfirmAction>
+                <ConfirmAction
+                  action={disableTotpAction}
+                  summary="Turn off two-factor…"
+                  explanation="Signing in will no longer ask for a code from your app."
+                  submitLabel="Turn off two-factor"
+                  danger
+                >
+                  <div className="field">
+                    <label htmlFor="disable-password">Your password</label>
+                    <input
+                      id="disable-password"
+                      name="password"
+                      type="password"
+                      autoComplete="current-password"
+                      required
+                    />
+                  </div>
+                </ConfirmAction>
+              </>
+            ) : null}
           </>
         ) : (
           <>
@@ -74,7 +124,7 @@ export default async function SecurityPage({
                 ? "A set-up was started but not confirmed with a code: start again to see a new QR code."
                 : "Add a code from an authenticator app (1Password, Google Authenticator, …) to every sign-in."}
             </p>
-            <TotpSetup />
+            {me.mayChangeSignInFactors ? <TotpSetup /> : null}
           </>
         )}
       </section>
@@ -95,25 +145,20 @@ export default async function SecurityPage({
                   <dt>Kind</dt>
                   <dd>{passkey.deviceType === "multiDevice" ? "synced" : "this device only"}</dd>
                 </dl>
-                <ActionForm
-                  action={removePasskeyAction}
-                  submitLabel={`Remove passkey ${passkey.name}`}
-                  buttonClassName="danger"
-                >
-                  <input type="hidden" name="id" value={passkey.id} />
-                </ActionForm>
+                {me.mayChangeSignInFactors ? (
+                  <ActionForm
+                    action={removePasskeyAction}
+                    submitLabel={`Remove passkey ${passkey.name}`}
+                    buttonClassName="danger"
+                  >
+                    <input type="hidden" name="id" value={passkey.id} />
+                  </ActionForm>
+                ) : null}
               </li>
             ))}
           </ul>
         ) : null}
-        {me.recentlyAuthenticated ? (
-          <AddPasskey />
-        ) : (
-          <p className="hint">
-            Adding a passkey needs a sign-in within the last 15 minutes:{" "}
-            <a href="/settings/confirm?next=%2Fsettings%2Fsecurity">confirm it's you</a> first.
-          </p>
-        )}
+        {me.mayChangeSignInFactors ? <AddPasskey /> : null}
       </section>
 
       <section aria-labelledby="sessions-heading">

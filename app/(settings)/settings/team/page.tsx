@@ -236,7 +236,7 @@ export default async function TeamPage() {
           <h2 id="policy-heading">Two-factor requirement</h2>
           <p>
             {me.org.requireTwoFactor
-              ? "Owners and admins must have an authenticator app or a passkey: without one they are sent to the security page before any change."
+              ? "Owners and admins must have an authenticator app or a passkey: without one they are sent to the security page before any change. Turning this off needs a sign-in or confirmation with your strongest factor within the last 15 minutes."
               : "Owners and admins may work without a second factor."}
           </p>
           <ActionForm

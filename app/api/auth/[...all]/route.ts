@@ -1,6 +1,10 @@
 import { toNextJsHandler } from "better-auth/next-js";
 import { AUTH_BASE_PATH, authFor } from "../../../../server/services/auth";
-import { isRecentlyAuthenticated, resolveSettingsSession } from "../../../../server/services/settings-session";
+import {
+  factorStepUpRequired,
+  mayChangeSignInFactors,
+  resolveSettingsSession,
+} from "../../../../server/services/settings-session";
 import { settingsRequestFrom } from "../../../(settings)/_lib/session";
 
 export const dynamic = "force-dynamic";
@@ -16,8 +20,8 @@ const BROWSER_PATHS = new Set([
   "/passkey/verify-authentication",
 ]);
 
-// Adding a passkey adds a way to sign in: like the other step-up actions it needs a sign-in or a confirmed second
-// factor within 15 minutes.
+// Adding a passkey adds a way to sign in: like every change to the member's sign-in factors it needs a sign-in or a
+// confirmation with their strongest factor within 15 minutes.
 const STEP_UP_PATHS = new Set(["/passkey/generate-register-options", "/passkey/verify-registration"]);
 
 function refuse(status: number, code: string, message: string): Response {
@@ -34,8 +38,12 @@ async function handler(req: Request): Promise<Response> {
   const request = settingsRequestFrom(req.headers);
   if (STEP_UP_PATHS.has(path)) {
     const state = await resolveSettingsSession(request);
-    if (state.state !== "member" || !isRecentlyAuthenticated(state)) {
-      return refuse(403, "STEP_UP_REQUIRED", "Confirm it's you first: adding a passkey needs a recent sign-in");
+    if (state.state !== "member" || !mayChangeSignInFactors(state)) {
+      const message =
+        state.state === "member"
+          ? factorStepUpRequired(state).message
+          : "Confirm it's you first: adding a passkey needs a recent sign-in";
+      return refuse(403, "STEP_UP_REQUIRED", message);
     }
   }
   return toNextJsHandler(authFor(request.origin)).POST(req);
