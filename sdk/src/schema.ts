@@ -1642,7 +1642,7 @@ export interface components {
                      * @description Error code, as in the error envelope (validation_error).
                      * @enum {string}
                      */
-                    code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
+                    code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "timeout" | "internal_error";
                     /** @description What is wrong with this item. */
                     message: string;
                     /** @description The item's issues, paths relative to the item. */
@@ -3522,7 +3522,7 @@ export interface components {
                  * @description Error code.
                  * @enum {string}
                  */
-                code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "internal_error";
+                code: "bad_request" | "invalid_json" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "validation_error" | "idempotency_conflict" | "conflict" | "idempotency_in_progress" | "payload_too_large" | "headers_too_large" | "precondition_failed" | "cursor_expired" | "rate_limited" | "timeout" | "internal_error";
                 /** @description Human-readable explanation, at most 1,000 characters. */
                 message: string;
                 /**
@@ -3998,6 +3998,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "accounts-create": {
@@ -4162,7 +4179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4238,6 +4255,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4451,7 +4485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4527,6 +4561,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4736,6 +4787,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "accounts-delete": {
@@ -4879,7 +4947,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4956,6 +5024,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5143,7 +5228,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5236,6 +5321,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5490,6 +5592,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "contacts-create": {
@@ -5661,7 +5780,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5737,6 +5856,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5951,7 +6087,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6027,6 +6163,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6237,6 +6390,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "contacts-update": {
@@ -6423,7 +6593,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6516,6 +6686,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6656,7 +6843,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6716,6 +6903,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7009,6 +7213,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "deals-create": {
@@ -7187,7 +7408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7263,6 +7484,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7477,7 +7715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7553,6 +7791,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7760,6 +8015,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "deals-update": {
@@ -7952,7 +8224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8045,6 +8317,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8315,6 +8604,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "tasks-create": {
@@ -8482,7 +8788,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8558,6 +8864,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8764,6 +9087,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "tasks-delete": {
@@ -8888,7 +9228,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8965,6 +9305,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9153,7 +9510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9246,6 +9603,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9504,6 +9878,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "devices-create": {
@@ -9670,7 +10061,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9746,6 +10137,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9962,7 +10370,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10038,6 +10446,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10244,6 +10669,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "devices-delete": {
@@ -10368,7 +10810,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10445,6 +10887,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10632,7 +11091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10725,6 +11184,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10964,6 +11440,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "touchpoints-create": {
@@ -11117,7 +11610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11193,6 +11686,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11388,6 +11898,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11606,6 +12133,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "notes-create": {
@@ -11741,7 +12285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11817,6 +12361,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12011,6 +12572,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12248,6 +12826,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12533,6 +13128,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "healthScores-pushSignal": {
@@ -12711,7 +13323,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12787,6 +13399,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12976,6 +13605,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13177,6 +13823,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13406,6 +14069,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhookEndpoints-list": {
@@ -13559,6 +14239,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13719,7 +14416,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13795,6 +14492,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14006,6 +14720,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhookEndpoints-delete": {
@@ -14144,7 +14875,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14221,6 +14952,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14401,7 +15149,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14494,6 +15242,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14622,7 +15387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14682,6 +15447,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14823,7 +15605,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14883,6 +15665,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15077,6 +15876,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhookEndpoints-redeliver": {
@@ -15209,7 +16025,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15269,6 +16085,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15465,6 +16298,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15690,7 +16540,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description conflict: The webhook endpoint's state refuses the operation: it is disabled, or a replay of it is already running. The message says which: enable the endpoint, or wait for the replay to end (or cancel it), then retry. idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15766,6 +16616,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15977,6 +16844,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "webhookEndpoints-cancelReplay": {
@@ -16117,7 +17001,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16177,6 +17061,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16345,6 +17246,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16550,7 +17468,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16627,6 +17545,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16811,7 +17746,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16888,6 +17823,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17077,7 +18029,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17154,6 +18106,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17333,7 +18302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17410,6 +18379,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17595,7 +18581,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17672,6 +18658,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17848,7 +18851,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17925,6 +18928,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18105,7 +19125,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18182,6 +19202,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18426,6 +19463,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "customFields-list": {
@@ -18627,6 +19681,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "customFields-create": {
@@ -18815,7 +19886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18891,6 +19962,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19114,6 +20202,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "customFields-get": {
@@ -19327,6 +20432,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     "customFields-delete": {
@@ -19477,7 +20599,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19554,6 +20676,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19756,7 +20895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. */
+            /** @description idempotency_in_progress: A request with the same Idempotency-Key is still running. Retry after the seconds in Retry-After (1): the retry gets the first request's answer, and the operation runs only once. conflict: The state refuses the operation: the webhook endpoint is disabled, a replay of it is already running, or the records it writes were being changed by another request at the same moment so that the database had to roll one of them back (a deadlock, retried by the service before answering). The message says which: enable the endpoint, wait for the replay to end (or cancel it), or retry after the seconds in Retry-After. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19849,6 +20988,23 @@ export interface operations {
                     "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description timeout: The request ran out of its time: one of its database statements ran longer than the budget of a request (5 seconds by default) and the database cancelled it, or the service could not get a database connection in time. Its changes were rolled back. Retry after the seconds in Retry-After; if a search or a filtered list times out again, narrow it (more selective filters, shorter contains values, a smaller limit). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-RateLimit-Policy": components["headers"]["X-RateLimit-Policy"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
