@@ -26,11 +26,11 @@ function expensiveOperation(exchange: Exchange): ExpensiveOperation | undefined 
 export const budget: Step = async (exchange, next) => {
   const principal = exchange.principal;
   if (!principal) return next();
-  const refusal = await databaseBudgetRefusal(principal.orgId, principal.plan);
+  const refusal = await databaseBudgetRefusal(principal.orgId, principal.rateLimit.perOrg);
   if (refusal) throw refusal;
   const operation = expensiveOperation(exchange);
   if (!operation) return next();
-  const release = await acquireExpensiveSlot(principal.orgId, principal.plan, operation);
+  const release = await acquireExpensiveSlot(principal.orgId, principal.rateLimit.perOrg, operation);
   try {
     return await next();
   } finally {

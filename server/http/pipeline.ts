@@ -202,7 +202,8 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
     );
     let reply = measured.result;
     // What the request cost the database counts against its organisation's budget (docs/api-contract.md §8.5).
-    if (exchange.principal) chargeDatabaseTime(exchange.principal.orgId, exchange.principal.plan, measured.databaseMs);
+    if (exchange.principal)
+      chargeDatabaseTime(exchange.principal.orgId, exchange.principal.rateLimit.perOrg, measured.databaseMs);
     if (exchange.rateLimit) Object.assign(reply.headers, exchange.rateLimit.headers);
     if (request.method === "HEAD") reply = { ...reply, body: null };
     if (audit) {

@@ -1,6 +1,5 @@
 import { generateApiKey, hashApiKey, parseApiKey } from "../auth/api-keys";
 import { validateRequestedScopes } from "../auth/scopes";
-import type { RateLimitPlan } from "../db/generated/client";
 import { afterCommit, outsideTransaction, prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { cachedKey, cacheKey, forgetCachedKeys } from "./key-cache";
@@ -18,8 +17,6 @@ export interface ApiKeyPrincipal {
    * override.
    */
   rateLimit: { perKey: number; perOrg: number };
-  /** The organisation's plan, which sets its budgets of expensive work and database time (docs/api-contract.md §8.5). */
-  plan: RateLimitPlan;
 }
 
 /** A key as listed to its owner: never the raw key nor its hash. */
@@ -165,7 +162,6 @@ export async function authenticateApiKey(
     scopes: key.scopes,
     isTest: key.isTest,
     rateLimit: { perKey: key.org.rateLimitPerKey ?? plan.perKey, perOrg: key.org.rateLimitPerOrg ?? plan.perOrg },
-    plan: key.org.plan,
   };
   cacheKey(hash, principal, key.expiresAt?.getTime() ?? null, now);
   return principal;

@@ -1,26 +1,35 @@
 // What one organisation may take of the shared database (docs/architecture.md, "Budgets: what one request may cost";
-// docs/api-contract.md §8.5): a few expensive operations at once, and a budget of database time a minute, both kept
-// in the key-value store so every instance counts the same, both answered 429 `rate_limited` with the reason. Request
-// counts (§8.2) bound how often a tenant calls; these bound what its calls cost the others.
+// docs/api-contract.md §8.5): a few expensive operations at once, and a budget of database time a minute, both
+// derived from its organisation-wide rate limit, both kept in the key-value store so every instance counts the same,
+// both answered 429 `rate_limited` with the reason. Request counts (§8.2) bound how often a tenant calls; these bound
+// what its calls cost the others.
 import { randomUUID } from "node:crypto";
-import type { RateLimitPlan } from "../db/generated/client";
 import { ApiError } from "../errors";
 import { warnThrottled } from "../kv/warn";
 import { detached } from "../observability/requests";
 import { onLimitStore } from "./rate-limits";
 
+/** Database time an organisation may use a minute for each request a minute its organisation-wide window admits, ms. */
+export const DATABASE_MS_PER_REQUEST = 250;
+
+/** Requests a minute of the organisation-wide window per slot for expensive work (at least one slot). */
+export const REQUESTS_PER_SLOT = 30;
+
 /**
- * Per plan (docs/api-contract.md §8.5): `concurrent`, how many expensive operations (searches, lists sorted by a
- * custom field, bulk writes, erasures, CSV exports) an organisation runs at once across every instance; and
- * `databaseMsPerMinute`, the database time its API requests may use a minute (ms of statements running), of which a
- * quarter can be spent at once ({@link BURST_FRACTION}).
+ * An organisation's budgets (docs/api-contract.md §8.5), derived from its organisation-wide rate limit (its plan's, or
+ * the operator's override), so one setting scales both: `concurrent`, how many expensive operations (searches, lists
+ * sorted by a custom field, bulk writes, erasures, CSV exports) it runs at once across every instance, one per
+ * {@link REQUESTS_PER_SLOT} requests a minute; and `databaseMsPerMinute`, the database time its API requests may use a
+ * minute (ms of statements running), {@link DATABASE_MS_PER_REQUEST} per request a minute, of which a quarter can be
+ * spent at once ({@link BURST_FRACTION}). Starter (60 a minute): 2 at once, 15 s a minute.
+ * @param perOrg the organisation-wide window, requests per minute.
  */
-export const ORGANISATION_BUDGETS: Record<RateLimitPlan, { concurrent: number; databaseMsPerMinute: number }> = {
-  STARTER: { concurrent: 2, databaseMsPerMinute: 15_000 },
-  GROWTH: { concurrent: 3, databaseMsPerMinute: 30_000 },
-  SCALE: { concurrent: 4, databaseMsPerMinute: 45_000 },
-  PRO: { concurrent: 6, databaseMsPerMinute: 60_000 },
-};
+export function organisationBudget(perOrg: number): { concurrent: number; databaseMsPerMinute: number } {
+  return {
+    concurrent: Math.max(1, Math.floor(perOrg / REQUESTS_PER_SLOT)),
+    databaseMsPerMinute: perOrg * DATABASE_MS_PER_REQUEST,
+  };
+}
 
 /** The part of a minute's database time an organisation can spend at once (the token bucket's capacity). */
 export const BURST_FRACTION = 0.25;
@@ -38,7 +47,8 @@ const IDLE_MS = 120_000;
 export type ExpensiveOperation = "search" | "custom-field sort" | "bulk" | "erasure" | "export";
 
 interface OrganisationState {
-  plan: RateLimitPlan;
+  /** The organisation-wide window its budgets derive from, requests per minute. */
+  perOrg: number;
   /** Database time used here and not yet drawn from the shared budget, ms. */
   pendingMs: number;
   /** The shared budget's level at the last draw (ms of database time; below 0: owed), or null before the first. */
@@ -60,50 +70,47 @@ const budgets = holder.__crmOrganisationBudgets;
 const runningKey = (orgId: string) => `budget:{o:${orgId}}:running`;
 const databaseKey = (orgId: string) => `budget:{o:${orgId}}:db`;
 
-function refillPerMs(plan: RateLimitPlan): number {
-  return ORGANISATION_BUDGETS[plan].databaseMsPerMinute / 60_000;
+function refillPerMs(perOrg: number): number {
+  return organisationBudget(perOrg).databaseMsPerMinute / 60_000;
 }
 
-function capacity(plan: RateLimitPlan): number {
-  return ORGANISATION_BUDGETS[plan].databaseMsPerMinute * BURST_FRACTION;
-}
-
-function planName(plan: RateLimitPlan): string {
-  return plan.charAt(0) + plan.slice(1).toLowerCase();
+function capacity(perOrg: number): number {
+  return organisationBudget(perOrg).databaseMsPerMinute * BURST_FRACTION;
 }
 
 /**
- * Takes one of the organisation's slots for an expensive operation ({@link ORGANISATION_BUDGETS} `concurrent`),
- * shared by every instance through the key-value store (on this process's memory while the store is down).
+ * Takes one of the organisation's slots for an expensive operation ({@link organisationBudget} `concurrent`), shared
+ * by every instance through the key-value store (on this process's memory while the store is down).
+ * @param perOrg the organisation-wide window, requests per minute.
  * @returns a function that gives the slot back (never rejects); a slot not given back lapses after 2 minutes.
  * @throws ApiError `rate_limited` (429, `Retry-After: 1`) naming the reason when every slot is taken.
  */
 export async function acquireExpensiveSlot(
   orgId: string,
-  plan: RateLimitPlan,
+  perOrg: number,
   operation: ExpensiveOperation,
 ): Promise<() => Promise<void>> {
-  const limit = ORGANISATION_BUDGETS[plan].concurrent;
+  const limit = organisationBudget(perOrg).concurrent;
   const token = randomUUID();
   const key = runningKey(orgId);
   const lease = await onLimitStore((store) => store.acquireLease(key, limit, LEASE_MS, token));
   if (!lease.acquired) {
     throw new ApiError(
       "rate_limited",
-      `Too many expensive requests of this organisation at once: the ${planName(plan)} plan runs ${limit} searches, custom-field sorts, bulk writes, erasures or exports at a time; this ${operation} was not started. Retry in 1 second`,
+      `Too many expensive requests of this organisation at once: its limit of ${perOrg} requests a minute runs ${limit} at a time (searches, custom-field sorts, bulk writes, erasures and exports), and this ${operation} was not started. Retry in 1 second`,
       { headers: { "Retry-After": "1" } },
     );
   }
   return () => onLimitStore((store) => store.releaseLease(key, token)).catch(() => undefined);
 }
 
-function stateOf(orgId: string, plan: RateLimitPlan, now: number): OrganisationState {
+function stateOf(orgId: string, perOrg: number, now: number): OrganisationState {
   let state = budgets.organisations.get(orgId);
   if (!state) {
-    state = { plan, pendingMs: 0, level: null, readAt: now, lastSeenAt: now };
+    state = { perOrg, pendingMs: 0, level: null, readAt: now, lastSeenAt: now };
     budgets.organisations.set(orgId, state);
   }
-  state.plan = plan;
+  state.perOrg = perOrg;
   state.lastSeenAt = now;
   return state;
 }
@@ -115,8 +122,8 @@ function stateOf(orgId: string, plan: RateLimitPlan, now: number): OrganisationS
  * @returns null while time is left; otherwise ApiError `rate_limited` (429) with `Retry-After` (seconds until the
  *   budget has refilled above 0) and the reason.
  */
-export async function databaseBudgetRefusal(orgId: string, plan: RateLimitPlan): Promise<ApiError | null> {
-  const state = stateOf(orgId, plan, Date.now());
+export async function databaseBudgetRefusal(orgId: string, perOrg: number): Promise<ApiError | null> {
+  const state = stateOf(orgId, perOrg, Date.now());
   if (state.level === null) {
     state.reading ??= draw(orgId, state, 0).finally(() => {
       state.reading = undefined;
@@ -124,21 +131,23 @@ export async function databaseBudgetRefusal(orgId: string, plan: RateLimitPlan):
     await state.reading;
   }
   if (state.level === null) return null;
-  const rate = refillPerMs(plan);
-  const level = Math.min(capacity(plan), state.level + (Date.now() - state.readAt) * rate) - state.pendingMs;
+  const rate = refillPerMs(perOrg);
+  const level = Math.min(capacity(perOrg), state.level + (Date.now() - state.readAt) * rate) - state.pendingMs;
   if (level > 0) return null;
   const seconds = Math.max(1, Math.ceil(-level / rate / 1000));
   return new ApiError(
     "rate_limited",
-    `This organisation has used its database time for now: the ${planName(plan)} plan allows ${ORGANISATION_BUDGETS[plan].databaseMsPerMinute / 1000} seconds of database work a minute, and its requests used them. Retry in ${seconds} seconds`,
+    `This organisation has used its database time for now: its limit of ${perOrg} requests a minute allows ${organisationBudget(perOrg).databaseMsPerMinute / 1000} seconds of database work a minute, and its requests used them. Retry in ${seconds} seconds`,
     { headers: { "Retry-After": String(seconds) } },
   );
 }
 
 /** Draws `amount` ms from the organisation's shared budget and keeps the level it reads back; never rejects. */
 function draw(orgId: string, state: OrganisationState, amount: number): Promise<void> {
-  const plan = state.plan;
-  return onLimitStore((store) => store.drawBudget(databaseKey(orgId), amount, refillPerMs(plan), capacity(plan))).then(
+  const { perOrg } = state;
+  return onLimitStore((store) =>
+    store.drawBudget(databaseKey(orgId), amount, refillPerMs(perOrg), capacity(perOrg)),
+  ).then(
     (result) => {
       state.level = result.level;
       state.readAt = Date.now();
@@ -155,9 +164,9 @@ function draw(orgId: string, state: OrganisationState, amount: number): Promise<
  * within {@link BUDGET_FLUSH_MS}, whose level this process then reads back.
  * @param databaseMs milliseconds of statements the request ran (`measureDatabaseTime`).
  */
-export function chargeDatabaseTime(orgId: string, plan: RateLimitPlan, databaseMs: number): void {
+export function chargeDatabaseTime(orgId: string, perOrg: number, databaseMs: number): void {
   if (!(databaseMs > 0)) return;
-  const state = stateOf(orgId, plan, Date.now());
+  const state = stateOf(orgId, perOrg, Date.now());
   state.pendingMs += databaseMs;
   if (!budgets.flusher) {
     budgets.flusher = detached(() => setInterval(() => void flushDatabaseTime(), BUDGET_FLUSH_MS));

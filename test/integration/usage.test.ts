@@ -8,6 +8,7 @@ import { GET as exportCsv } from "../../app/(settings)/settings/usage/export/rou
 import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
 import type { AuditEntry } from "../../server/services/audit";
+import { ensureOrganisation } from "../../server/services/organisations";
 import { rollUpUsage } from "../../server/services/usage-rollup";
 import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
 import { captureLog } from "../helpers/log-capture";
@@ -312,6 +313,33 @@ describe("CSV export", () => {
     } finally {
       log.restore();
     }
+  });
+});
+
+describe("CSV export and the organisation's slots for expensive work", () => {
+  it("holds one slot while a download runs: with every slot taken another is 429 with the reason, and served once it ends", async () => {
+    // 30 requests a minute organisation-wide: one slot (docs/api-contract.md §8.5).
+    const { orgId, members } = await orgWithRoles();
+    await ensureOrganisation((await prisma().organisation.findUniqueOrThrow({ where: { id: orgId } })).slug, {
+      limits: { perKey: 30, perOrg: 30 },
+    });
+    await insert(Array.from({ length: 3_000 }, (_, i) => row(orgId, BASE + i * 100)));
+    const first = await exportCsv(exportRequest(members.owner, range3h));
+    expect(first.status).toBe(200);
+    const reader = first.body?.getReader();
+    expect((await reader?.read())?.done).toBe(false);
+    const refused = await exportCsv(exportRequest(members.admin, range3h));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(await refused.text()).toContain("its limit of 30 requests a minute runs 1 at a time");
+    await reader?.cancel();
+    let again = await exportCsv(exportRequest(members.admin, range3h));
+    for (let i = 0; i < 50 && again.status === 429; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await exportCsv(exportRequest(members.admin, range3h));
+    }
+    expect(again.status).toBe(200);
+    await again.body?.cancel();
   });
 });
 

@@ -66,19 +66,23 @@ export const usageRouter = router({
     .query(({ ctx, input }) => getAuditEntry(ctx.member.org.id, input.id)),
 
   /**
-   * The CSV export of the log of a range (whole buckets) under the filters: the file name and `open()`, which starts
-   * the stream (UTF-8 with BOM, header row, formulas neutralised). The route handler of `/settings/usage/export`
-   * answers it; over `/api/trpc` only the file name travels.
-   * @throws 422 for a malformed filter or a range longer than 90 days (before any byte).
+   * The CSV export of the log of a range (whole buckets) under the filters: the file name and `open()`, which takes one
+   * of the organisation's slots for expensive work and starts the stream (UTF-8 with BOM, header row, formulas
+   * neutralised), giving the slot back when it ends. The route handler of `/settings/usage/export` answers it; over
+   * `/api/trpc` only the file name travels.
+   * @throws 422 for a malformed filter or a range longer than 90 days (before any byte); `open()` throws ApiError
+   *   `rate_limited` (429) when the organisation's slots are all taken (docs/api-contract.md §8.5).
    */
-  export: read.input(z.object({ ...range, ...filters })).query(async ({ ctx, input }) => {
+  export: read.input(z.object({ ...range, ...filters })).query(({ ctx, input }) => {
     const { from, to } = usageRange(input);
     const query = { ...input, from, to };
     const orgId = ctx.member.org.id;
     // An export reads the whole range: one of the organisation's slots for expensive work (docs/api-contract.md §8.5),
-    // held until the download ends.
-    const release = await acquireExpensiveSlot(orgId, (await getRateLimitSummary(orgId)).plan, "export");
-    const open = () => usageCsv(orgId, query, release);
+    // taken when the download opens and held until it ends.
+    const open = async () => {
+      const release = await acquireExpensiveSlot(orgId, (await getRateLimitSummary(orgId)).perOrg, "export");
+      return usageCsv(orgId, query, release);
+    };
     const stamp = (date: Date) => date.toISOString().slice(0, 16).replace(/[-:]/g, "");
     return { filename: `usage-${ctx.member.org.slug}-${stamp(from)}-${stamp(to)}.csv`, open };
   }),

@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { createSettingsCaller } from "../../../../../server/routers/settings";
-import { settingsErrorMessage } from "../../../../../server/routers/settings/trpc";
+import { isApiError, settingsErrorMessage } from "../../../../../server/routers/settings/trpc";
 import { settingsRequestFrom } from "../../../_lib/session";
 import { usageParams } from "../params";
 
@@ -38,7 +38,7 @@ export async function GET(req: Request): Promise<Response> {
       method: (params.method || undefined) as "GET" | undefined,
       path: params.path || undefined,
     });
-    const body = open();
+    const body = await open();
     // Next.js cancels the body when the client disconnects; the signal covers hosts that only abort the request.
     req.signal.addEventListener("abort", () => void body.cancel().catch(() => undefined), { once: true });
     return new Response(body, {
@@ -50,10 +50,16 @@ export async function GET(req: Request): Promise<Response> {
       },
     });
   } catch (error) {
-    const status = (error instanceof TRPCError && STATUS[error.code]) || 500;
+    // Opening the download (a slot for expensive work) throws our ApiError itself, outside the procedure.
+    const status = (error instanceof TRPCError && STATUS[error.code]) || (isApiError(error) && error.status) || 500;
+    const retryAfter = isApiError(error) ? error.headers?.["Retry-After"] : undefined;
     return new Response(`${settingsErrorMessage(error)}\n`, {
       status,
-      headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+      headers: {
+        "content-type": "text/plain; charset=utf-8",
+        "cache-control": "no-store",
+        ...(retryAfter ? { "retry-after": retryAfter } : {}),
+      },
     });
   }
 }
