@@ -125,6 +125,9 @@ async function main(): Promise<void> {
     await closeDb();
     process.exit(1);
   }
+  // What tells a key worth a lookup from one that is not (the checksum secret, the first-format keys), read before
+  // the first request (docs/architecture.md, "API keys and the key cache").
+  await (await import("../server/services/key-recognition")).keyRecognition();
   const demo = config.SEED_DEMO ? await ensureDemo(config.DATA_DIR) : null;
   // Next.js (about two thirds of a restart's CPU time, a few hundred ms of this thread in one piece) is imported and
   // prepared at the first request for a page: /livez, /readyz and /api/v1 never go through it, so they answer as soon
