@@ -103,8 +103,7 @@ async function main(): Promise<void> {
   const { flushAudit } = await import("../server/services/audit");
   const { dispatchesSettled } = await import("../server/webhooks/hand-over");
   const { closeKv } = await import("../server/kv");
-  const { CLIENT_ADDRESS_HEADER } = await import("../server/auth/client-address");
-  const { clientAddress } = await import("../server/http/origin");
+  const { stampClientAddress } = await import("../server/http/origin");
   const { observedPages, pageRoutes } = await import("../server/http/pages");
   const { log } = await import("../server/observability/logger");
   // While the database opens: the query compiler its first query would load.
@@ -177,12 +176,7 @@ async function main(): Promise<void> {
       return;
     }
     // The settings' audit trail and sign-in limits count this address; a client never sets it itself.
-    const address = clientAddress((name) => {
-      const value = req.headers[name];
-      return Array.isArray(value) ? value.join(", ") : value;
-    }, req.socket.remoteAddress ?? null);
-    if (address) req.headers[CLIENT_ADDRESS_HEADER] = address;
-    else delete req.headers[CLIENT_ADDRESS_HEADER];
+    stampClientAddress(req.headers, req.socket.remoteAddress ?? null);
     relativeRedirects(res);
     pages(req, res);
   });

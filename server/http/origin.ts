@@ -2,8 +2,9 @@
 // limits and the audit log count, and the public origin that `docsUrl`, the OpenAPI `servers`, the Postman `baseUrl`
 // and the banner show. Forwarding headers are believed only as far as `TRUST_PROXY` says; by default the socket is the
 // truth.
+import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
-import { canonicalAddress } from "../auth/client-address";
+import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../auth/client-address";
 import { env, type TrustProxy } from "../env";
 
 /** Reads one request header by lower-case name; repeated headers joined with ", ". */
@@ -66,6 +67,22 @@ export function clientAddress(read: HeaderReader, socketAddress: string | null, 
     if (address) return address;
   }
   return null;
+}
+
+/**
+ * Writes a page request's client address ({@link clientAddress} of its headers and socket) into
+ * {@link CLIENT_ADDRESS_HEADER}, which `npm start` (scripts/serve.ts) hands to the pages: the settings' sessions,
+ * audit trail and sign-in attempt limits (server/services/auth-attempts.ts) count it. A value the client sent in that
+ * header itself is replaced, or removed when no address is known.
+ * @param headers node:http's request headers, changed in place.
+ */
+export function stampClientAddress(headers: IncomingHttpHeaders, socketAddress: string | null): void {
+  const address = clientAddress((name) => {
+    const value = headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  }, socketAddress);
+  if (address) headers[CLIENT_ADDRESS_HEADER] = address;
+  else delete headers[CLIENT_ADDRESS_HEADER];
 }
 
 /**
