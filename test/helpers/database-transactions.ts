@@ -7,8 +7,10 @@ import pg from "pg";
  * The database's transactions so far (`xact_commit + xact_rollback`), with nothing left uncounted: a backend reports
  * its counts to the statistics at most once a second while it runs (and may hold them up to 10 s when idle), but
  * always when it exits, so every backend connected to the database is ended first (`pg_terminate_backend`, waiting
- * for the exit; their clients reconnect when they next query). Only meaningful on a database nothing else uses
- * meanwhile: a test's or a bench section's own.
+ * for the exit; their clients reconnect when they next query). The transaction PostgreSQL runs to start each session
+ * (its catalog reads) is not counted (`sessions`): those reconnections are the measuring's doing, while a running
+ * server keeps its pool's connections. Only meaningful on a database nothing else uses meanwhile: a test's or a bench
+ * section's own.
  * @param adminUrl a URL of the same server on another database (e.g. `postgres`).
  * @param database the measured database's name.
  */
@@ -30,7 +32,7 @@ export async function settledTransactions(adminUrl: string, database: string): P
     // A fresh snapshot of the statistics, not the one this session may have cached.
     await client.query("SELECT pg_stat_clear_snapshot()");
     const { rows } = await client.query<{ total: string }>(
-      "SELECT xact_commit + xact_rollback AS total FROM pg_stat_database WHERE datname = $1",
+      "SELECT xact_commit + xact_rollback - sessions AS total FROM pg_stat_database WHERE datname = $1",
       [database],
     );
     return Number(rows[0]?.total ?? Number.NaN);
