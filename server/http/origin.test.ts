@@ -22,7 +22,15 @@ describe("X-Forwarded-For entries as proxies write them", () => {
   });
 
   it("is null for what is no address", () => {
-    for (const entry of ["unknown", "_hidden", "proxy.example.com", "[203.0.113.7]:80", "203.0.113.7:", "999.1.1.1:80", ""])
+    for (const entry of [
+      "unknown",
+      "_hidden",
+      "proxy.example.com",
+      "[203.0.113.7]:80",
+      "203.0.113.7:",
+      "999.1.1.1:80",
+      "",
+    ])
       expect(forwardedAddress(entry), entry).toBeNull();
     expect(forwardedAddress(undefined)).toBeNull();
   });

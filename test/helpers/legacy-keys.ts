@@ -38,7 +38,14 @@ export async function storeLegacyKey(
 ): Promise<{ raw: string; id: string }> {
   const raw = legacyApiKey(isTest);
   const { id } = await prisma().apiKey.create({
-    data: { orgId, name: "first format", scopes: [...scopes], isTest, keyHash: hashApiKey(raw), prefix: raw.slice(0, 13) },
+    data: {
+      orgId,
+      name: "first format",
+      scopes: [...scopes],
+      isTest,
+      keyHash: hashApiKey(raw),
+      prefix: raw.slice(0, 13),
+    },
     select: { id: true },
   });
   return { raw, id };

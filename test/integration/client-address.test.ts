@@ -12,15 +12,15 @@ resetEnvCache();
 import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLIENT_ADDRESS_HEADER } from "../../server/auth/client-address";
+import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../../server/auth/client-address";
 import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
 import { resetEnvCache } from "../../server/env";
 import { stampClientAddress } from "../../server/http/origin";
 import { createSettingsCaller } from "../../server/routers/settings";
-import { ATTEMPT_LIMITS } from "../../server/services/auth-attempts";
-import { authFor } from "../../server/services/auth";
 import { flushAudit } from "../../server/services/audit";
+import { authFor } from "../../server/services/auth";
+import { ATTEMPT_LIMITS } from "../../server/services/auth-attempts";
 import { ensureOrganisation } from "../../server/services/organisations";
 import { client, forgedKey, startApi, type TestServer } from "../helpers/api";
 import { addMember, signIn, TEST_ORIGIN } from "../helpers/members";
@@ -36,7 +36,8 @@ afterAll(async () => {
 
 /** An address of this run's own (TEST-NET-2 / the documentation prefix), so no other test shares its windows. */
 const ipv4 = () => `198.51.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
-const ipv6 = () => `2001:db8:${randomBytes(2).toString("hex")}::${randomBytes(2).toString("hex")}`;
+const ipv6 = () =>
+  canonicalAddress(`2001:db8:${randomBytes(2).toString("hex")}::${randomBytes(2).toString("hex")}`) as string;
 
 /** The request-log rows of the answers with these request ids: their client addresses. */
 async function loggedAddresses(requestIds: string[]): Promise<Array<string | null>> {

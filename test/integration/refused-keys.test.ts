@@ -8,6 +8,8 @@
 process.env.TRUST_PROXY = "1";
 process.env.RATE_LIMIT_ANONYMOUS_PER_MIN = "120";
 process.env.KV_PREFIX = `${process.env.KV_PREFIX ?? "test:"}refused-keys-${process.pid}:`;
+// Event-loop lag on a loaded test machine must not tip a burst into the per-process fallback count.
+process.env.KV_TIMEOUT_MS = "2000";
 resetEnvCache();
 
 import { randomBytes } from "node:crypto";
@@ -17,6 +19,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../server/auth/api-keys";
+import { canonicalAddress } from "../../server/auth/client-address";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { closeDb } from "../../server/db/client";
 import { migrateDatabase } from "../../server/db/migrate";
@@ -41,7 +44,9 @@ let unlogged: TestServer;
 /** First-format keys stored before the migration: one in use, one revoked before it. */
 const legacy = { usable: legacyApiKey(), revoked: legacyApiKey(true) };
 
-const address = () => `2001:db8:${randomBytes(2).toString("hex")}::${randomBytes(2).toString("hex")}`;
+/** A client address of its own, as the service writes it (RFC 5952). */
+const address = () =>
+  canonicalAddress(`2001:db8:${randomBytes(2).toString("hex")}::${randomBytes(2).toString("hex")}`) as string;
 const from = (target: TestServer, ip: string, key?: string) =>
   client(target.url, key)("GET", "/accounts", undefined, { "X-Forwarded-For": ip });
 /** The database's transactions so far, once the request-log rows queued until now are stored. */
@@ -58,7 +63,8 @@ beforeAll(async () => {
   const before = mkdtempSync(path.join(tmpdir(), "crm-migrations-"));
   try {
     for (const entry of readdirSync("prisma/migrations"))
-      if (entry < KEYED_CHECKSUMS) cpSync(path.join("prisma/migrations", entry), path.join(before, entry), { recursive: true });
+      if (entry < KEYED_CHECKSUMS)
+        cpSync(path.join("prisma/migrations", entry), path.join(before, entry), { recursive: true });
     await migrateDatabase({ url: url.toString() }, { migrationsDir: before, log: () => undefined });
   } finally {
     rmSync(before, { recursive: true, force: true });
@@ -78,7 +84,14 @@ beforeAll(async () => {
       await sql.query(
         `INSERT INTO "ApiKey" ("id", "orgId", "name", "keyHash", "prefix", "isTest", "scopes", "revokedAt")
          VALUES ($1, 'org_first_format', 'first format', $2, $3, $4, $5, $6)`,
-        [id, hashApiKey(raw), raw.slice(0, 13), raw.startsWith("msp_test_"), FULL_ACCESS_SCOPES, revoked ? new Date() : null],
+        [
+          id,
+          hashApiKey(raw),
+          raw.slice(0, 13),
+          raw.startsWith("msp_test_"),
+          FULL_ACCESS_SCOPES,
+          revoked ? new Date() : null,
+        ],
       );
     }
   } finally {
@@ -152,16 +165,27 @@ describe("a flood of bad keys from one address", () => {
     const ip = address();
     const before = await transactions();
     const statuses: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      // What a guessing client sends: keys of the current format, and first-format keys with a CRC32 anyone computes.
-      statuses.push((await from(server, ip, i % 2 === 0 ? forgedKey() : legacyApiKey())).status);
+    // Ten at a time, so a busy test machine does not stretch the flood over many request-log batches (the benchmark
+    // sends them one by one). What a guessing client sends: keys of the current format, and first-format keys with a
+    // CRC32 anyone computes.
+    for (let i = 0; i < 200; i += 10) {
+      const batch = Array.from({ length: 10 }, (_, j) =>
+        from(server, ip, (i + j) % 2 === 0 ? forgedKey() : legacyApiKey()),
+      );
+      statuses.push(...(await Promise.all(batch)).map((res) => res.status));
     }
-    expect(statuses).toEqual([...Array(ANONYMOUS_LIMIT).fill(401), ...Array(200 - ANONYMOUS_LIMIT).fill(429)]);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(ANONYMOUS_LIMIT);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(200 - ANONYMOUS_LIMIT);
     // The request log's batches (one INSERT per 200 rows, else within a second for rows without an organisation) are
     // all the database saw; the last is stored by the count.
     const spent = (await transactions()) - before;
     expect(spent).toBeLessThan(5);
-    const logged = await prisma().auditLog.groupBy({ by: ["status"], where: { ip }, _count: true, orderBy: { status: "asc" } });
+    const logged = await prisma().auditLog.groupBy({
+      by: ["status"],
+      where: { ip },
+      _count: true,
+      orderBy: { status: "asc" },
+    });
     expect(logged.map((row) => [row.status, row._count])).toEqual([
       [401, ANONYMOUS_LIMIT],
       [429, 200 - ANONYMOUS_LIMIT],
