@@ -1,10 +1,8 @@
 // API keys of the first format (docs/api-contract.md §5.2), as the service issued them before keyed checksums: 30
 // random base62 characters and a CRC32 of everything before it, 6 base62 characters. The service no longer makes
-// them; tests make them to show that such keys keep working, and that a forged one costs nothing.
+// them; tests and the benchmark make them to show that such keys keep working, and that a forged one costs nothing.
 import { randomInt } from "node:crypto";
 import { crc32 } from "node:zlib";
-import { hashApiKey } from "../../server/auth/api-keys";
-import { prisma } from "../../server/db/transaction";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -24,29 +22,4 @@ export function legacyApiKey(isTest = false): string {
   let secret = "";
   for (let i = 0; i < 30; i++) secret += BASE62[randomInt(62)];
   return `${head}${secret}${toBase62(crc32(head + secret), 6)}`;
-}
-
-/**
- * Stores a first-format key in an organisation as the migration to keyed checksums leaves one issued before it
- * (`checksumKeyed` false).
- * @returns the raw key and its id.
- */
-export async function storeLegacyKey(
-  orgId: string,
-  scopes: readonly string[],
-  isTest = false,
-): Promise<{ raw: string; id: string }> {
-  const raw = legacyApiKey(isTest);
-  const { id } = await prisma().apiKey.create({
-    data: {
-      orgId,
-      name: "first format",
-      scopes: [...scopes],
-      isTest,
-      keyHash: hashApiKey(raw),
-      prefix: raw.slice(0, 13),
-    },
-    select: { id: true },
-  });
-  return { raw, id };
 }
