@@ -34,6 +34,9 @@
 //  12. Custom fields (bench/custom-fields.ts), every one of the 100,000 accounts carrying twenty: the list filtered by
 //      a custom field versus filtered by an indexed column of the same selectivity (target ≤ 1.5×), creates with
 //      twenty custom field values versus without (target ≤ 1.2×), and a range filter and a sort by one (reported).
+//  13. Refused clients (bench/bad-keys.ts): 200 bad-key requests from a fresh address, one after another, and the
+//      database transactions they cost, request-log batches included (target < 5), on a database of its own behind
+//      the facade. `-- --only=bad-keys` runs this section alone (no build needed).
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes. `-- --memory` runs
 // the build, the fixture and the two memory measures only.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
@@ -62,6 +65,7 @@ import { buildEmbeddedTemplate, buildServer } from "../scripts/build-server";
 import { newId } from "../server/db/ids";
 import { migrateDatabase } from "../server/db/migrate";
 import { freePort } from "../test/helpers/ports";
+import { BAD_KEY_REQUESTS, BAD_KEY_TRANSACTIONS_TARGET, type BadKeysResult, measureBadKeys } from "./bad-keys";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
 import { BENCH_FIELDS, BENCH_VALUES_SQL, type CustomFieldsResult, measureCustomFields } from "./custom-fields";
 import {
@@ -97,6 +101,8 @@ const FORCE_BUILD = argv.has("--build");
 const CPU_PROFILE = argv.has("--profile");
 // `--only=usage`: the usage section alone (build, database, the usage measures), for work on the usage view.
 const ONLY_USAGE = argv.has("--only=usage");
+// `--only=bad-keys`: the refused-clients section alone, against the facade (no build).
+const ONLY_BAD_KEYS = argv.has("--only=bad-keys");
 const MEMORY_ONLY = argv.has("--memory");
 const PROFILES_DIR = path.join(ROOT, "bench", "results", "profiles");
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -944,8 +950,60 @@ async function memoryOnly(databaseUrl: string, client: pg.Client): Promise<void>
     );
 }
 
+/**
+ * The refused-clients section (bench/bad-keys.ts): a database of its own, migrated, the facade on it (the pipeline and
+ * request log `npm start` serves /api/v1 with) as its only user, and the flood.
+ */
+async function badKeysSection(): Promise<BadKeysResult> {
+  const name = `crm_bench_keys_${Date.now()}_${randomBytes(3).toString("hex")}`;
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  cleanups.push(() => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  const url = withDatabase(ADMIN_URL, name);
+  await migrateDatabase({ url }, { migrationsDir: path.join(ROOT, "prisma", "migrations"), log: () => undefined });
+  // The default anonymous window (120 a minute), in windows of the section's own.
+  const server = await launch("facade", url, {
+    RATE_LIMIT_ANONYMOUS_PER_MIN: "120",
+    KV_PREFIX: `bench-bad-keys-${randomBytes(4).toString("hex")}:`,
+  });
+  try {
+    return await measureBadKeys({ origin: server.origin, adminUrl: ADMIN_URL, database: name, databaseUrl: url, log });
+  } finally {
+    await server.stop();
+  }
+}
+
+function badKeysLine(result: BadKeysResult): string {
+  const statuses = Object.entries(result.statuses)
+    .map(([status, count]) => `${count} × ${status}`)
+    .join(", ");
+  return `Refused clients: ${result.requests} bad-key requests from a fresh address in ${result.seconds.toFixed(2)} s (${statuses}): ${result.transactions} database transactions, ${result.logged} rows in the request log`;
+}
+
+function badKeysRatio(result: BadKeysResult) {
+  return {
+    name: `${BAD_KEY_REQUESTS} bad keys, transactions`,
+    value: result.transactions,
+    target: `< ${BAD_KEY_TRANSACTIONS_TARGET}`,
+    pass: result.transactions < BAD_KEY_TRANSACTIONS_TARGET && result.logged === result.requests,
+  };
+}
+
 async function main(): Promise<void> {
   const runStarted = performance.now();
+  if (ONLY_BAD_KEYS) {
+    const result = await badKeysSection();
+    const ratio = badKeysRatio(result);
+    console.log(
+      [
+        "",
+        badKeysLine(result),
+        "",
+        "Targets",
+        `  ${pad(ratio.name, 26)}${pad(ratio.value.toFixed(0), 8, true)}   target ${pad(ratio.target, 8)} ${verdict(ratio.pass)}`,
+      ].join("\n"),
+    );
+    return;
+  }
   const build = await ensureBuild();
 
   const dbName = `crm_bench_${Date.now()}_${randomBytes(3).toString("hex")}`;
@@ -1068,6 +1126,7 @@ async function main(): Promise<void> {
     log,
   });
   const replay: ReplayResult = await measureReplay(client, { log });
+  const badKeys = await badKeysSection();
   const startup: StartupResult = await measureStartup({
     root: ROOT,
     nodeFlags: npmStartNodeFlags(),
@@ -1156,6 +1215,7 @@ async function main(): Promise<void> {
       pass:
         replay.seconds >= TARGETS.replaySeconds && replay.maxInAnySecond <= 10 && replay.normal.doneDuringReplay > 0,
     },
+    badKeysRatio(badKeys),
     ...(["getTogether", "postTogether"] as const).map((name) => ({
       name: `rate limit+audit ${name.startsWith("get") ? "GET" : "POST"}`,
       value: platform.costs[name],
@@ -1323,6 +1383,8 @@ async function main(): Promise<void> {
     `  normal deliveries meanwhile: ${replay.normal.doneDuringReplay} of ${replay.normal.made} done before it ended, p50 ${replay.normal.p50.toFixed(1)} ms, p95 ${replay.normal.p95.toFixed(1)} ms (alone: p50 ${replay.normalAlone.p50.toFixed(1)} ms, p95 ${replay.normalAlone.p95.toFixed(1)} ms)`,
   );
   lines.push("");
+  lines.push(badKeysLine(badKeys));
+  lines.push("");
   lines.push(
     `Start-up, spawn → first 200 of GET /readyz (embedded database; median of ${startup.restart.length} restarts, ${startup.firstStart.length} first starts, interleaved with the bare server)`,
   );
@@ -1384,6 +1446,7 @@ async function main(): Promise<void> {
     feed,
     writes,
     replay,
+    badKeys,
     platform,
     observability,
     startup,

@@ -30,7 +30,7 @@ test("create a test key, use it once shown, rotate and revoke it, and see the ca
 
   await createKey(page, "PSA sync", "test", ["accounts:read", "contacts:write"]);
   const secret = page.getByTestId("revealed-secret");
-  await expect(secret).toHaveText(/^msp_test_[0-9A-Za-z]{36}$/);
+  await expect(secret).toHaveText(/^msp_test_[0-9A-Za-z]{40}$/);
   const raw = (await secret.textContent()) as string;
   await expect(page.getByText("shown only this once")).toBeVisible();
   await expect(page.getByRole("button", { name: "Copy" })).toBeVisible();

@@ -103,8 +103,7 @@ async function main(): Promise<void> {
   const { flushAudit } = await import("../server/services/audit");
   const { dispatchesSettled } = await import("../server/webhooks/hand-over");
   const { closeKv } = await import("../server/kv");
-  const { CLIENT_ADDRESS_HEADER } = await import("../server/auth/client-address");
-  const { clientAddress } = await import("../server/http/origin");
+  const { stampClientAddress } = await import("../server/http/origin");
   const { observedPages, pageRoutes, sameOriginActions } = await import("../server/http/pages");
   const { log } = await import("../server/observability/logger");
   // While the database opens: the query compiler its first query would load.
@@ -125,6 +124,9 @@ async function main(): Promise<void> {
     await closeDb();
     process.exit(1);
   }
+  // What tells a key worth a lookup from one that is not (the checksum secret, the first-format keys), read before
+  // the first request (docs/architecture.md, "API keys and the key cache").
+  await (await import("../server/services/key-recognition")).keyRecognition();
   const demo = config.SEED_DEMO ? await ensureDemo(config.DATA_DIR) : null;
   // Next.js (about two thirds of a restart's CPU time, a few hundred ms of this thread in one piece) is imported and
   // prepared at the first request for a page: /livez, /readyz and /api/v1 never go through it, so they answer as soon
@@ -176,12 +178,7 @@ async function main(): Promise<void> {
       return;
     }
     // The settings' audit trail and sign-in limits count this address; a client never sets it itself.
-    const address = clientAddress((name) => {
-      const value = req.headers[name];
-      return Array.isArray(value) ? value.join(", ") : value;
-    }, req.socket.remoteAddress ?? null);
-    if (address) req.headers[CLIENT_ADDRESS_HEADER] = address;
-    else delete req.headers[CLIENT_ADDRESS_HEADER];
+    stampClientAddress(req.headers, req.socket.remoteAddress ?? null);
     relativeRedirects(res);
     pages(req, res);
   });

@@ -1,31 +1,15 @@
 import { hasScope } from "../auth/scopes";
 import { ApiError } from "../errors";
 import { authenticateApiKey } from "../services/api-keys";
-import { anonymousWindowFull } from "../services/rate-limits";
-import type { Exchange, Step } from "./exchange";
+import type { Step } from "./exchange";
 
 /**
- * Resolves the exchange's Bearer key to its principal, or keeps the 401 as its refusal. With `lookUp` false a key this
- * process has not cached is left unresolved (`keyDeferred`): its client is refused by its anonymous window, and a
- * refused client causes no database work (docs/architecture.md, "API keys and the key cache").
- */
-export async function resolveKey(exchange: Exchange, lookUp: boolean): Promise<void> {
-  try {
-    const principal = await authenticateApiKey(exchange.request.header("authorization") ?? null, { lookUp });
-    if (principal) exchange.principal = principal;
-    exchange.keyDeferred = principal === null;
-  } catch (error) {
-    exchange.keyDeferred = false;
-    exchange.refusal = error;
-  }
-}
-
-/**
- * Identify: resolves the Bearer key of a route that needs one (docs/api-contract.md §5) to its principal. A failure
- * (401, or 400 `bad_request` for a repeated `Authorization` header, which node:http would silently cut to its first
- * value while a proxy may read the last) is kept on the exchange as its refusal, answered by {@link refuse} once the
- * rate limit has counted the request against the client's address. A key that is not cached is not looked up while
- * the client's anonymous window is full (the rate limit then refuses it, 429, with no database work).
+ * Identify: resolves the Bearer key of a route that needs one (docs/api-contract.md §5) to its principal, whatever the
+ * client address's anonymous window says: a valid key is always looked up (or served from the key cache) and counted
+ * against its own windows, and only a key that may be valid costs a lookup (docs/architecture.md, "API keys and the
+ * key cache"). A failure (401, or 400 `bad_request` for a repeated `Authorization` header, which node:http would
+ * silently cut to its first value while a proxy may read the last) is kept on the exchange as its refusal, answered by
+ * {@link refuse} once the rate limit has counted the request against the client's address.
  */
 export const identify: Step = async (exchange, next) => {
   if (exchange.route?.meta.scope && exchange.refusal === undefined) {
@@ -34,7 +18,11 @@ export const identify: Step = async (exchange, next) => {
         details: [{ path: ["Authorization"], message: "repeated header" }],
       });
     } else {
-      await resolveKey(exchange, !anonymousWindowFull(exchange.clientIp ?? "unknown"));
+      try {
+        exchange.principal = await authenticateApiKey(exchange.request.header("authorization") ?? null);
+      } catch (error) {
+        exchange.refusal = error;
+      }
     }
   }
   return next();

@@ -62,11 +62,6 @@ export interface Exchange {
   pathParams: Record<string, string>;
   principal?: ApiKeyPrincipal;
   /**
-   * A well-formed key left unresolved: not cached, and the client's anonymous window was full, so it was not looked up
-   * (docs/architecture.md, "API keys and the key cache").
-   */
-  keyDeferred?: boolean;
-  /**
    * Why the request is refused (malformed target, unknown path, wrong method, invalid key), found by a step before the
    * rate limit and answered after it, so every request is counted and every answer carries the rate-limit headers.
    */

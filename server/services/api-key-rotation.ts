@@ -2,6 +2,7 @@ import { transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { type ApiKeySummary, createApiKey, describeKey, type KeyChangeBy } from "./api-keys";
 import { forgetCachedKeys } from "./key-cache";
+import { keyRecognition } from "./key-recognition";
 import { recordSettingsAudit } from "./settings-audit";
 
 /** How long the old key of a rotation keeps working: 24 hours (86,400,000 ms), time to roll the new key out. */
@@ -21,6 +22,8 @@ export async function rotateApiKey(
   apiKeyId: string,
   by?: KeyChangeBy,
 ): Promise<{ key: ApiKeySummary; raw: string; previous: { id: string; expiresAt: Date } }> {
+  // The successor's checksum needs the secret, which is never read inside a transaction.
+  await keyRecognition();
   const rotated = await transaction(async (tx) => {
     // Locks the old key so two concurrent rotations cannot both create a successor.
     const rows = await tx.$queryRaw<Array<{ id: string }>>`

@@ -2,7 +2,8 @@ import { generateApiKey, hashApiKey, parseApiKey } from "../auth/api-keys";
 import { validateRequestedScopes } from "../auth/scopes";
 import { afterCommit, outsideTransaction, prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
-import { cachedKey, cacheKey, forgetCachedKeys } from "./key-cache";
+import { cachedKey, cacheKey, forgetCachedKeys, keyRefused, rememberRefusedKey } from "./key-cache";
+import { keyRecognition } from "./key-recognition";
 import { PLAN_LIMITS } from "./organisations";
 import { type AuditActor, recordSettingsAudit } from "./settings-audit";
 
@@ -51,9 +52,10 @@ export function describeKey(key: Pick<ApiKeySummary, "isTest" | "name" | "prefix
 }
 
 /**
- * Creates an API key in an organisation (docs/api-contract.md §5). The raw key is returned once and never stored.
- * With `by`, the key records its creator and (with `by.actor`) the settings audit trail an `apiKey.created` entry, in
- * one transaction.
+ * Creates an API key in an organisation (docs/api-contract.md §5), in the current format (§5.2: its checksum keyed with
+ * the service's secret). The raw key is returned once and never stored. With `by`, the key records its creator and
+ * (with `by.actor`) the settings audit trail an `apiKey.created` entry, in one transaction. Inside an enclosing
+ * transaction, {@link keyRecognition} must have been read before it opened.
  * @returns `{ key: ApiKeySummary, raw: "msp_live_…" | "msp_test_…" }`
  * @throws ApiError `insufficient_scope` (403) for deprecated scopes that can no longer be granted;
  *         `validation_error` (422) for unknown scopes (see `validateRequestedScopes`).
@@ -64,7 +66,7 @@ export async function createApiKey(
   by?: KeyChangeBy,
 ): Promise<{ key: ApiKeySummary; raw: string }> {
   const scopes = validateRequestedScopes(input.scopes);
-  const generated = generateApiKey(input.isTest);
+  const generated = generateApiKey(input.isTest, (await keyRecognition()).checksumSecret);
   return transaction(async () => {
     const key = await prisma().apiKey.create({
       data: {
@@ -75,6 +77,7 @@ export async function createApiKey(
         keyHash: generated.hash,
         prefix: generated.prefix,
         createdById: by?.createdById ?? null,
+        checksumKeyed: true,
       },
       select: summarySelect,
     });
@@ -106,24 +109,18 @@ const lastUsedWrites = new Map<string, number>();
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
- * Resolves the `Authorization` header to the key's principal (docs/api-contract.md §5.1–5.4). Malformed keys are
- * refused before any lookup; unknown, revoked and malformed keys get the same answer. A valid key's record is kept in
- * this process for 10 s (key-cache.ts), so the hot path asks the database once per key every 10 s; a revocation empties
- * every instance's cache within 0.5 s. `lastUsedAt` is refreshed at most once a minute per key, off the response path.
- * @param options.lookUp false: answer from the cache only (the caller's client is refused by its anonymous window and
- *   must cause no database work, docs/architecture.md, "API keys and the key cache").
- * @returns the principal; null when `lookUp` is false and the well-formed key is not cached.
- * @throws ApiError `unauthorized` (401) when the header is missing, not `Bearer`, or the key is not valid.
+ * Resolves the `Authorization` header to the key's principal (docs/api-contract.md §5.1–5.4). Unknown, revoked,
+ * expired and malformed keys get the same answer. Only a key that may be valid costs a database lookup
+ * (docs/architecture.md, "API keys and the key cache"): a key that fails its checksum (keyed with the service's secret,
+ * §5.2), a first-format key that was not usable when this process started, and a key the database refused before in
+ * this process are refused from memory. A valid key's record is kept in this process for 10 s (key-cache.ts), so the
+ * hot path asks the database once per key every 10 s; a revocation empties every instance's cache within 0.5 s.
+ * `lastUsedAt` is refreshed at most once a minute per key, off the response path.
+ * @returns the principal.
+ * @throws ApiError `unauthorized` (401) when the header is missing, not `Bearer`, or the key is not valid; the database
+ *   error when a lookup (or this process's first read of {@link keyRecognition}) fails.
  */
-export async function authenticateApiKey(authorization: string | null): Promise<ApiKeyPrincipal>;
-export async function authenticateApiKey(
-  authorization: string | null,
-  options: { lookUp: boolean },
-): Promise<ApiKeyPrincipal | null>;
-export async function authenticateApiKey(
-  authorization: string | null,
-  options: { lookUp: boolean } = { lookUp: true },
-): Promise<ApiKeyPrincipal | null> {
+export async function authenticateApiKey(authorization: string | null): Promise<ApiKeyPrincipal> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   if (!match?.[1]) {
     throw new ApiError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY>");
@@ -131,8 +128,11 @@ export async function authenticateApiKey(
   const raw = match[1];
   // Built only on failure: an Error captures a stack trace, which the hot path should not pay for.
   const invalid = () => new ApiError("unauthorized", "Invalid API key");
-  if (!parseApiKey(raw)) throw invalid();
+  const recognition = await keyRecognition();
+  const parsed = parseApiKey(raw, recognition.checksumSecret);
+  if (!parsed) throw invalid();
   const hash = hashApiKey(raw);
+  if (parsed.legacy && !recognition.legacyKeyHashes.has(hash)) throw invalid();
   const now = Date.now();
   const cached = cachedKey<ApiKeyPrincipal>(hash, now);
   if (cached) {
@@ -140,7 +140,7 @@ export async function authenticateApiKey(
     touchLastUsed(cached.value.apiKeyId);
     return cached.value;
   }
-  if (!options.lookUp) return null;
+  if (keyRefused(hash)) throw invalid();
   const key = await prisma().apiKey.findUnique({
     where: { keyHash: hash },
     select: {
@@ -153,7 +153,10 @@ export async function authenticateApiKey(
       org: { select: { plan: true, rateLimitPerKey: true, rateLimitPerOrg: true } },
     },
   });
-  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now)) throw invalid();
+  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now)) {
+    rememberRefusedKey(hash);
+    throw invalid();
+  }
   touchLastUsed(key.id);
   const plan = PLAN_LIMITS[key.org.plan];
   const principal: ApiKeyPrincipal = {

@@ -20,7 +20,14 @@ export interface AuditEntry {
   createdAt: Date;
 }
 
+/** Longest wait of a row of an organisation's request for its batch, ms. */
 const FLUSH_INTERVAL_MS = 250;
+/**
+ * Longest wait of a row without an organisation (a request without a valid key, a refused flood's) for its batch, ms:
+ * longer, so requests the service refuses cost the database at most one `INSERT` a second per process (and one per
+ * {@link FLUSH_SIZE} rows), however fast they come.
+ */
+const ANONYMOUS_FLUSH_INTERVAL_MS = 1_000;
 const FLUSH_SIZE = 200;
 /** Rows kept in memory for a retry while the database is unreachable; beyond this the oldest are dropped. */
 const MAX_RETAINED = 10_000;
@@ -33,6 +40,10 @@ const state = holder.__crmAudit;
 interface AuditState {
   queue: AuditEntry[];
   timer: NodeJS.Timeout | undefined;
+  /** When the scheduled batch is due (epoch ms); a row that may not wait that long brings it forward. */
+  due?: number;
+  /** Whether the scheduled batch is the retry of a refused one: rows do not bring a retry forward. */
+  retrying?: boolean;
   /** The chain of batch writes; resolves when the last one started is done. */
   flushing: Promise<void>;
   /** Resolves when the rows queued now are stored; created on demand by {@link auditWritten}. */
@@ -45,11 +56,20 @@ function storable(text: string | null): string | null {
   return text === null ? null : replaceUnstorableText(text);
 }
 
+function schedule(delayMs: number): void {
+  const due = Date.now() + delayMs;
+  if (state.timer !== undefined && (state.retrying || (state.due ?? 0) <= due)) return;
+  clearTimeout(state.timer);
+  state.due = due;
+  state.timer = setTimeout(() => void flushAudit(), delayMs);
+}
+
 /**
  * Queues an audit row (text a database cannot hold, NUL or a lone surrogate, replaced by U+FFFD); rows are written in
- * batches (one `INSERT` per 200 rows or 250 ms), so auditing adds no database round trip to the response path
- * (docs/api-contract.md §1). A batch the database refuses is kept (up to 10,000 rows) and retried every second, logged
- * to stderr, never surfaced to the caller.
+ * batches (one `INSERT` per 200 rows, else within 250 ms, or 1 s for rows without an organisation), so auditing adds
+ * no database round trip to the response path (docs/api-contract.md §1.2) and a flood of refused requests costs the
+ * database about one `INSERT` a second (docs/architecture.md, "API keys and the key cache"). A batch the database
+ * refuses is kept (up to 10,000 rows) and retried every second, logged to stderr, never surfaced to the caller.
  */
 export function recordAudit(entry: AuditEntry): void {
   state.queue.push({
@@ -60,7 +80,7 @@ export function recordAudit(entry: AuditEntry): void {
     userAgent: storable(entry.userAgent),
   });
   if (state.queue.length >= FLUSH_SIZE) void flushAudit();
-  else state.timer ??= setTimeout(() => void flushAudit(), FLUSH_INTERVAL_MS);
+  else schedule(entry.orgId === null ? ANONYMOUS_FLUSH_INTERVAL_MS : FLUSH_INTERVAL_MS);
 }
 
 /**
@@ -84,6 +104,7 @@ export function auditWritten(): Promise<void> {
 export function flushAudit(): Promise<void> {
   clearTimeout(state.timer);
   state.timer = undefined;
+  state.retrying = false;
   const batch = state.queue.splice(0, state.queue.length);
   const waiting = state.next;
   state.next = undefined;
@@ -116,7 +137,11 @@ export function flushAudit(): Promise<void> {
         { rows: batch.length, dropped: Math.max(dropped, 0), err: error },
         "audit batch not stored; retrying",
       );
-      state.timer ??= setTimeout(() => void flushAudit(), RETRY_INTERVAL_MS);
+      if (state.timer === undefined) {
+        state.retrying = true;
+        state.due = Date.now() + RETRY_INTERVAL_MS;
+        state.timer = setTimeout(() => void flushAudit(), RETRY_INTERVAL_MS);
+      }
     }
   });
   if (waiting) void state.flushing.then(waiting.resolve);

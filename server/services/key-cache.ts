@@ -2,7 +2,7 @@
 // round trip on the hot path where it is safe). A key's record is kept for 10 s; a revocation, a rotation or a change
 // of an organisation's limits bumps a generation counter in the key-value store, which every instance reads twice a
 // second and which empties its cache, so the change takes effect everywhere within 0.5 s. While the store cannot be
-// read, nothing is cached.
+// read, nothing is cached. A key the database refused is remembered as refused for good.
 import { kv } from "../kv";
 import { warnThrottled } from "../kv/warn";
 import { detached } from "../observability/requests";
@@ -25,6 +25,8 @@ interface Entry<T> {
 
 interface CacheState {
   entries: Map<string, Entry<unknown>>;
+  /** Hashes of keys the database refused (unknown, revoked or expired), oldest first. */
+  refused?: Set<string>;
   /** The generation last read from the store; null before the first read. */
   generation: number | null;
   /** Whether the last read succeeded: only then are records cached. */
@@ -101,4 +103,24 @@ export async function forgetCachedKeys(): Promise<void> {
       error: String(error),
     });
   }
+}
+
+/**
+ * Whether the database refused this key hash before (unknown, revoked or expired), in this process: such a key is
+ * answered 401 from memory. A refusal is final (a key is never unrevoked, never made valid again, and no key can be
+ * presented before the transaction that creates it commits), so it needs no generation and no expiry.
+ */
+export function keyRefused(hash: string): boolean {
+  return state.refused?.has(hash) ?? false;
+}
+
+/**
+ * Remembers that the database refused a key hash, so a client that keeps sending a revoked, expired or deleted key
+ * costs one lookup per process, not one per request. At most {@link MAX_CACHED_KEYS} hashes; the oldest goes first
+ * (and then costs one lookup more).
+ */
+export function rememberRefusedKey(hash: string): void {
+  state.refused ??= new Set();
+  if (state.refused.size >= MAX_CACHED_KEYS) state.refused.delete(state.refused.values().next().value as string);
+  state.refused.add(hash);
 }

@@ -131,38 +131,5 @@ export async function enforceRateLimit(
   subject: RateLimitSubject,
   windowMs = env().RATE_LIMIT_WINDOW_MS,
 ): Promise<RateLimitDecision> {
-  const result = await count(windowsOf(subject), windowMs);
-  if (subject.kind === "anonymous" && !subject.window) rememberAnonymousWindow(subject.ip, result);
-  return decide(result, policyNames(subject), windowMs);
-}
-
-/** Addresses whose anonymous window this process saw full, and until when (epoch ms on this process's clock). */
-const fullAnonymousWindows = new Map<string, number>();
-/** Most addresses remembered; the oldest entry goes first beyond it. */
-const MAX_FULL_WINDOWS = 10_000;
-
-function rememberAnonymousWindow(ip: string, result: SlidingWindowResult): void {
-  const window = result.windows[0];
-  if (!window || window.count < window.limit) {
-    fullAnonymousWindows.delete(ip);
-    return;
-  }
-  if (fullAnonymousWindows.size >= MAX_FULL_WINDOWS && !fullAnonymousWindows.has(ip))
-    fullAnonymousWindows.delete(fullAnonymousWindows.keys().next().value as string);
-  // The store's clock counted the window; the distance to its free slot carries over to this process's clock.
-  fullAnonymousWindows.set(ip, Date.now() + (window.freeAtMs - result.nowMs));
-}
-
-/**
- * Whether the address's anonymous window was full when this process last counted it, and still is: no slot frees
- * before the time the store named then. The facade asks before looking a key up in the database, so a client the
- * anonymous window refuses causes no database work (docs/architecture.md, "API keys and the key cache"). Requests on
- * other instances only fill the shared window further, so a window seen full stays full until then.
- */
-export function anonymousWindowFull(ip: string, now = Date.now()): boolean {
-  const until = fullAnonymousWindows.get(ip);
-  if (until === undefined) return false;
-  if (until > now) return true;
-  fullAnonymousWindows.delete(ip);
-  return false;
+  return decide(await count(windowsOf(subject), windowMs), policyNames(subject), windowMs);
 }

@@ -1,8 +1,10 @@
 // Test helpers: a real HTTP server around the REST facade, and organisations with keys made through the services.
-import { randomBytes } from "node:crypto";
+import { createSecretKey, randomBytes } from "node:crypto";
 import { expect } from "vitest";
+import { generateApiKey } from "../../server/auth/api-keys";
 import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
 import { createApiKey } from "../../server/services/api-keys";
+import { keyRecognition } from "../../server/services/key-recognition";
 import { ensureOrganisation } from "../../server/services/organisations";
 import { CURSOR_KINDS, sealCursor } from "../../server/services/pagination";
 
@@ -29,6 +31,22 @@ export async function createTestOrg(
 /** Another key in an existing organisation. */
 export async function createKey(orgId: string, scopes: readonly string[], isTest = false): Promise<string> {
   return (await createApiKey(orgId, { name: "test", scopes, isTest })).raw;
+}
+
+/**
+ * A key no organisation has, with a valid checksum under this database's secret: one the service must look up to
+ * refuse (docs/architecture.md, "API keys and the key cache").
+ */
+export async function unknownKey(isTest = false): Promise<string> {
+  return generateApiKey(isTest, (await keyRecognition()).checksumSecret).raw;
+}
+
+/**
+ * A key of the current format whose checksum is wrong (made under another secret; it passes ours with probability
+ * 62^-8): what a client guessing keys, or sending another deployment's, presents.
+ */
+export function forgedKey(isTest = false): string {
+  return generateApiKey(isTest, createSecretKey(randomBytes(32))).raw;
 }
 
 /** A minimal JSON client bound to a base URL and a key. */

@@ -1,10 +1,9 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateApiKey } from "../../server/auth/api-keys";
 import { prisma } from "../../server/db/transaction";
 import { handleFetchRequest } from "../../server/http/fetch";
 import { revokeApiKey } from "../../server/services/api-keys";
-import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { client, createKey, createTestOrg, startApi, type TestServer, unknownKey } from "../helpers/api";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -16,7 +15,7 @@ describe("API keys (docs/api-contract.md §5)", () => {
   it("stores only the SHA-256 hash and a display prefix", async () => {
     const org = await createTestOrg(["accounts:read"]);
     const row = await prisma().apiKey.findFirstOrThrow({ where: { orgId: org.orgId } });
-    expect(org.key).toMatch(/^msp_live_[0-9A-Za-z]{36}$/);
+    expect(org.key).toMatch(/^msp_live_[0-9A-Za-z]{40}$/);
     expect(row.keyHash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.keyHash).not.toContain(org.key.slice(9));
     expect(org.key.startsWith(row.prefix)).toBe(true);
@@ -27,7 +26,7 @@ describe("API keys (docs/api-contract.md §5)", () => {
     const org = await createTestOrg(["accounts:read"]);
     const valid = client(server.url, org.key);
     expect((await valid("GET", "/accounts")).status).toBe(200);
-    const unknown = generateApiKey(false).raw;
+    const unknown = await unknownKey();
     const badChecksum = `${org.key.slice(0, -1)}${org.key.endsWith("A") ? "B" : "A"}`;
     for (const key of [undefined, "nope", "msp_live_short", badChecksum, unknown]) {
       const res = await client(server.url, key)("GET", "/accounts");

@@ -2,14 +2,14 @@
 // one): while it is down every endpoint answers a clean envelope promptly, and the API recovers by itself.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateApiKey } from "../../server/auth/api-keys";
 import { closeDb } from "../../server/db/client";
 import { migrateDatabase } from "../../server/db/migrate";
 import { prisma } from "../../server/db/transaction";
 import { resetEnvCache } from "../../server/env";
 import { flushAudit } from "../../server/services/audit";
-import { client, createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { client, createTestOrg, forgedKey, startApi, type TestServer, unknownKey } from "../helpers/api";
 import { type DedicatedPostgres, startDedicatedPostgres } from "../helpers/dedicated-postgres";
+import { legacyApiKey } from "../helpers/legacy-keys";
 
 /** No request may take longer than this while the database is down (ms). */
 const BOUND_MS = 6_000;
@@ -81,7 +81,7 @@ describe("PostgreSQL stopped and restarted", () => {
     expect(JSON.stringify(status.result.body)).toContain("database");
   });
 
-  it("looks no key up for a client its anonymous window refuses: 429 while the database is down, where a lookup would be 500", async () => {
+  it("refuses a key that fails its checksum without the database (401, 429 once the window is full); a key that may be valid is looked up (500)", async () => {
     const address = () => `2001:db8::${randomBytes(2).toString("hex")}`;
     const from = (ip: string, key?: string) =>
       client(server.url, key)("GET", "/accounts", undefined, { "X-Forwarded-For": ip });
@@ -91,16 +91,21 @@ describe("PostgreSQL stopped and restarted", () => {
     resetEnvCache();
     try {
       const refused = address();
-      for (let i = 0; i < ANONYMOUS_LIMIT; i++) expect((await from(refused)).status).toBe(401);
-      // Well-formed keys the process has never seen: each would be a database lookup.
+      // Keys that fail the checksum, and a first-format key with a valid CRC32 that no one was ever given: a lookup
+      // would be a 500 while the database is down.
+      for (let i = 0; i < ANONYMOUS_LIMIT; i++) {
+        const res = await from(refused, i === 0 ? legacyApiKey() : forgedKey());
+        expect(res.status).toBe(401);
+        outageRequestIds.push(res.body.requestId);
+      }
       for (let i = 0; i < 3; i++) {
-        const res = await from(refused, generateApiKey(false).raw);
+        const res = await from(refused, forgedKey());
         expect(res.status).toBe(429);
         expect(res.body.error.code).toBe("rate_limited");
         outageRequestIds.push(res.body.requestId);
       }
-      // The same kind of key from an address with room in its window is looked up, and the database is down.
-      const looked = await from(address(), generateApiKey(false).raw);
+      // A key with a valid checksum is looked up, and the database is down.
+      const looked = await from(address(), await unknownKey());
       expect(looked.status).toBe(500);
       outageRequestIds.push(looked.body.requestId);
     } finally {
@@ -143,6 +148,7 @@ describe("PostgreSQL stopped and restarted", () => {
     for (const row of rows) {
       expect([
         { status: 500, errorCode: "internal_error" },
+        { status: 401, errorCode: "unauthorized" },
         { status: 429, errorCode: "rate_limited" },
       ]).toContainEqual({ status: row.status, errorCode: row.errorCode });
       // Stamped when the call was answered (at the latest in the millisecond the restart began), not when the retried

@@ -115,7 +115,7 @@ describe("npm start (embedded defaults)", () => {
     // No worker is configured by default: the banner says so, with what waits (nothing from the seed) and what to run.
     expect(server?.output()).toMatch(/Webhooks: {3}No webhook worker: nothing is delivered and 0 events waiting\./);
     expect(server?.output()).toContain("`npm run inngest`");
-    expect(demoKey).toMatch(/^msp_test_[0-9A-Za-z]{36}$/);
+    expect(demoKey).toMatch(/^msp_test_[0-9A-Za-z]{40}$/);
     const res = await client(`${base}/api/v1`, demoKey)("GET", "/accounts?limit=2");
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(2);
