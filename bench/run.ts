@@ -37,6 +37,10 @@
 //  13. Refused clients (bench/bad-keys.ts): 200 bad-key requests from a fresh address, one after another, and the
 //      database transactions they cost, request-log batches included (target < 5), on a database of its own behind
 //      the facade. `-- --only=bad-keys` runs this section alone (no build needed).
+//  14. A hostile neighbour (bench/neighbours.ts): organisation B's GET /accounts p95 while organisation A's ten clients
+//      run its costliest legal requests (long contains over long values in five groups, a custom-field sort, quick
+//      search, the 90-day CSV), against B's p95 alone (target ≤ 2×, no 5xx, A refused 429 where its budget ends).
+//      `-- --only=neighbours` runs this section alone.
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes. `-- --memory` runs
 // the build, the fixture and the two memory measures only.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
@@ -76,6 +80,7 @@ import {
 } from "./events";
 import { FLOOR_PATH, installFloorRoute, removeFloorRoute } from "./floor-route";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
+import { measureNeighbours, type NeighboursResult, prepareNeighbours } from "./neighbours";
 import { LAYER_ENV, measurePlatformLayers } from "./platform";
 import { measureSearch, type SearchResult } from "./search";
 import { type ChildServer, startServer } from "./servers";
@@ -103,6 +108,8 @@ const CPU_PROFILE = argv.has("--profile");
 const ONLY_USAGE = argv.has("--only=usage");
 // `--only=bad-keys`: the refused-clients section alone, against the facade (no build).
 const ONLY_BAD_KEYS = argv.has("--only=bad-keys");
+// `--only=neighbours`: the hostile-neighbour section alone (build, database, npm start).
+const ONLY_NEIGHBOURS = argv.has("--only=neighbours");
 const MEMORY_ONLY = argv.has("--memory");
 const PROFILES_DIR = path.join(ROOT, "bench", "results", "profiles");
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -154,6 +161,7 @@ const TARGETS = {
   customFilter: 1.5,
   customWrites: 1.2,
   replaySeconds: 9,
+  neighbourP95: 2,
 };
 const DIST_DIR = ".next-bench";
 // One secret for the servers and for the deep page's cursor, which the bench signs as they do.
@@ -972,6 +980,52 @@ async function badKeysSection(): Promise<BadKeysResult> {
   }
 }
 
+/**
+ * The hostile-neighbour section (bench/neighbours.ts): a fresh `npm start` on the run's database, the two
+ * organisations seeded, B's reads timed alone and beside A's ten clients.
+ */
+async function neighboursSection(databaseUrl: string, client: pg.Client): Promise<NeighboursResult> {
+  const server = await launch("start", databaseUrl, {
+    KV_PREFIX: `bench-neighbours-${randomBytes(4).toString("hex")}:`,
+  });
+  try {
+    const fixture = await prepareNeighbours(client, server.origin, log);
+    return await measureNeighbours(
+      server,
+      fixture,
+      log,
+      QUICK
+        ? { quietMs: 8_000, loadedMs: 15_000, warmMs: 2_000 }
+        : { quietMs: 15_000, loadedMs: 30_000, warmMs: 3_000 },
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+function neighboursLine(result: NeighboursResult): string {
+  const statuses = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([status, count]) => `${count} × ${status}`)
+      .join(", ");
+  return `Hostile neighbour: B's GET /accounts p95 ${result.quiet.p95.toFixed(1)} ms quiet vs ${result.loaded.p95.toFixed(1)} ms beside A's 10 clients (p50 ${result.quiet.p50.toFixed(1)} vs ${result.loaded.p50.toFixed(1)} ms; B ${statuses(result.neighbourStatuses)}); A: ${result.hostileRequests} costly requests in ${result.seconds.toFixed(0)} s (${statuses(result.hostileStatuses)})`;
+}
+
+function neighboursRatio(result: NeighboursResult) {
+  const fiveXx = (counts: Record<string, number>) =>
+    Object.entries(counts).some(([status, count]) => (Number(status) >= 500 || Number(status) === 0) && count > 0);
+  return {
+    name: "neighbour p95 beside A/quiet",
+    value: result.ratio,
+    target: `<= ${TARGETS.neighbourP95}`,
+    pass:
+      result.ratio <= TARGETS.neighbourP95 &&
+      !fiveXx(result.neighbourStatuses) &&
+      !fiveXx(result.hostileStatuses) &&
+      (result.hostileStatuses["429"] ?? 0) > 0,
+  };
+}
+
 function badKeysLine(result: BadKeysResult): string {
   const statuses = Object.entries(result.statuses)
     .map(([status, count]) => `${count} × ${status}`)
@@ -1021,6 +1075,21 @@ async function main(): Promise<void> {
   await client.connect();
   cleanups.push(() => client.end());
   if (MEMORY_ONLY) return memoryOnly(databaseUrl, client);
+  if (ONLY_NEIGHBOURS) {
+    await migrateDatabase({ url: databaseUrl }, { migrationsDir: path.join(ROOT, "prisma", "migrations") });
+    const result = await neighboursSection(databaseUrl, client);
+    const ratio = neighboursRatio(result);
+    console.log(
+      [
+        "",
+        neighboursLine(result),
+        "",
+        "Targets",
+        `  ${pad(ratio.name, 26)}${pad(ratio.value.toFixed(2), 8, true)}   target ${pad(ratio.target, 8)} ${verdict(ratio.pass)}`,
+      ].join("\n"),
+    );
+    return;
+  }
   if (ONLY_USAGE) {
     await migrateDatabase({ url: databaseUrl }, { migrationsDir: path.join(ROOT, "prisma", "migrations") });
     const start = await launch("start", databaseUrl);
@@ -1114,6 +1183,7 @@ async function main(): Promise<void> {
   const peakRss = peakRssMb(servers.start.pid);
   const usage = await usageSection(servers.start, databaseUrl, client);
   await servers.start.stop();
+  const neighbours = await neighboursSection(databaseUrl, client);
   const feed: EventsFeedResult = await measureEventsFeed(client, {
     runs: PROFILE.pageRuns,
     warmup: PROFILE.pageWarmup,
@@ -1216,6 +1286,7 @@ async function main(): Promise<void> {
         replay.seconds >= TARGETS.replaySeconds && replay.maxInAnySecond <= 10 && replay.normal.doneDuringReplay > 0,
     },
     badKeysRatio(badKeys),
+    neighboursRatio(neighbours),
     ...(["getTogether", "postTogether"] as const).map((name) => ({
       name: `rate limit+audit ${name.startsWith("get") ? "GET" : "POST"}`,
       value: platform.costs[name],
@@ -1384,6 +1455,7 @@ async function main(): Promise<void> {
   );
   lines.push("");
   lines.push(badKeysLine(badKeys));
+  lines.push(neighboursLine(neighbours));
   lines.push("");
   lines.push(
     `Start-up, spawn → first 200 of GET /readyz (embedded database; median of ${startup.restart.length} restarts, ${startup.firstStart.length} first starts, interleaved with the bare server)`,
@@ -1447,6 +1519,7 @@ async function main(): Promise<void> {
     writes,
     replay,
     badKeys,
+    neighbours,
     platform,
     observability,
     startup,
