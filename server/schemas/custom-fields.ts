@@ -11,6 +11,7 @@ import {
   CUSTOM_FIELD_UPDATE_EXAMPLE,
   CUSTOM_FIELD_VALUES_EXAMPLE,
 } from "./examples";
+import { FILTER_LIMITS } from "./filters";
 
 /** The resources that carry custom fields (docs/api-contract.md §2.13). */
 export const CUSTOM_FIELD_RESOURCES = ["account", "contact", "deal", "device", "task"] as const;
@@ -353,19 +354,32 @@ export const CUSTOM_FIELD_PARAM = /^customFields\.([a-z][a-z0-9_]{0,39})(?:\[([a
 export const CUSTOM_FIELD_LIST_TEXT =
   "Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.";
 
+/** A `field[op]` filter parameter of a list (docs/api-contract.md §4.9.3). */
+const FILTER_PARAM = /\[[a-z]+\]$/;
+
 /**
  * A list query that also takes the custom field parameters of {@link CUSTOM_FIELD_PARAM} (their keys depend on the
  * organisation, so the OpenAPI document describes them in words, not as parameters); any other unknown parameter is
- * refused as before (422).
+ * refused as before (422). The filter parameters, `field[op]` and custom field ones together, are at most
+ * {@link FILTER_LIMITS}.perList (docs/api-contract.md §8.1): each one past it, in the order the list documents its
+ * parameters (custom field ones last), is 422 naming it.
  */
 export function withCustomFieldParams<Shape extends z.ZodRawShape>(shape: Shape) {
   return z
     .strictObject(shape)
     .catchall(z.string().max(5_000))
     .superRefine((query, ctx) => {
-      const unknown = Object.keys(query).filter(
-        (name) => !Object.hasOwn(shape, name) && !CUSTOM_FIELD_PARAM.test(name),
-      );
+      const names = Object.keys(query).filter((name) => query[name] !== undefined);
+      const unknown = names.filter((name) => !Object.hasOwn(shape, name) && !CUSTOM_FIELD_PARAM.test(name));
       if (unknown.length > 0) ctx.addIssue({ code: "unrecognized_keys", keys: unknown, input: query, path: [] });
+      const filters = names.filter((name) => CUSTOM_FIELD_PARAM.test(name) || FILTER_PARAM.test(name));
+      // The ones past the limit in the order the list documents them, custom field parameters last.
+      for (const name of filters.slice(FILTER_LIMITS.perList)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `is one of ${filters.length} filter parameters: a list takes at most ${FILTER_LIMITS.perList} (docs/api-contract.md §8.1)`,
+        });
+      }
     });
 }

@@ -4,7 +4,6 @@
 // resource's values. Resources opt in through their kit descriptor (`customFields` in `defineResource`); the
 // definitions' own endpoints are custom-field-definitions.ts.
 import { z } from "zod";
-import { escapeLike } from "../db/like";
 import { prisma } from "../db/transaction";
 import { ApiError, type ErrorDetail } from "../errors";
 import { issuesToDetails } from "../schemas/common";
@@ -19,7 +18,8 @@ import {
   type CustomFieldValues,
   OPTION_TYPES,
 } from "../schemas/custom-fields";
-import type { SqlParams } from "./filters";
+import { CONTAINS_TOO_LONG, FILTER_LIMITS } from "../schemas/filters";
+import { containsSql, equalsTextSql, type SqlParams } from "./filters";
 
 /** A JSON value as records store them. */
 type Json = CustomFieldValues[string];
@@ -456,11 +456,14 @@ function containing(field: CustomField, value: Json): string {
   return JSON.stringify({ [field.key]: inner });
 }
 
-/** The SQL condition "the field equals `value`": containment (`@>`, served by the GIN index), text case-insensitively. */
-function equals(field: CustomField, value: Json, params: SqlParams, key: () => string): string {
-  if (TEXT_TYPES.has(field.type))
-    return `(t."customFields" ->> ${key()}) ILIKE ${params.add(escapeLike(String(value)))}`;
-  return `t."customFields" @> ${params.add(containing(field, value))}::jsonb`;
+/**
+ * The SQL condition "the field equals one of `values`": containment (`@>`, served by the GIN index), text
+ * case-insensitively (the value folded once per row, whatever the number of values).
+ */
+function equals(field: CustomField, values: readonly Json[], params: SqlParams, key: () => string): string {
+  if (TEXT_TYPES.has(field.type)) return equalsTextSql(`(t."customFields" ->> ${key()})`, values.map(String), params);
+  const one = (value: Json) => `t."customFields" @> ${params.add(containing(field, value))}::jsonb`;
+  return values.length === 1 ? one(values[0] as Json) : `(${values.map(one).join(" OR ")})`;
 }
 
 /** Why `fieldKey` names no field a filter may use: archived, or never defined for the resource. */
@@ -474,7 +477,8 @@ function noSuchField(fields: ResourceFields, fieldKey: string): string {
  * The SQL condition of one custom field filter: the field of `fieldKey` compared by `op` with the values `texts` (one,
  * or 1 to 50 for `in`) as a list's query parameter gives them, or why it is refused. Equality is containment, which
  * the table's GIN index (`jsonb_path_ops`) serves; ranges compare the type's sort expression; text compares
- * case-insensitively and literally; `ne` does not match records without a value.
+ * case-insensitively and literally, and `contains` takes 1 to 100 characters; `ne` does not match records without a
+ * value.
  */
 function conditionOf(
   fields: ResourceFields,
@@ -494,7 +498,10 @@ function conditionOf(
       error: `a ${field.type} field takes ${CUSTOM_FIELD_OPERATORS[field.type].join(", ")}, not ${op}`,
     };
   }
-  if (texts.length > 50) return { place: "value", error: "takes at most 50 comma-separated values" };
+  if (texts.length > FILTER_LIMITS.inValues)
+    return { place: "value", error: `takes at most ${FILTER_LIMITS.inValues} values (docs/api-contract.md §8.1)` };
+  if (operator === "contains" && texts.some((text) => text.length < 1 || text.length > FILTER_LIMITS.containsLength))
+    return { place: "value", error: CONTAINS_TOO_LONG };
   const values: Json[] = [];
   for (const text of texts) {
     const read = readValue(field, text);
@@ -506,13 +513,13 @@ function conditionOf(
   const hasValue = () => `(t."customFields" -> ${key()}) IS NOT NULL`;
   switch (operator) {
     case "eq":
-      return { sql: equals(field, value, params, key) };
+      return { sql: equals(field, [value], params, key) };
     case "ne":
-      return { sql: `(${hasValue()} AND NOT (${equals(field, value, params, key)}))` };
+      return { sql: `(${hasValue()} AND NOT (${equals(field, [value], params, key)}))` };
     case "in":
-      return { sql: `(${values.map((one) => equals(field, one, params, key)).join(" OR ")})` };
+      return { sql: equals(field, values, params, key) };
     case "contains":
-      return { sql: `(t."customFields" ->> ${key()}) ILIKE ${params.add(`%${escapeLike(String(value))}%`)}` };
+      return { sql: containsSql(`(t."customFields" ->> ${key()})`, String(value), params) };
     default: {
       const sort = sortOf(field.type) as CustomSort;
       const symbol = { gt: ">", gte: ">=", lt: "<", lte: "<=" }[operator];

@@ -614,6 +614,32 @@ describe("lists", () => {
     expect(paths(await on("GET", "/accounts?customFields.renewal=tomorrow"))).toEqual(["customFields.renewal"]);
     expect(paths(await on("GET", "/accounts?customFields.Seats=1"))).toEqual(["customFields.Seats"]);
     expect(paths(await on("GET", "/accounts?customField.seats=1"))).toEqual(["customField.seats"]);
+    // The bounds of a request's filters (docs/api-contract.md §8.1): contains 100 characters, in 50 values, 30 filters.
+    const hundred = "x".repeat(100);
+    expect((await on("GET", `/accounts?customFields.psa_note[contains]=${hundred}`)).status).toBe(200);
+    const long = await on("GET", `/accounts?customFields.psa_note[contains]=${hundred}x`);
+    expect(paths(long)).toEqual(["customFields.psa_note[contains]"]);
+    expect(long.body.error.details[0].message).toContain("at most 100 characters");
+    const values = Array.from({ length: 51 }, (_, i) => `v${i}`);
+    expect(paths(await on("GET", `/accounts?customFields.psa_note[in]=${values.join(",")}`))).toEqual([
+      "customFields.psa_note[in]",
+    ]);
+    expect((await on("GET", `/accounts?customFields.psa_note[in]=${values.slice(1).join(",")}`)).status).toBe(200);
+    // 31 distinct filters across fields and operators: the 31st is refused by name.
+    const filters = [
+      ...["eq", "ne", "gt", "gte", "lt", "lte", "in"].map((op) => `customFields.seats[${op}]=1`),
+      ...["eq", "ne", "in", "contains"].map((op) => `customFields.psa_note[${op}]=x`),
+      ...["eq", "ne", "gt", "gte", "lt", "lte", "in"].map((op) => `customFields.renewal[${op}]=2027-01-01`),
+      ...["gt", "gte", "lt", "lte"].map((op) => `customFields.onboarded_at[${op}]=2026-01-01T00:00:00Z`),
+      ...["eq", "ne", "in"].map((op) => `customFields.tier[${op}]=gold`),
+      ...["eq", "ne", "in"].map((op) => `customFields.stack[${op}]=m365`),
+      ...["eq", "ne", "gt"].map((op) => `customFields.arr[${op}]=1`),
+    ];
+    expect(filters).toHaveLength(31);
+    expect((await on("GET", `/accounts?${filters.slice(0, 30).join("&")}`)).status).toBe(200);
+    const over = await on("GET", `/accounts?${filters.join("&")}`);
+    expect(paths(over)).toEqual(["customFields.arr[gt]"]);
+    expect(over.body.error.details[0].message).toContain("at most 30");
   });
 
   it("sorts by a custom field, values missing last in both directions, and pages with cursors", async () => {

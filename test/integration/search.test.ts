@@ -371,6 +371,17 @@ describe("POST /{resource}/search", () => {
       "filterGroups.0.filters.0.value",
     );
     await refused({ filterGroups: [{ filters: [f("name", "in", [])] }] }, "filterGroups.0.filters.0.value");
+    // contains takes at most 100 characters, on a text field, an external key and a custom field alike.
+    for (const field of ["name", "externalId", "customFields.psa_note"]) {
+      await refused(
+        { filterGroups: [{ filters: [f("name", "eq", "x")] }, { filters: [f(field, "contains", "a".repeat(101))] }] },
+        "filterGroups.1.filters.0.value",
+      );
+    }
+    const hundred = await org.api("POST", "/accounts/search", {
+      filterGroups: [{ filters: [f("name", "contains", "a".repeat(100))] }],
+    });
+    expect(hundred.status, JSON.stringify(hundred.body)).toBe(200);
     await refused({ limit: 101 }, "limit");
     await refused({ filterGroups: [group], colour: "red" }, "colour");
     const long = { filterGroups: Array(5).fill({ filters: Array(6).fill(f("name", "eq", "x".repeat(250))) }) };
