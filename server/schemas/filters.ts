@@ -3,7 +3,7 @@
 // of its query schema, so the OpenAPI document lists it and generated clients type it, and anything else is refused
 // (422) by the strict schema.
 import { z } from "zod";
-import { DATE_TIME_MAX_LENGTH, IdSchema, toNfc } from "./common";
+import { DateTimeInputSchema, IdSchema, toNfc } from "./common";
 
 /**
  * What a filterable field holds: its operators and how a value is read. An external key (`key`: `externalId`,
@@ -98,11 +98,9 @@ function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.Zod
   if (kind === "number")
     return z.number().min(-1e12).max(1e12).describe(`${what} this number.`).meta({ example: EXAMPLES.number });
   if (kind === "date")
-    return z.iso
-      .datetime({ offset: true })
-      .max(DATE_TIME_MAX_LENGTH)
-      .describe(`${what} this time (ISO 8601 with a time zone).`)
-      .meta({ example: EXAMPLES.date });
+    return DateTimeInputSchema.describe(`${what} this time (ISO 8601 with a time zone).`).meta({
+      example: EXAMPLES.date,
+    });
   if (kind === "id") return IdSchema.describe(`${what} this id.`);
   if (typeof kind === "object")
     return z

@@ -4,7 +4,7 @@ import type { Scope } from "../auth/scopes";
 import {
   CUSTOM_FIELD_PATH,
   cursorParam,
-  DATE_TIME_MAX_LENGTH,
+  DateTimeInputSchema,
   IdSchema,
   ListQueryBase,
   NextCursorSchema,
@@ -151,7 +151,7 @@ function operatorsOf(kind: FilterKind): readonly (typeof SEARCH_OPERATORS)[numbe
 /** The schema of one value of a field of `kind`. */
 function scalarOf(kind: FilterKind): z.ZodType {
   if (kind === "number") return z.number().min(-1e12).max(1e12);
-  if (kind === "date") return z.iso.datetime({ offset: true }).max(DATE_TIME_MAX_LENGTH);
+  if (kind === "date") return DateTimeInputSchema;
   if (kind === "id") return IdSchema;
   if (typeof kind === "object") return z.enum(kind.enum as [string, ...string[]]);
   // An external key is compared in Unicode NFC, as it is stored (docs/architecture.md, "Data and migrations").

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { prisma } from "../db/transaction";
 import { ApiError, type ErrorDetail } from "../errors";
-import { issuesToDetails } from "../schemas/common";
+import { DateSchema, DateTimeInputSchema, issuesToDetails } from "../schemas/common";
 import {
   CUSTOM_FIELD_KEY,
   CUSTOM_FIELD_LIMITS,
@@ -116,13 +116,11 @@ function valueSchema(field: CustomField): z.ZodType<Json> {
     case "boolean":
       return z.boolean();
     case "date":
-      return z.iso.date();
+      return DateSchema;
     case "datetime":
-      // Stored in UTC with milliseconds, as the API writes every timestamp, so text order is time order.
-      return z.iso
-        .datetime({ offset: true })
-        .max(40)
-        .transform((value) => new Date(value).toISOString());
+      // Stored in UTC with milliseconds, as the API writes every timestamp: years 0001 to 9999, so the text is fixed
+      // width and its byte order is time order.
+      return DateTimeInputSchema.transform((value) => new Date(value).toISOString());
     case "select":
       return z.string().superRefine((value, ctx) => pick(value, ctx));
     case "multiSelect":
@@ -432,12 +430,16 @@ function readValue(field: CustomField, text: string): { value: Json } | { error:
     }
     case "boolean":
       return text === "true" || text === "false" ? { value: text === "true" } : { error: "must be true or false" };
-    case "date":
-      return z.iso.date().safeParse(text).success ? { value: text } : { error: "must be a date YYYY-MM-DD" };
-    case "datetime":
-      return z.iso.datetime({ offset: true }).safeParse(text).success
+    case "date": {
+      const date = DateSchema.safeParse(text);
+      return date.success ? { value: text } : { error: `must be a date YYYY-MM-DD: ${date.error.issues[0]?.message}` };
+    }
+    case "datetime": {
+      const time = DateTimeInputSchema.safeParse(text);
+      return time.success
         ? { value: new Date(text).toISOString() }
-        : { error: "must be an ISO 8601 timestamp with a time zone" };
+        : { error: `must be an ISO 8601 timestamp with a time zone: ${time.error.issues[0]?.message}` };
+    }
     case "select":
     case "multiSelect":
       return (field.options ?? []).some((option) => option.value === text)
