@@ -40,12 +40,15 @@ export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number];
 export const OPTION_TYPES: ReadonlySet<CustomFieldType> = new Set(["select", "multiSelect"]);
 
 /**
- * The limits of docs/api-contract.md §8.1 for custom fields: active fields per resource and organisation, options per
- * field, picks of a multiSelect value, characters of a text value, bytes of a record's `customFields` as JSON (UTF-8),
- * the largest magnitude of a number or an amount, the days an archived field's values are kept.
+ * The limits of docs/api-contract.md §8.1 for custom fields: active fields per resource and organisation, archived
+ * fields awaiting their purge per resource and organisation (while it has that many, no field of the resource is
+ * created), options per field, picks of a multiSelect value, characters of a text value, bytes of a record's
+ * `customFields` as JSON (UTF-8, archived fields' stored values included), the largest magnitude of a number or an
+ * amount, the days an archived field's values are kept.
  */
 export const CUSTOM_FIELD_LIMITS = {
   activePerResource: 100,
+  archivedPerResource: 200,
   options: 200,
   picks: 50,
   text: 1_000,
@@ -57,12 +60,24 @@ export const CUSTOM_FIELD_LIMITS = {
 /** A field's key: a lower-case letter, then up to 39 lower-case letters, digits and underscores. */
 export const CUSTOM_FIELD_KEY = /^[a-z][a-z0-9_]{0,39}$/;
 
+/**
+ * Names a new field's key may not take (docs/api-contract.md §2.13): those of JavaScript's `Object.prototype`
+ * (`constructor`, `toString`, `__proto__`, …), which a plain object answers for every key it lacks, so that no
+ * client's code (nor a library's) reads an inherited function as a record's value. Only `constructor` also fits
+ * {@link CUSTOM_FIELD_KEY}. Fields defined before keep their keys (docs/architecture.md, "Custom fields").
+ */
+export const RESERVED_CUSTOM_FIELD_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+
 const KeySchema = z
   .string()
   .max(40)
   .regex(CUSTOM_FIELD_KEY, "must be a lower-case letter followed by up to 39 lower-case letters, digits or _")
+  .refine(
+    (key) => !RESERVED_CUSTOM_FIELD_KEYS.has(key),
+    "is a name of JavaScript's Object.prototype (constructor, toString, …), which every object answers for: choose another key",
+  )
   .describe(
-    "The field's key in customFields, unique per organisation and resource, never changed: a lower-case letter followed by up to 39 lower-case letters, digits or underscores.",
+    "The field's key in customFields, unique per organisation and resource, never changed: a lower-case letter followed by up to 39 lower-case letters, digits or underscores; not a name of JavaScript's Object.prototype (constructor).",
   )
   .meta({ example: "contract_tier" });
 

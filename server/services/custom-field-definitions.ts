@@ -116,9 +116,9 @@ function refuse(path: string[], message: string): ApiError {
  * Creates a custom field (docs/api-contract.md §4.20) and records `custom_field.created`. Its records have no value
  * for it until one is written. With `actor` (a member in the settings, a key through /api/v1) the settings audit trail
  * records it in the same transaction, as every change of the organisation's configuration.
- * @throws ApiError `validation_error` (422) when the resource already has 100 active fields (the limit, path
- *         `resource`) or the key is taken by a field of the resource, archived ones included until their values are
- *         purged (path `key`).
+ * @throws ApiError `validation_error` (422) when the resource already has 100 active fields or 200 archived fields
+ *         awaiting their purge (the limits, path `resource`) or the key is taken by a field of the resource, archived
+ *         ones included until their values are purged (path `key`).
  */
 export function createCustomField(
   orgId: string,
@@ -146,6 +146,21 @@ export function createCustomField(
       throw refuse(
         ["resource"],
         `already has ${active} active custom fields, the limit of ${CUSTOM_FIELD_LIMITS.activePerResource} per resource (docs/api-contract.md §8.1): archive one first`,
+      );
+    }
+    // Archived fields keep their values in the records until the purge: without a bound, archiving and creating in a
+    // loop would grow every record's stored values and every read's list of keys to leave out.
+    const archived = await tx.customField.aggregate({
+      where: { orgId, resource: input.resource, archivedAt: { not: null } },
+      _count: true,
+      _min: { archivedAt: true },
+    });
+    const oldest = archived._min.archivedAt;
+    if (oldest && archived._count >= CUSTOM_FIELD_LIMITS.archivedPerResource) {
+      const purged = new Date(oldest.getTime() + CUSTOM_FIELD_LIMITS.purgeAfterDays * DAY_MS);
+      throw refuse(
+        ["resource"],
+        `has ${archived._count} archived custom fields awaiting their purge, the limit of ${CUSTOM_FIELD_LIMITS.archivedPerResource} per resource (docs/api-contract.md §8.1): the oldest is purged after ${purged.toISOString()}`,
       );
     }
     const row = await tx.customField.create({

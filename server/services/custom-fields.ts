@@ -78,10 +78,8 @@ export interface ResourceFields {
   active: ReadonlyMap<string, CustomField>;
   /** Keys of archived fields whose values are not purged yet. */
   archived: ReadonlySet<string>;
-  /** Validates the `customFields` of a create: required fields present. */
-  create: z.ZodType<Record<string, Json | null | undefined>>;
-  /** Validates the `customFields` of an update or a bulk item: `null` clears a key, except a required one. */
-  patch: z.ZodType<Record<string, Json | null | undefined>>;
+  /** The schema of each active field's value on a write, by key. */
+  values: ReadonlyMap<string, z.ZodType<Json>>;
 }
 
 /** An organisation's custom fields at one version of its definitions. */
@@ -147,51 +145,18 @@ function valueSchema(field: CustomField): z.ZodType<Json> {
   }
 }
 
-/** A value that must be given (a required field on create) or may not be cleared (on update). */
-function present(schema: z.ZodType<Json>, message: string) {
-  return z
-    .unknown()
-    .superRefine((value, ctx) => {
-      if (value === undefined || value === null) ctx.addIssue({ code: "custom", message });
-    })
-    .pipe(schema);
-}
-
-/** A key that no write may set: an archived field's, until its values are purged. */
-function archivedKey(key: string) {
-  return z
-    .unknown()
-    .refine((value) => value === undefined, `the custom field ${key} is archived: writes cannot set it`)
-    .optional();
-}
-
 function resourceFields(resource: CustomFieldResource, definitions: readonly CustomField[]): ResourceFields {
   const active = new Map<string, CustomField>();
   const archived = new Set<string>();
+  const values = new Map<string, z.ZodType<Json>>();
   for (const field of definitions) {
     if (field.resource !== resource) continue;
-    if (field.archivedAt === null) active.set(field.key, field);
-    else archived.add(field.key);
+    if (field.archivedAt === null) {
+      active.set(field.key, field);
+      values.set(field.key, valueSchema(field));
+    } else archived.add(field.key);
   }
-  const unknown = z
-    .unknown()
-    .superRefine((_, ctx) =>
-      ctx.addIssue({ code: "custom", message: `no custom field of ${resource}s has this key (GET /custom-fields)` }),
-    );
-  const schema = (mode: "create" | "patch") => {
-    const shape: Record<string, z.ZodType> = {};
-    for (const key of archived) shape[key] = archivedKey(key);
-    for (const [key, field] of active) {
-      const value = valueSchema(field);
-      shape[key] = !field.required
-        ? value.nullable().optional()
-        : mode === "create"
-          ? present(value, "is required: give it a value")
-          : present(value, "is required: it cannot be cleared").optional();
-    }
-    return z.object(shape).catchall(unknown) as unknown as z.ZodType<Record<string, Json | null | undefined>>;
-  };
-  return { resource, active, archived, create: schema("create"), patch: schema("patch") };
+  return { resource, active, archived, values };
 }
 
 /** A field set from the organisation's definitions (active and archived, oldest first). */
@@ -268,7 +233,10 @@ function refused(details: ErrorDetail[]): ApiError {
 
 /**
  * Validates the `customFields` of one create (`mode` create) or update or bulk item (`patch`) against the resource's
- * fields (docs/api-contract.md §2.13).
+ * fields (docs/api-contract.md §2.13). Only the keys the input has as its own are read, and the change is built in
+ * null-prototype objects: a key that names a member of `Object.prototype` (`constructor`, defined before such keys
+ * were refused) is a value like any other, and a field, archived or not, that the input does not name never refuses a
+ * write (docs/architecture.md, "Custom fields").
  * @param prefix where the values sit in the request, for the details (`["customFields"]`,
  *        `["accounts", "3", "customFields"]`).
  * @returns the change to apply, or the issues found (paths `<prefix>.<key>`).
@@ -279,18 +247,48 @@ export function checkValues(
   mode: "create" | "patch",
   prefix: readonly string[],
 ): { change: ValuesChange; issues: ErrorDetail[] } {
-  const parsed = fields[mode].safeParse(input ?? {});
-  if (!parsed.success) return { change: { set: {}, unset: [] }, issues: issuesToDetails(parsed.error.issues, prefix) };
-  const set: Record<string, Json> = {};
+  const given = input ?? {};
+  const set: Record<string, Json> = Object.create(null);
   const unset: string[] = [];
-  for (const [key, value] of Object.entries(parsed.data)) {
-    if (value === null) unset.push(key);
-    else if (value !== undefined) set[key] = value;
+  const issues: ErrorDetail[] = [];
+  for (const key of Object.keys(given)) {
+    const value = given[key];
+    const path = [...prefix, key];
+    const schema = fields.values.get(key);
+    const field = fields.active.get(key);
+    if (!schema || !field) {
+      const message = fields.archived.has(key)
+        ? `the custom field ${key} is archived: writes cannot set it`
+        : `no custom field of ${fields.resource}s has this key (GET /custom-fields)`;
+      issues.push({ path, message });
+    } else if (value === null) {
+      if (field.required)
+        issues.push({
+          path,
+          message: mode === "create" ? "is required: give it a value" : "is required: it cannot be cleared",
+        });
+      else unset.push(key);
+    } else if (value !== undefined) {
+      const parsed = schema.safeParse(value);
+      if (parsed.success) set[key] = parsed.data;
+      else issues.push(...issuesToDetails(parsed.error.issues, path));
+    }
   }
-  return { change: { set, unset }, issues: [] };
+  if (mode === "create") {
+    for (const [key, field] of fields.active) {
+      if (field.required && (!Object.hasOwn(given, key) || given[key] === undefined))
+        issues.push({ path: [...prefix, key], message: "is required: give it a value" });
+    }
+  }
+  return issues.length > 0
+    ? { change: { set: Object.create(null), unset: [] }, issues }
+    : { change: { set, unset }, issues };
 }
 
-/** The values a record has after `change`: its `current` values with the keys set and cleared. */
+/**
+ * The values a record has after `change`: its `current` values with the keys set and cleared. A plain object, as
+ * records' values are everywhere (events compare them by structure, prototypes included); only own keys are copied.
+ */
 export function applyChange(current: Readonly<Record<string, Json>>, change: ValuesChange): Record<string, Json> {
   const next: Record<string, Json> = { ...current, ...change.set };
   for (const key of change.unset) delete next[key];
@@ -299,7 +297,13 @@ export function applyChange(current: Readonly<Record<string, Json>>, change: Val
 
 /**
  * The issues of records written with their values (a bulk item finds out whether it creates only when it is
- * written): a required field missing from a created record, and values over 16,384 bytes as JSON (UTF-8).
+ * written): a required field missing from a created record, and more than 16,384 bytes of values as JSON (UTF-8)
+ * stored on the record, the values of archived fields that wait for their purge included (docs/api-contract.md
+ * §2.13, §8.1). A write that does not add bytes to the record is never refused for its size, so a record over the
+ * limit (archived values, or values stored before the limit) can still be changed and emptied.
+ * @param values the record's active values after the write.
+ * @param stored the values of archived fields the record holds, and its active values before the write (none for a
+ *        created record).
  * @param prefix where each record's values sit in the request, for the details.
  */
 export function writtenIssues(
@@ -307,22 +311,56 @@ export function writtenIssues(
   values: Readonly<Record<string, Json>>,
   created: boolean,
   prefix: readonly string[],
+  stored: { archived?: Readonly<Record<string, Json>>; before?: Readonly<Record<string, Json>> } = {},
 ): ErrorDetail[] {
   const issues: ErrorDetail[] = [];
   if (created) {
     for (const [key, field] of fields.active) {
-      if (field.required && values[key] === undefined)
+      if (field.required && !Object.hasOwn(values, key))
         issues.push({ path: [...prefix, key], message: "is required: give it a value" });
     }
   }
-  const bytes = Buffer.byteLength(JSON.stringify(values));
-  if (bytes > CUSTOM_FIELD_LIMITS.recordBytes) {
+  const archived = stored.archived ?? {};
+  const bytesOf = (active: Readonly<Record<string, Json>>) =>
+    Buffer.byteLength(JSON.stringify({ ...archived, ...active }));
+  const bytes = bytesOf(values);
+  if (bytes > CUSTOM_FIELD_LIMITS.recordBytes && bytes > bytesOf(stored.before ?? {})) {
+    const kept =
+      Object.keys(archived).length > 0
+        ? `, ${Buffer.byteLength(JSON.stringify(archived))} of them of archived fields awaiting their purge`
+        : "";
     issues.push({
       path: [...prefix],
-      message: `holds ${bytes} bytes of values; a record holds at most ${CUSTOM_FIELD_LIMITS.recordBytes} bytes of custom field values (docs/api-contract.md §8.1)`,
+      message: `holds ${bytes} bytes of values${kept}; a record holds at most ${CUSTOM_FIELD_LIMITS.recordBytes} bytes of custom field values (docs/api-contract.md §8.1)`,
     });
   }
   return issues;
+}
+
+/**
+ * The values of archived fields (awaiting their purge) that each of the organisation's records `ids` of `table`
+ * holds, by record id: what reads leave out but the record's 16 KB still counts ({@link writtenIssues}). No query when
+ * the resource has no archived field.
+ * @param table the resource's table, from its kit descriptor (never from a request).
+ */
+export async function archivedValuesOf(
+  fields: ResourceFields,
+  table: string,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Map<string, Record<string, Json>>> {
+  const found = new Map<string, Record<string, Json>>();
+  if (fields.archived.size === 0 || ids.length === 0) return found;
+  const rows = await prisma().$queryRawUnsafe<Array<{ id: string; values: Record<string, Json> | null }>>(
+    `SELECT "id", jsonb_object_agg(v.key, v.value) FILTER (WHERE v.key IS NOT NULL) AS "values"
+     FROM "${table}" AS t LEFT JOIN LATERAL jsonb_each(t."customFields") AS v ON v.key = ANY($3::text[])
+     WHERE t."orgId" = $1 AND t."id" = ANY($2::text[]) GROUP BY t."id"`,
+    orgId,
+    [...ids],
+    [...fields.archived],
+  );
+  for (const row of rows) found.set(row.id, row.values ?? {});
+  return found;
 }
 
 /**
