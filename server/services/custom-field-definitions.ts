@@ -3,7 +3,7 @@
 // fields"). Every change moves the organisation's definitions version on, so each instance's cached validators are
 // rebuilt at its next write; values themselves are custom-fields.ts.
 import type { Prisma } from "../db/generated/client";
-import { prisma, transaction } from "../db/transaction";
+import { afterCommit, prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import {
   CUSTOM_FIELD_DEFAULT_SORT,
@@ -28,6 +28,7 @@ import {
 import { recordEvents, type WriteOrigin } from "./events";
 import { changedFields, defineResource } from "./kit";
 import { listPage } from "./pagination";
+import { requestSearchReindex } from "./search-reindex";
 import { type AuditActor, recordSettingsAudit } from "./settings-audit";
 
 const definitionSelect = {
@@ -216,7 +217,8 @@ function nextOptions(
  * Changes a custom field's label, description, required and searchable flags or options (docs/api-contract.md
  * §4.20) and records `custom_field.updated` with `changedFields` and `previous`; a request that changes nothing
  * records nothing. Values written before stay as they are (an archived option stays on the records that have it).
- * With `actor`, the settings audit trail records the change in its transaction.
+ * A change of `searchable` re-indexes the records holding a value of the field in the background, after the commit
+ * (`requestSearchReindex`). With `actor`, the settings audit trail records the change in its transaction.
  * @throws ApiError `not_found` (404); `validation_error` (422) when the field is archived (path `id`), options are
  *         given for a type without options or an existing option is left out (path `options`).
  */
@@ -252,6 +254,9 @@ export function updateCustomField(
     const field = toCustomField(row);
     await recordEvents(tx, orgId, origin, [{ name: "custom_field.updated", data: field, before: current }]);
     await audit(orgId, actor, "customField.changed", field);
+    // The trigger marked the field for the search re-index, which runs after the commit, off this request.
+    if (changes.searchable !== undefined && field.resource !== "task")
+      await afterCommit(() => requestSearchReindex(orgId));
     return field;
   });
 }
@@ -259,8 +264,9 @@ export function updateCustomField(
 /**
  * Archives a custom field (`DELETE /custom-fields/{id}`, docs/api-contract.md §4.20): from the commit on, records no
  * longer show its values and writes refuse them; its values are purged 30 days later (see
- * {@link purgeArchivedCustomFields}), when its key is free again. Records `custom_field.archived`; archiving an
- * archived field changes nothing and records nothing. With `actor`, the settings audit trail records the archiving in
+ * {@link purgeArchivedCustomFields}), when its key is free again; a searchable field's values leave quick search by a
+ * background re-index after the commit. Records `custom_field.archived`; archiving an archived field changes nothing
+ * and records nothing. With `actor`, the settings audit trail records the archiving in
  * its transaction.
  * @returns the field with its `archivedAt`.
  * @throws ApiError `not_found` (404) when missing, purged or another organisation's.
@@ -284,6 +290,7 @@ export function archiveCustomField(
     const field = toCustomField(row);
     await recordEvents(tx, orgId, origin, [{ name: "custom_field.archived", data: field, before: current }]);
     await audit(orgId, actor, "customField.archived", field);
+    if (field.searchable && field.resource !== "task") await afterCommit(() => requestSearchReindex(orgId));
     return field;
   });
 }
