@@ -230,7 +230,9 @@ export const CustomFieldUpdateSchema = z
       .optional(),
     searchable: z
       .boolean()
-      .describe("Whether quick search finds records by this field's values; takes effect for existing values at once.")
+      .describe(
+        "Whether quick search finds records by this field's values; records already holding a value are re-indexed in the background after the request.",
+      )
       .optional(),
     options: z
       .array(
@@ -367,7 +369,7 @@ export const CUSTOM_FIELD_PARAM = /^customFields\.([a-z][a-z0-9_]{0,39})(?:\[([a
 
 /** What every list of a resource with custom fields says about filtering and sorting by them. */
 export const CUSTOM_FIELD_LIST_TEXT =
-  "Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.";
+  "Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains of 1 to 100 characters), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter. A request takes at most 30 filter parameters, field[op] and customFields ones together.";
 
 /** A `field[op]` filter parameter of a list (docs/api-contract.md §4.9.3). */
 const FILTER_PARAM = /\[[a-z]+\]$/;
