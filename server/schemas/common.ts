@@ -48,13 +48,13 @@ export const TimestampSchema = z.iso
 export const INSTANT_RANGE = { min: "0001-01-01T00:00:00.000Z", max: "9999-12-31T23:59:59.999Z" } as const;
 
 /** Largest UTC offset a request's time may carry, in minutes: ±14:00, the widest any time zone uses. */
-export const UTC_OFFSET_MAX_MINUTES = 14 * 60;
+const UTC_OFFSET_MAX_MINUTES = 14 * 60;
 
 const INSTANT_MIN_MS = Date.parse(INSTANT_RANGE.min);
 const INSTANT_MAX_MS = Date.parse(INSTANT_RANGE.max);
 
 /** What a refused date or time is told, naming the bounds (docs/api-contract.md §2.2). */
-export const DATE_RANGE_MESSAGES = {
+const DATE_RANGE_MESSAGES = {
   year: "must be in the years 0001 to 9999",
   offset: "must have a UTC offset within ±14:00",
   instant: `must be an instant from ${INSTANT_RANGE.min} to ${INSTANT_RANGE.max} (years 0001 to 9999 in UTC)`,

@@ -382,11 +382,12 @@ describe("migrations", () => {
           const tasks = await client.query(
             `SELECT "id", to_char("dueAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS') AS "dueAt", "customFields" FROM "Task" ORDER BY "id"`,
           );
-          expect(tasks.rows).toEqual([
+          const taskRows: Array<{ id: string; dueAt: string; customFields: Record<string, number> }> = [
             { id: "t1", dueAt: "9999-12-31T23:59:59.999", customFields: { constructor: 5 } },
             { id: "t2", dueAt: "0001-01-01T00:00:00.000", customFields: {} },
             { id: "t3", dueAt: "2026-06-01T12:00:00.000", customFields: {} },
-          ]);
+          ];
+          expect(tasks.rows).toEqual(taskRows);
           // A definition named constructor stays as it was (the service reads values by own keys only).
           const kept = await client.query(`SELECT "key", "archivedAt" FROM "CustomField" WHERE "id" = 'f3'`);
           expect(kept.rows).toEqual([{ key: "constructor", archivedAt: null }]);
