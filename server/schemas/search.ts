@@ -263,6 +263,8 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
             }
             return;
           }
+          // The field passed the enum of the table's own fields; an inherited member never stands for a kind.
+          if (!Object.hasOwn(table, one.field)) return;
           const kind = table[one.field] as FilterKind;
           if (!operatorsOf(kind).includes(one.operator)) {
             ctx.addIssue({
