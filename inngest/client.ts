@@ -67,6 +67,14 @@ export const deliveryRequested = eventType("crm/webhook.delivery.requested", {
   schema: staticSchema<{ deliveryId: string; endpointId: string; orgId: string }>(),
 });
 
+/**
+ * Custom fields were marked for a search re-index (`SearchReindex`, docs/architecture.md "Search"): their values
+ * started or stopped counting for quick search. `orgId` names the organisation whose change asked, when one did.
+ */
+export const searchReindexRequested = eventType("crm/search.reindex.requested", {
+  schema: staticSchema<{ orgId?: string }>(),
+});
+
 /** A replay (`WebhookReplay`, `whr_…`) should be run: its deliveries sent at most 10 a second. */
 export const replayRequested = eventType("crm/webhook.replay.requested", {
   schema: staticSchema<{ replayId: string; endpointId: string; orgId: string }>(),

@@ -5,6 +5,7 @@ import { purgeExpiredEventsFunction } from "./functions/purge-expired-events";
 import { purgeExpiredSignInsFunction } from "./functions/purge-expired-sign-ins";
 import { purgeIdempotencyKeysFunction } from "./functions/purge-idempotency-keys";
 import { refreshHealthScoresFunction } from "./functions/refresh-health-scores";
+import { reindexSearchFunction } from "./functions/reindex-search";
 import { replayWebhooksFunction } from "./functions/replay-webhooks";
 import { rollUpUsageFunction } from "./functions/roll-up-usage";
 import { sweepOutboxFunction } from "./functions/sweep-outbox";
@@ -23,4 +24,5 @@ export const functions = [
   refreshHealthScoresFunction,
   rollUpUsageFunction,
   purgeArchivedCustomFieldsFunction,
+  reindexSearchFunction,
 ];

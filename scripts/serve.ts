@@ -199,6 +199,10 @@ async function main(): Promise<void> {
   // once now, in the background; while a worker runs, the health refresh keeps them current.
   const { refreshChangedHealthScores } = await import("../server/services/health");
   refreshChangedHealthScores().catch((error: unknown) => log().error({ err: error }, "health refresh failed"));
+  // Search re-indexes a stopped process left unfinished are taken up now, in the background (with a worker, its
+  // every-minute run takes them too).
+  const { requestSearchReindex } = await import("../server/services/search-reindex");
+  requestSearchReindex();
   // Webhook alerts are checked here every minute too: with no worker running, no sweeper would notice the backlog.
   const { startAlertChecks } = await import("../server/webhooks/alerts");
   const stopAlertChecks = startAlertChecks();

@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * List accounts
-         * @description Keyset-paginated accounts of the organisation. Filters combine with AND. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
+         * @description Keyset-paginated accounts of the organisation. Filters combine with AND. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains of 1 to 100 characters), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter. A request takes at most 30 filter parameters, field[op] and customFields ones together.
          *
          *     Requires scope `accounts:read`.
          */
@@ -107,7 +107,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description A contact is returned with its account relationships (accounts: [{accountId, accountName, role, isPrimary}], the primary one first, then by account name); list items, bulk events and the contact.created / contact.updated webhook data have exactly this shape. Filters: accountId (contacts related to that account; an id that names no account of the organisation gives an empty list, not an error) and email (exact, case-insensitive). Sort fields: createdAt, updatedAt, email (case-insensitive order), lastName (nulls last); default createdAt:asc. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
+         * @description A contact is returned with its account relationships (accounts: [{accountId, accountName, role, isPrimary}], the primary one first, then by account name); list items, bulk events and the contact.created / contact.updated webhook data have exactly this shape. Filters: accountId (contacts related to that account; an id that names no account of the organisation gives an empty list, not an error) and email (exact, case-insensitive). Sort fields: createdAt, updatedAt, email (case-insensitive order), lastName (nulls last); default createdAt:asc. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains of 1 to 100 characters), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter. A request takes at most 30 filter parameters, field[op] and customFields ones together.
          *
          *     Requires scope `contacts:read`.
          */
@@ -207,7 +207,7 @@ export interface paths {
         };
         /**
          * List deals
-         * @description Keyset-paginated deals of the organisation. Filters combine with AND. Sort allow-list: estimatedMrr, createdAt, updatedAt, probability; default createdAt:asc, ties by id. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
+         * @description Keyset-paginated deals of the organisation. Filters combine with AND. Sort allow-list: estimatedMrr, createdAt, updatedAt, probability; default createdAt:asc, ties by id. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains of 1 to 100 characters), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter. A request takes at most 30 filter parameters, field[op] and customFields ones together.
          *
          *     Requires scope `deals:read`.
          */
@@ -283,7 +283,7 @@ export interface paths {
         };
         /**
          * List tasks
-         * @description Keyset-paginated tasks of the organisation. Filters combine with AND. Sort allow-list: dueAt, createdAt, updatedAt; default createdAt:asc, ties by id; tasks without dueAt sort last in both directions. priority is not sortable. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
+         * @description Keyset-paginated tasks of the organisation. Filters combine with AND. Sort allow-list: dueAt, createdAt, updatedAt; default createdAt:asc, ties by id; tasks without dueAt sort last in both directions. priority is not sortable. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains of 1 to 100 characters), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter. A request takes at most 30 filter parameters, field[op] and customFields ones together.
          *
          *     Requires scope `tasks:read`.
          */
@@ -343,7 +343,7 @@ export interface paths {
         };
         /**
          * List devices
-         * @description Keyset-paginated device inventory of the organisation, oldest first by default. Sort allow-list: createdAt, updatedAt, hostname, lastSeenAt (nulls last). An accountId filter naming no account gives an empty page. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.
+         * @description Keyset-paginated device inventory of the organisation, oldest first by default. Sort allow-list: createdAt, updatedAt, hostname, lastSeenAt (nulls last). An accountId filter naming no account gives an empty page. Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains of 1 to 100 characters), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter. A request takes at most 30 filter parameters, field[op] and customFields ones together.
          *
          *     Requires scope `devices:read`.
          */
@@ -3762,7 +3762,7 @@ export interface operations {
                 "name[ne]"?: string;
                 /** @description Only records whose name is one of (comma-separated, at most 50). */
                 "name[in]"?: string;
-                /** @description Only records whose name is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose name is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "name[contains]"?: string;
                 /** @description Only records whose industry is equal to this text (case-insensitive). */
                 "industry[eq]"?: string;
@@ -3770,7 +3770,7 @@ export interface operations {
                 "industry[ne]"?: string;
                 /** @description Only records whose industry is one of (comma-separated, at most 50). */
                 "industry[in]"?: string;
-                /** @description Only records whose industry is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose industry is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "industry[contains]"?: string;
                 /** @description Only records whose domain is equal to this text (case-insensitive). */
                 "domain[eq]"?: string;
@@ -3778,7 +3778,7 @@ export interface operations {
                 "domain[ne]"?: string;
                 /** @description Only records whose domain is one of (comma-separated, at most 50). */
                 "domain[in]"?: string;
-                /** @description Only records whose domain is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose domain is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "domain[contains]"?: string;
                 /** @description Only records whose externalId is equal to this text (exactly, case-sensitive, after Unicode NFC). */
                 "externalId[eq]"?: string;
@@ -3786,7 +3786,7 @@ export interface operations {
                 "externalId[ne]"?: string;
                 /** @description Only records whose externalId is one of (comma-separated, at most 50) (exactly, case-sensitive, after Unicode NFC). */
                 "externalId[in]"?: string;
-                /** @description Only records whose externalId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose externalId is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "externalId[contains]"?: string;
                 /** @description Only records whose lifecycleStatus is equal to this value. */
                 "lifecycleStatus[eq]"?: "PROSPECT" | "ACTIVE" | "AT_RISK" | "CHURNED";
@@ -5367,7 +5367,7 @@ export interface operations {
                 "email[ne]"?: string;
                 /** @description Only records whose email is one of (comma-separated, at most 50). */
                 "email[in]"?: string;
-                /** @description Only records whose email is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose email is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "email[contains]"?: string;
                 /** @description Only records whose firstName is equal to this text (case-insensitive). */
                 "firstName[eq]"?: string;
@@ -5375,7 +5375,7 @@ export interface operations {
                 "firstName[ne]"?: string;
                 /** @description Only records whose firstName is one of (comma-separated, at most 50). */
                 "firstName[in]"?: string;
-                /** @description Only records whose firstName is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose firstName is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "firstName[contains]"?: string;
                 /** @description Only records whose lastName is equal to this text (case-insensitive). */
                 "lastName[eq]"?: string;
@@ -5383,7 +5383,7 @@ export interface operations {
                 "lastName[ne]"?: string;
                 /** @description Only records whose lastName is one of (comma-separated, at most 50). */
                 "lastName[in]"?: string;
-                /** @description Only records whose lastName is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose lastName is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "lastName[contains]"?: string;
                 /** @description Only records whose title is equal to this text (case-insensitive). */
                 "title[eq]"?: string;
@@ -5391,7 +5391,7 @@ export interface operations {
                 "title[ne]"?: string;
                 /** @description Only records whose title is one of (comma-separated, at most 50). */
                 "title[in]"?: string;
-                /** @description Only records whose title is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose title is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "title[contains]"?: string;
                 /** @description Only records whose phone is equal to this text (case-insensitive). */
                 "phone[eq]"?: string;
@@ -5399,7 +5399,7 @@ export interface operations {
                 "phone[ne]"?: string;
                 /** @description Only records whose phone is one of (comma-separated, at most 50). */
                 "phone[in]"?: string;
-                /** @description Only records whose phone is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose phone is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "phone[contains]"?: string;
                 /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
                 "createdAt[gt]"?: string;
@@ -6953,7 +6953,7 @@ export interface operations {
                 "name[ne]"?: string;
                 /** @description Only records whose name is one of (comma-separated, at most 50). */
                 "name[in]"?: string;
-                /** @description Only records whose name is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose name is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "name[contains]"?: string;
                 /** @description Only records whose stage is equal to this value. */
                 "stage[eq]"?: "QUALIFICATION" | "DISCOVERY" | "PROPOSAL" | "NEGOTIATION" | "CLOSED_WON" | "CLOSED_LOST";
@@ -6979,7 +6979,7 @@ export interface operations {
                 "ownerId[ne]"?: string;
                 /** @description Only records whose ownerId is one of (comma-separated, at most 50). */
                 "ownerId[in]"?: string;
-                /** @description Only records whose ownerId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose ownerId is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "ownerId[contains]"?: string;
                 /** @description Only records whose serviceCategory is equal to this text (case-insensitive). */
                 "serviceCategory[eq]"?: string;
@@ -6987,7 +6987,7 @@ export interface operations {
                 "serviceCategory[ne]"?: string;
                 /** @description Only records whose serviceCategory is one of (comma-separated, at most 50). */
                 "serviceCategory[in]"?: string;
-                /** @description Only records whose serviceCategory is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose serviceCategory is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "serviceCategory[contains]"?: string;
                 /** @description Only records whose estimatedMrr is equal to this number. */
                 "estimatedMrr[eq]"?: number;
@@ -8367,7 +8367,7 @@ export interface operations {
                 "title[ne]"?: string;
                 /** @description Only records whose title is one of (comma-separated, at most 50). */
                 "title[in]"?: string;
-                /** @description Only records whose title is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose title is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "title[contains]"?: string;
                 /** @description Only records whose status is equal to this value. */
                 "status[eq]"?: "TODO" | "IN_PROGRESS" | "WAITING" | "DONE" | "CANCELLED";
@@ -8387,7 +8387,7 @@ export interface operations {
                 "assigneeId[ne]"?: string;
                 /** @description Only records whose assigneeId is one of (comma-separated, at most 50). */
                 "assigneeId[in]"?: string;
-                /** @description Only records whose assigneeId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose assigneeId is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "assigneeId[contains]"?: string;
                 /** @description Only records whose accountId is equal to this id. */
                 "accountId[eq]"?: string;
@@ -9651,7 +9651,7 @@ export interface operations {
                 "hostname[ne]"?: string;
                 /** @description Only records whose hostname is one of (comma-separated, at most 50). */
                 "hostname[in]"?: string;
-                /** @description Only records whose hostname is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose hostname is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "hostname[contains]"?: string;
                 /** @description Only records whose rmmAgentId is equal to this text (exactly, case-sensitive, after Unicode NFC). */
                 "rmmAgentId[eq]"?: string;
@@ -9659,7 +9659,7 @@ export interface operations {
                 "rmmAgentId[ne]"?: string;
                 /** @description Only records whose rmmAgentId is one of (comma-separated, at most 50) (exactly, case-sensitive, after Unicode NFC). */
                 "rmmAgentId[in]"?: string;
-                /** @description Only records whose rmmAgentId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose rmmAgentId is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "rmmAgentId[contains]"?: string;
                 /** @description Only records whose deviceType is equal to this text (case-insensitive). */
                 "deviceType[eq]"?: string;
@@ -9667,7 +9667,7 @@ export interface operations {
                 "deviceType[ne]"?: string;
                 /** @description Only records whose deviceType is one of (comma-separated, at most 50). */
                 "deviceType[in]"?: string;
-                /** @description Only records whose deviceType is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose deviceType is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "deviceType[contains]"?: string;
                 /** @description Only records whose os is equal to this text (case-insensitive). */
                 "os[eq]"?: string;
@@ -9675,7 +9675,7 @@ export interface operations {
                 "os[ne]"?: string;
                 /** @description Only records whose os is one of (comma-separated, at most 50). */
                 "os[in]"?: string;
-                /** @description Only records whose os is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose os is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "os[contains]"?: string;
                 /** @description Only records whose accountId is equal to this id. */
                 "accountId[eq]"?: string;
@@ -11236,7 +11236,7 @@ export interface operations {
                 "subject[ne]"?: string;
                 /** @description Only records whose subject is one of (comma-separated, at most 50). */
                 "subject[in]"?: string;
-                /** @description Only records whose subject is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose subject is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "subject[contains]"?: string;
                 /** @description Only records whose type is equal to this value. */
                 "type[eq]"?: "EMAIL" | "CALL" | "MEETING" | "QBR" | "SITE_VISIT" | "TICKET" | "CHAT";
@@ -11950,7 +11950,7 @@ export interface operations {
                 "authorId[ne]"?: string;
                 /** @description Only records whose authorId is one of (comma-separated, at most 50). */
                 "authorId[in]"?: string;
-                /** @description Only records whose authorId is containing, case-insensitively and literally (% and _ match themselves) this text. */
+                /** @description Only records whose authorId is containing, case-insensitively and literally (% and _ match themselves), text of 1 to 100 characters. */
                 "authorId[contains]"?: string;
                 /** @description Only records whose createdAt is greater than this time (ISO 8601 with a time zone). */
                 "createdAt[gt]"?: string;
@@ -17329,11 +17329,11 @@ export interface operations {
                             /** @description A filterable field of accounts: name, industry, domain, externalId, lifecycleStatus, employeeCount, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
                             field: ("name" | "industry" | "domain" | "externalId" | "lifecycleStatus" | "employeeCount" | "createdAt" | "updatedAt") | string;
                             /**
-                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @description eq, ne, in, contains (text, case-insensitive and literal, a value of 1 to 100 characters), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
                              */
                             operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
-                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, 1 to 100 for contains, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
                             value?: unknown;
                         }[];
                     }[];
@@ -17608,11 +17608,11 @@ export interface operations {
                             /** @description A filterable field of contacts: email, firstName, lastName, title, phone, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
                             field: ("email" | "firstName" | "lastName" | "title" | "phone" | "createdAt" | "updatedAt") | string;
                             /**
-                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @description eq, ne, in, contains (text, case-insensitive and literal, a value of 1 to 100 characters), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
                              */
                             operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
-                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, 1 to 100 for contains, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
                             value?: unknown;
                         }[];
                     }[];
@@ -17894,11 +17894,11 @@ export interface operations {
                             /** @description A filterable field of deals: name, stage, type, accountId, ownerId, serviceCategory, estimatedMrr, probability, closedAt, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
                             field: ("name" | "stage" | "type" | "accountId" | "ownerId" | "serviceCategory" | "estimatedMrr" | "probability" | "closedAt" | "createdAt" | "updatedAt") | string;
                             /**
-                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @description eq, ne, in, contains (text, case-insensitive and literal, a value of 1 to 100 characters), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
                              */
                             operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
-                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, 1 to 100 for contains, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
                             value?: unknown;
                         }[];
                     }[];
@@ -18168,11 +18168,11 @@ export interface operations {
                             /** @description A filterable field of devices: hostname, rmmAgentId, deviceType, os, accountId, lastSeenAt, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
                             field: ("hostname" | "rmmAgentId" | "deviceType" | "os" | "accountId" | "lastSeenAt" | "createdAt" | "updatedAt") | string;
                             /**
-                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @description eq, ne, in, contains (text, case-insensitive and literal, a value of 1 to 100 characters), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
                              */
                             operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
-                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, 1 to 100 for contains, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
                             value?: unknown;
                         }[];
                     }[];
@@ -18447,11 +18447,11 @@ export interface operations {
                             /** @description A filterable field of tasks: title, status, priority, assigneeId, accountId, dealId, dueAt, completedAt, createdAt, updatedAt, or customFields.<key> for a custom field (with the operators of its type, exists, notExists, and between for number, currency, date and datetime fields). */
                             field: ("title" | "status" | "priority" | "assigneeId" | "accountId" | "dealId" | "dueAt" | "completedAt" | "createdAt" | "updatedAt") | string;
                             /**
-                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @description eq, ne, in, contains (text, case-insensitive and literal, a value of 1 to 100 characters), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
                              */
                             operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
-                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, 1 to 100 for contains, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
                             value?: unknown;
                         }[];
                     }[];
@@ -18723,11 +18723,11 @@ export interface operations {
                              */
                             field: "objectId" | "authorId" | "createdAt" | "updatedAt";
                             /**
-                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @description eq, ne, in, contains (text, case-insensitive and literal, a value of 1 to 100 characters), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
                              */
                             operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
-                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, 1 to 100 for contains, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
                             value?: unknown;
                         }[];
                     }[];
@@ -18994,11 +18994,11 @@ export interface operations {
                              */
                             field: "accountId" | "subject" | "type" | "direction" | "occurredAt" | "createdAt" | "updatedAt";
                             /**
-                             * @description eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
+                             * @description eq, ne, in, contains (text, case-insensitive and literal, a value of 1 to 100 characters), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.
                              * @enum {string}
                              */
                             operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "contains" | "exists" | "notExists" | "between";
-                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
+                            /** @description A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, 1 to 100 for contains, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists. */
                             value?: unknown;
                         }[];
                     }[];
@@ -19743,7 +19743,7 @@ export interface operations {
                      */
                     resource: "account" | "contact" | "deal" | "device" | "task";
                     /**
-                     * @description The field's key in customFields, unique per organisation and resource, never changed: a lower-case letter followed by up to 39 lower-case letters, digits or underscores.
+                     * @description The field's key in customFields, unique per organisation and resource, never changed: a lower-case letter followed by up to 39 lower-case letters, digits or underscores; not a name of JavaScript's Object.prototype (constructor).
                      * @example contract_tier
                      */
                     key: string;
@@ -20749,7 +20749,7 @@ export interface operations {
                     description?: string | null;
                     /** @description true: creates must give the field a value and updates may not clear it; records without one keep none. */
                     required?: boolean;
-                    /** @description Whether quick search finds records by this field's values; takes effect for existing values at once. */
+                    /** @description Whether quick search finds records by this field's values; records already holding a value are re-indexed in the background after the request. */
                     searchable?: boolean;
                     /** @description The field's complete list of options in display order (select and multiSelect only): new values are added, listed values take the label and archived flag given. An existing value cannot be removed, only archived. At most 200. */
                     options?: {

@@ -65,12 +65,12 @@ export function statementTimeoutOf(kind: StatementClass): number {
 
 /**
  * Runs `fn` with every statement it issues (awaited or not) under the statement timeout of `kind`
- * ({@link StatementClass}); durations keep being added to the enclosing measurement, if any. Without it statements run
- * under the `request` class.
+ * ({@link StatementClass}), outside any request's measurement: background and maintenance work started by a request
+ * (a re-index after its commit) is not its cost. Without it statements run under the `request` class.
  */
 export function withStatementClass<T>(kind: StatementClass, fn: () => Promise<T>): Promise<T> {
   // Awaited inside: Prisma's promises are lazy, and one handed out of the scope would run its query outside it.
-  return scope.run({ timeoutMs: statementTimeoutOf(kind), account: scope.getStore()?.account }, async () => await fn());
+  return scope.run({ timeoutMs: statementTimeoutOf(kind) }, async () => await fn());
 }
 
 /**

@@ -37,11 +37,44 @@ function exceedsDepth(text: string): boolean {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
+ * The field name a request may never use (docs/api-contract.md §4.12): `JSON.parse` keeps `__proto__` as an own key,
+ * but an object spread, an assignment or a zod schema takes it for the object's prototype and drops it without a word.
+ */
+const PROTOTYPE_KEY = "__proto__";
+
+/** Where the first `__proto__` key of a parsed JSON value is, at any depth; null when it has none. */
+function findPrototypeKey(value: unknown, path: string[] = []): string[] | null {
+  if (value === null || typeof value !== "object") return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findPrototypeKey(value[i], [...path, String(i)]);
+      if (found) return found;
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    if (key === PROTOTYPE_KEY) return [...path, key];
+    const found = findPrototypeKey((value as Record<string, unknown>)[key], [...path, key]);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** The 422 of a `__proto__` field name at `path`. */
+function prototypeKeyRefused(path: string[]): ApiError {
+  const message = "is not accepted as a field name: JavaScript reads __proto__ as an object's prototype";
+  return new ApiError("validation_error", `Request field ${path.join(".")} ${message}`, {
+    details: [{ path, message }],
+  });
+}
+
+/**
  * Reads a request body as one JSON object (docs/api-contract.md §2). An empty body is `{}`.
  * @returns the parsed object.
  * @throws ApiError `payload_too_large` (413) for a body over {@link MAX_BODY_BYTES} (a declared `Content-Length` over
  *         it is refused before reading) or nested deeper than {@link MAX_JSON_DEPTH}; `invalid_json` (400) for bytes
- *         that are not UTF-8 or text that is not JSON; `validation_error` (422) for JSON that is not an object.
+ *         that are not UTF-8 or text that is not JSON; `validation_error` (422) for JSON that is not an object, or
+ *         that names a field `__proto__` at any depth (naming its path).
  */
 export async function readJsonBody(request: ApiRequest): Promise<Record<string, unknown>> {
   if (Number(request.header("content-length")) > MAX_BODY_BYTES) throw tooLarge();
@@ -68,6 +101,8 @@ export async function readJsonBody(request: ApiRequest): Promise<Record<string, 
       details: [{ path: [], message: "expected a JSON object" }],
     });
   }
+  const prototypeKey = findPrototypeKey(parsed);
+  if (prototypeKey) throw prototypeKeyRefused(prototypeKey);
   return parsed as Record<string, unknown>;
 }
 
@@ -76,8 +111,9 @@ export async function readJsonBody(request: ApiRequest): Promise<Record<string, 
  * parameters. Query values of number fields are converted from their text (`limit=20` → 20); anything else stays text
  * for the schema to judge.
  * @throws ApiError as {@link readJsonBody}; `validation_error` (422) when text holds what PostgreSQL cannot store (NUL,
- *         a lone surrogate), when a path parameter is repeated in the body or query, or when a body method gets a query
- *         parameter its route does not declare (`meta.query`, e.g. `mode` of the bulk endpoints).
+ *         a lone surrogate), when a path parameter is repeated in the body or query, when a body method gets a query
+ *         parameter its route does not declare (`meta.query`, e.g. `mode` of the bulk endpoints), or for a query
+ *         parameter named `__proto__`.
  */
 export const readInput: Step = async (exchange, next) => {
   const route = exchange.route;
@@ -105,6 +141,7 @@ export const readInput: Step = async (exchange, next) => {
     source = { ...body, ...fromQuery };
   } else {
     source = {};
+    if (exchange.query.has(PROTOTYPE_KEY)) throw prototypeKeyRefused([PROTOTYPE_KEY]);
     for (const [name, value] of exchange.query) {
       source[name] = route.numericQuery.has(name) && NUMBER_TEXT.test(value) ? Number(value) : value;
     }

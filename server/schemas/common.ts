@@ -41,11 +41,68 @@ export const TimestampSchema = z.iso
   .describe("ISO 8601 UTC timestamp with milliseconds.");
 
 /**
- * A calendar date, `YYYY-MM-DD`, such as a deal's expected close date (docs/api-contract.md §2.5). Its pattern admits
- * exactly 10 characters, which the document states as `maxLength` (a second check would only repeat the format's
- * issue).
+ * The instants a request may give (docs/api-contract.md §2.2): years 0001 to 9999, in UTC once its offset is applied,
+ * so every stored time reads back as a 4-digit year and PostgreSQL accepts every compared one (it refuses year 0000
+ * and offsets past ±15:59; JavaScript writes years past 9999 as `+010000`).
  */
-export const DateSchema = z.iso.date().meta({ maxLength: 10 });
+export const INSTANT_RANGE = { min: "0001-01-01T00:00:00.000Z", max: "9999-12-31T23:59:59.999Z" } as const;
+
+/** Largest UTC offset a request's time may carry, in minutes: ±14:00, the widest any time zone uses. */
+const UTC_OFFSET_MAX_MINUTES = 14 * 60;
+
+const INSTANT_MIN_MS = Date.parse(INSTANT_RANGE.min);
+const INSTANT_MAX_MS = Date.parse(INSTANT_RANGE.max);
+
+/** What a refused date or time is told, naming the bounds (docs/api-contract.md §2.2). */
+const DATE_RANGE_MESSAGES = {
+  year: "must be in the years 0001 to 9999",
+  offset: "must have a UTC offset within ±14:00",
+  instant: `must be an instant from ${INSTANT_RANGE.min} to ${INSTANT_RANGE.max} (years 0001 to 9999 in UTC)`,
+} as const;
+
+/**
+ * The bounds every time in a request keeps (docs/api-contract.md §2.2), on text the ISO 8601 format already admits:
+ * a year from 0001, an offset within ±14:00, and an instant in UTC within {@link INSTANT_RANGE} (a fraction of a
+ * millisecond past the last one counts: PostgreSQL would round it up into year 10000).
+ */
+function checkInstant(value: string, ctx: z.core.$RefinementCtx<string>): void {
+  // Text the format refuses has its issue already.
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/.test(value)) return;
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(value);
+  const at = Date.parse(value);
+  const fraction = /T[^.]*\.(\d+)/.exec(value)?.[1] ?? "";
+  const pastLast = at === INSTANT_MAX_MS && /[1-9]/.test(fraction.slice(3));
+  // One issue a value: the first bound it breaks.
+  const message = value.startsWith("0000-")
+    ? DATE_RANGE_MESSAGES.year
+    : offset && Number(offset[2]) * 60 + Number(offset[3]) > UTC_OFFSET_MAX_MINUTES
+      ? DATE_RANGE_MESSAGES.offset
+      : at < INSTANT_MIN_MS || at > INSTANT_MAX_MS || pastLast
+        ? DATE_RANGE_MESSAGES.instant
+        : undefined;
+  if (message) ctx.addIssue({ code: "custom", message });
+}
+
+/**
+ * A time in a request, the one schema of every date-time input (query, body, filter value, custom field value):
+ * ISO 8601 with a time zone, `Z` or `±hh:mm` (docs/api-contract.md §2.2), at most {@link DATE_TIME_MAX_LENGTH}
+ * characters, within the years 0001–9999 and offsets within ±14:00 ({@link DATE_RANGE_MESSAGES}); anything else is
+ * 422 `validation_error` naming the field. Callers add their description.
+ */
+export const DateTimeInputSchema = z.iso.datetime({ offset: true }).max(DATE_TIME_MAX_LENGTH).superRefine(checkInstant);
+
+/** {@link DateTimeInputSchema} in UTC only (`Z`), for the inputs documented as UTC (`GET /usage`'s range). */
+export const UtcDateTimeInputSchema = z.iso.datetime().max(DATE_TIME_MAX_LENGTH).superRefine(checkInstant);
+
+/**
+ * A calendar date, `YYYY-MM-DD`, such as a deal's expected close date (docs/api-contract.md §2.5), in the years 0001
+ * to 9999 (PostgreSQL has no year 0000: 422 naming the field). Its pattern admits exactly 10 characters, which the
+ * document states as `maxLength` (a second check would only repeat the format's issue).
+ */
+export const DateSchema = z.iso
+  .date()
+  .refine((value) => !value.startsWith("0000-"), DATE_RANGE_MESSAGES.year)
+  .meta({ maxLength: 10 });
 
 /** A boolean query parameter: the strings `true` or `false`. */
 export const BooleanQuerySchema = z
@@ -92,10 +149,9 @@ export const ListQueryBase = {
   cursor: cursorParam(
     "The nextCursor of the previous page: the id of a record of this list, after which the page continues in the list's order (a signed cursor answered before works too). Anything else, or the id of a record this list does not have (deleted, or another organisation's), gives 400 bad_request: start again from the first page.",
   ),
-  updatedAfter: z.iso
-    .datetime({ offset: true })
-    .max(DATE_TIME_MAX_LENGTH)
-    .describe("ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it.")
+  updatedAfter: DateTimeInputSchema.describe(
+    "ISO 8601 timestamp with a time zone (Z or ±hh:mm); only records with updatedAt strictly after it.",
+  )
     .meta({ example: "2026-11-20T00:00:00Z" })
     .optional(),
 };

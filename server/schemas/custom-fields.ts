@@ -11,6 +11,7 @@ import {
   CUSTOM_FIELD_UPDATE_EXAMPLE,
   CUSTOM_FIELD_VALUES_EXAMPLE,
 } from "./examples";
+import { FILTER_LIMITS } from "./filters";
 
 /** The resources that carry custom fields (docs/api-contract.md §2.13). */
 export const CUSTOM_FIELD_RESOURCES = ["account", "contact", "deal", "device", "task"] as const;
@@ -39,12 +40,15 @@ export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number];
 export const OPTION_TYPES: ReadonlySet<CustomFieldType> = new Set(["select", "multiSelect"]);
 
 /**
- * The limits of docs/api-contract.md §8.1 for custom fields: active fields per resource and organisation, options per
- * field, picks of a multiSelect value, characters of a text value, bytes of a record's `customFields` as JSON (UTF-8),
- * the largest magnitude of a number or an amount, the days an archived field's values are kept.
+ * The limits of docs/api-contract.md §8.1 for custom fields: active fields per resource and organisation, archived
+ * fields awaiting their purge per resource and organisation (while it has that many, no field of the resource is
+ * created), options per field, picks of a multiSelect value, characters of a text value, bytes of a record's
+ * `customFields` as JSON (UTF-8, archived fields' stored values included), the largest magnitude of a number or an
+ * amount, the days an archived field's values are kept.
  */
 export const CUSTOM_FIELD_LIMITS = {
   activePerResource: 100,
+  archivedPerResource: 200,
   options: 200,
   picks: 50,
   text: 1_000,
@@ -56,12 +60,24 @@ export const CUSTOM_FIELD_LIMITS = {
 /** A field's key: a lower-case letter, then up to 39 lower-case letters, digits and underscores. */
 export const CUSTOM_FIELD_KEY = /^[a-z][a-z0-9_]{0,39}$/;
 
+/**
+ * Names a new field's key may not take (docs/api-contract.md §2.13): those of JavaScript's `Object.prototype`
+ * (`constructor`, `toString`, `__proto__`, …), which a plain object answers for every key it lacks, so that no
+ * client's code (nor a library's) reads an inherited function as a record's value. Only `constructor` also fits
+ * {@link CUSTOM_FIELD_KEY}. Fields defined before keep their keys (docs/architecture.md, "Custom fields").
+ */
+export const RESERVED_CUSTOM_FIELD_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+
 const KeySchema = z
   .string()
   .max(40)
   .regex(CUSTOM_FIELD_KEY, "must be a lower-case letter followed by up to 39 lower-case letters, digits or _")
+  .refine(
+    (key) => !RESERVED_CUSTOM_FIELD_KEYS.has(key),
+    "is a name of JavaScript's Object.prototype (constructor, toString, …), which every object answers for: choose another key",
+  )
   .describe(
-    "The field's key in customFields, unique per organisation and resource, never changed: a lower-case letter followed by up to 39 lower-case letters, digits or underscores.",
+    "The field's key in customFields, unique per organisation and resource, never changed: a lower-case letter followed by up to 39 lower-case letters, digits or underscores; not a name of JavaScript's Object.prototype (constructor).",
   )
   .meta({ example: "contract_tier" });
 
@@ -214,7 +230,9 @@ export const CustomFieldUpdateSchema = z
       .optional(),
     searchable: z
       .boolean()
-      .describe("Whether quick search finds records by this field's values; takes effect for existing values at once.")
+      .describe(
+        "Whether quick search finds records by this field's values; records already holding a value are re-indexed in the background after the request.",
+      )
       .optional(),
     options: z
       .array(
@@ -351,21 +369,34 @@ export const CUSTOM_FIELD_PARAM = /^customFields\.([a-z][a-z0-9_]{0,39})(?:\[([a
 
 /** What every list of a resource with custom fields says about filtering and sorting by them. */
 export const CUSTOM_FIELD_LIST_TEXT =
-  "Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter.";
+  "Custom fields filter and sort like the record's own fields: customFields.<key>=value (equal), customFields.<key>[op]=value with the operators of the field's type (eq, ne, gt, gte, lt, lte, in, contains of 1 to 100 characters), and sort=customFields.<key>:asc|desc. An unknown or archived key, an operator the type has not or a malformed value is 422 naming the parameter. A request takes at most 30 filter parameters, field[op] and customFields ones together.";
+
+/** A `field[op]` filter parameter of a list (docs/api-contract.md §4.9.3). */
+const FILTER_PARAM = /\[[a-z]+\]$/;
 
 /**
  * A list query that also takes the custom field parameters of {@link CUSTOM_FIELD_PARAM} (their keys depend on the
  * organisation, so the OpenAPI document describes them in words, not as parameters); any other unknown parameter is
- * refused as before (422).
+ * refused as before (422). The filter parameters, `field[op]` and custom field ones together, are at most
+ * {@link FILTER_LIMITS}.perList (docs/api-contract.md §8.1): each one past it, in the order the list documents its
+ * parameters (custom field ones last), is 422 naming it.
  */
 export function withCustomFieldParams<Shape extends z.ZodRawShape>(shape: Shape) {
   return z
     .strictObject(shape)
     .catchall(z.string().max(5_000))
     .superRefine((query, ctx) => {
-      const unknown = Object.keys(query).filter(
-        (name) => !Object.hasOwn(shape, name) && !CUSTOM_FIELD_PARAM.test(name),
-      );
+      const names = Object.keys(query).filter((name) => query[name] !== undefined);
+      const unknown = names.filter((name) => !Object.hasOwn(shape, name) && !CUSTOM_FIELD_PARAM.test(name));
       if (unknown.length > 0) ctx.addIssue({ code: "unrecognized_keys", keys: unknown, input: query, path: [] });
+      const filters = names.filter((name) => CUSTOM_FIELD_PARAM.test(name) || FILTER_PARAM.test(name));
+      // The ones past the limit in the order the list documents them, custom field parameters last.
+      for (const name of filters.slice(FILTER_LIMITS.perList)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `is one of ${filters.length} filter parameters: a list takes at most ${FILTER_LIMITS.perList} (docs/api-contract.md §8.1)`,
+        });
+      }
     });
 }

@@ -3,7 +3,7 @@ import { BULK_MAX } from "./accounts";
 import { BulkModeSchema, bulkItem } from "./bulk";
 import {
   BooleanQuerySchema,
-  DATE_TIME_MAX_LENGTH,
+  DateTimeInputSchema,
   IdSchema,
   ListQueryBase,
   listOf,
@@ -67,11 +67,9 @@ const isEndOfLife = z
     "Whether the device is past its vendor's end of life. A change from false to true records device.end_of_life.",
   );
 const patchCompliant = z.boolean().describe("Whether the device has every required patch installed.");
-const lastSeenAt = z.iso
-  .datetime({ offset: true })
-  .max(DATE_TIME_MAX_LENGTH)
-  .nullable()
-  .describe("When the agent last reported in: ISO 8601 timestamp with a time zone (Z or ±hh:mm); stored in UTC.");
+const lastSeenAt = DateTimeInputSchema.nullable().describe(
+  "When the agent last reported in: ISO 8601 timestamp with a time zone (Z or ±hh:mm); stored in UTC.",
+);
 
 /** A device as every device endpoint returns it and as device events carry it (docs/api-contract.md §2.6, §6.2). */
 export const DeviceSchema = z

@@ -3,7 +3,7 @@
 // of its query schema, so the OpenAPI document lists it and generated clients type it, and anything else is refused
 // (422) by the strict schema.
 import { z } from "zod";
-import { DATE_TIME_MAX_LENGTH, IdSchema, toNfc } from "./common";
+import { DateTimeInputSchema, IdSchema, toNfc } from "./common";
 
 /**
  * What a filterable field holds: its operators and how a value is read. An external key (`key`: `externalId`,
@@ -12,7 +12,22 @@ import { DATE_TIME_MAX_LENGTH, IdSchema, toNfc } from "./common";
  */
 export type FilterKind = "text" | "key" | "id" | "number" | "date" | { enum: readonly string[] };
 
-/** The operators of each kind of field. `contains` is literal (`%` and `_` match themselves) and case-insensitive. */
+/**
+ * The bounds of a request's filters (docs/api-contract.md §4.9.3, §8.1), so that what one request costs the database is
+ * bounded by construction (docs/architecture.md, "Data and migrations"): a `contains` value is 1 to `containsLength`
+ * characters, an `in` filter takes 1 to `inValues` values, and a list request takes at most `perList` filter
+ * parameters (`field[op]` and `customFields.<key>…` together; as many as a structured search's 5 groups of 6). Each
+ * is a 422 `validation_error` naming the parameter (or the body's place) and the limit.
+ */
+export const FILTER_LIMITS = { containsLength: 100, inValues: 50, perList: 30 } as const;
+
+/** Why a `contains` value is refused: it names the limit (docs/api-contract.md §8.1). */
+export const CONTAINS_TOO_LONG = `must be 1 to ${FILTER_LIMITS.containsLength} characters: contains matches text of at most ${FILTER_LIMITS.containsLength} characters (docs/api-contract.md §8.1)`;
+
+/**
+ * The operators of each kind of field. `contains` is literal (`%` and `_` match themselves), case-insensitive, and
+ * takes at most {@link FILTER_LIMITS}.containsLength characters.
+ */
 export const FILTER_OPERATORS = {
   text: ["eq", "ne", "in", "contains"],
   key: ["eq", "ne", "in", "contains"],
@@ -35,8 +50,8 @@ const OP_TEXT: Record<FilterOperator, string> = {
   gte: "at least",
   lt: "less than",
   lte: "at most",
-  in: "one of (comma-separated, at most 50)",
-  contains: "containing, case-insensitively and literally (% and _ match themselves)",
+  in: `one of (comma-separated, at most ${FILTER_LIMITS.inValues})`,
+  contains: `containing, case-insensitively and literally (% and _ match themselves), text of 1 to ${FILTER_LIMITS.containsLength} characters`,
 };
 
 function kindOf(kind: FilterKind): keyof typeof FILTER_OPERATORS {
@@ -73,31 +88,38 @@ function valueSchema(field: string, kind: FilterKind, op: FilterOperator): z.Zod
     const values = kind === "key" ? z.string().overwrite(toNfc) : z.string();
     return values
       .max(5_000)
-      .regex(new RegExp(`^${item}(,${item}){0,49}$`), "must be 1 to 50 comma-separated values of the field's type")
+      .regex(
+        new RegExp(`^${item}(,${item}){0,${FILTER_LIMITS.inValues - 1}}$`),
+        `must be 1 to ${FILTER_LIMITS.inValues} comma-separated values of the field's type`,
+      )
       .describe(`${what}${kind === "key" ? KEY_COMPARISON : ""}.`)
       .meta({ example });
   }
   if (kind === "number")
     return z.number().min(-1e12).max(1e12).describe(`${what} this number.`).meta({ example: EXAMPLES.number });
   if (kind === "date")
-    return z.iso
-      .datetime({ offset: true })
-      .max(DATE_TIME_MAX_LENGTH)
-      .describe(`${what} this time (ISO 8601 with a time zone).`)
-      .meta({ example: EXAMPLES.date });
+    return DateTimeInputSchema.describe(`${what} this time (ISO 8601 with a time zone).`).meta({
+      example: EXAMPLES.date,
+    });
   if (kind === "id") return IdSchema.describe(`${what} this id.`);
   if (typeof kind === "object")
     return z
       .enum(kind.enum as [string, ...string[]])
       .describe(`${what} this value.`)
       .meta({ example: kind.enum[0] });
+  if (op === "contains")
+    return (kind === "key" ? z.string().overwrite(toNfc) : z.string())
+      .min(1, CONTAINS_TOO_LONG)
+      .max(FILTER_LIMITS.containsLength, CONTAINS_TOO_LONG)
+      .describe(`${what}.`)
+      .meta({ example: EXAMPLES.text });
   if (kind === "key")
     return z
       .string()
       .overwrite(toNfc)
       .min(1)
       .max(255)
-      .describe(`${what} this text${op === "contains" ? "" : KEY_COMPARISON}.`)
+      .describe(`${what} this text${KEY_COMPARISON}.`)
       .meta({ example: EXAMPLES.text });
   return z
     .string()

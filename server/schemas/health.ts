@@ -3,6 +3,7 @@ import { LifecycleStatusSchema } from "./accounts";
 import {
   DATE_TIME_MAX_LENGTH,
   DateSchema,
+  DateTimeInputSchema,
   IdSchema,
   ListQueryBase,
   listOf,
@@ -209,20 +210,12 @@ export const SignalCreateSchema = z
     severity: SignalSeveritySchema,
     score: z.int().min(0).max(100).describe("Churn risk the signal stands for, integer 0 to 100."),
     message: z.string().max(2000).nullable().optional().describe("Free-text explanation, up to 2,000 characters."),
-    occurredAt: z.iso
-      .datetime({ offset: true })
-      .max(DATE_TIME_MAX_LENGTH)
-      .describe(
-        "When the signal was observed, ISO 8601 with a time zone; default now; at most 5 minutes in the future.",
-      )
-      .optional(),
-    expiresAt: z.iso
-      .datetime({ offset: true })
-      .max(DATE_TIME_MAX_LENGTH)
-      .describe(
-        "When the signal stops counting, ISO 8601 with a time zone; default occurredAt + 30 days; must be later than occurredAt. A signal already expired is stored but never counts.",
-      )
-      .optional(),
+    occurredAt: DateTimeInputSchema.describe(
+      "When the signal was observed, ISO 8601 with a time zone; default now; at most 5 minutes in the future.",
+    ).optional(),
+    expiresAt: DateTimeInputSchema.describe(
+      "When the signal stops counting, ISO 8601 with a time zone; default occurredAt + 30 days; must be later than occurredAt. A signal already expired is stored but never counts.",
+    ).optional(),
   })
   .meta({ examples: [HEALTH_SIGNAL_CREATE_EXAMPLE] });
 

@@ -4,7 +4,7 @@ import type { Scope } from "../auth/scopes";
 import {
   CUSTOM_FIELD_PATH,
   cursorParam,
-  DATE_TIME_MAX_LENGTH,
+  DateTimeInputSchema,
   IdSchema,
   ListQueryBase,
   NextCursorSchema,
@@ -12,7 +12,7 @@ import {
   toNfc,
 } from "./common";
 import { SEARCH_PAGE_EXAMPLE, SEARCH_RESULT_EXAMPLE, STRUCTURED_SEARCH_EXAMPLES } from "./examples";
-import { FILTER_OPERATORS, type FilterKind, type FilterTable } from "./filters";
+import { CONTAINS_TOO_LONG, FILTER_LIMITS, FILTER_OPERATORS, type FilterKind, type FilterTable } from "./filters";
 
 /** The record types quick search finds, each with the read scope a key needs to see it (docs/api-contract.md §5.7). */
 export const SEARCH_TYPE_SCOPES = {
@@ -123,8 +123,6 @@ export const FILTER_GROUPS_MAX = 5;
 export const FILTERS_PER_GROUP_MAX = 6;
 /** Longest structured search body, in bytes of its JSON without insignificant white space. */
 export const SEARCH_BODY_MAX_BYTES = 8_192;
-/** Most values of an `in` filter. */
-const IN_VALUES_MAX = 50;
 
 /**
  * Every operator of structured search (docs/api-contract.md §4.18): the list filters' (§4.9.3), presence, and ranges.
@@ -153,7 +151,7 @@ function operatorsOf(kind: FilterKind): readonly (typeof SEARCH_OPERATORS)[numbe
 /** The schema of one value of a field of `kind`. */
 function scalarOf(kind: FilterKind): z.ZodType {
   if (kind === "number") return z.number().min(-1e12).max(1e12);
-  if (kind === "date") return z.iso.datetime({ offset: true }).max(DATE_TIME_MAX_LENGTH);
+  if (kind === "date") return DateTimeInputSchema;
   if (kind === "id") return IdSchema;
   if (typeof kind === "object") return z.enum(kind.enum as [string, ...string[]]);
   // An external key is compared in Unicode NFC, as it is stored (docs/architecture.md, "Data and migrations").
@@ -161,10 +159,15 @@ function scalarOf(kind: FilterKind): z.ZodType {
   return z.string().min(1).max(255);
 }
 
+/** A `contains` value: 1 to {@link FILTER_LIMITS}.containsLength characters (docs/api-contract.md §8.1). */
+const containsValue = z.string().min(1, CONTAINS_TOO_LONG).max(FILTER_LIMITS.containsLength, CONTAINS_TOO_LONG);
+
 /** What `value` must be for an operator on a field of `kind`. */
 function valueFor(kind: FilterKind, operator: string): z.ZodType | null {
   if (operator === "exists" || operator === "notExists") return null;
-  if (operator === "in") return z.array(scalarOf(kind)).min(1).max(IN_VALUES_MAX);
+  // An external key is compared in Unicode NFC, as it is stored, contains too.
+  if (operator === "contains") return kind === "key" ? containsValue.overwrite(toNfc) : containsValue;
+  if (operator === "in") return z.array(scalarOf(kind)).min(1).max(FILTER_LIMITS.inValues);
   if (operator === "between") {
     return z.tuple([scalarOf(kind), scalarOf(kind)]).refine(([low, high]) => {
       const at = (one: unknown) => (kind === "date" ? Date.parse(String(one)) : Number(one));
@@ -178,7 +181,8 @@ function valueFor(kind: FilterKind, operator: string): z.ZodType | null {
 function customValueFor(operator: string): z.ZodType {
   const scalar = z.union([z.string().min(1).max(1_000), z.number(), z.boolean()]);
   if (operator === "exists" || operator === "notExists") return z.undefined({ error: `${operator} takes no value` });
-  if (operator === "in") return z.array(scalar).min(1).max(IN_VALUES_MAX);
+  if (operator === "contains") return containsValue;
+  if (operator === "in") return z.array(scalar).min(1).max(FILTER_LIMITS.inValues);
   if (operator === "between") return z.tuple([scalar, scalar]);
   return scalar;
 }
@@ -187,8 +191,9 @@ function customValueFor(operator: string): z.ZodType {
  * Body of `POST /{resource}/search` for a resource whose filterable fields are `table` and whose list takes `sort`
  * (docs/api-contract.md §4.18): `filterGroups` (0 to {@link FILTER_GROUPS_MAX}, ORed) of `filters` (1 to
  * {@link FILTERS_PER_GROUP_MAX}, ANDed) `{field, operator, value}`, `sort`, `limit` and `cursor` as the list takes
- * them. Each operator must suit its field's kind and `value` its operator: a scalar of the field's type, an array of 1
- * to 50 for `in`, `[low, high]` for `between`, none for `exists` and `notExists`. The body's JSON is at most
+ * them. Each operator must suit its field's kind and `value` its operator: a scalar of the field's type (for `contains`
+ * a text of 1 to 100 characters), an array of 1 to 50 for `in`, `[low, high]` for `between`, none for `exists` and
+ * `notExists`. The body's JSON is at most
  * {@link SEARCH_BODY_MAX_BYTES} bytes. With `customFields` (the resource has custom fields), a filter may also name
  * `customFields.<key>`; its value's shape is checked here and its key, operator and type by the list against the
  * organisation's definitions. Anything else is refused (422) naming the place.
@@ -211,12 +216,12 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
     operator: z
       .enum(SEARCH_OPERATORS)
       .describe(
-        "eq, ne, in, contains (text, case-insensitive and literal), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.",
+        "eq, ne, in, contains (text, case-insensitive and literal, a value of 1 to 100 characters), gt, gte, lt, lte (numbers and times), exists and notExists (the field has a value, or none), between (numbers and times, inclusive [low, high]). Which apply depends on the field's kind, as for the list's field[op] filters.",
       ),
     value: z
       .unknown()
       .describe(
-        "A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists.",
+        "A value of the field's type (a number, an ISO 8601 time with a time zone, a text of 1 to 255 characters, 1 to 100 for contains, an id, an enum value); an array of 1 to 50 of them for in, [low, high] for between; left out for exists and notExists.",
       )
       .optional(),
   });
@@ -258,6 +263,8 @@ export function structuredSearchSchema(resource: string, table: FilterTable, sor
             }
             return;
           }
+          // The field passed the enum of the table's own fields; an inherited member never stands for a kind.
+          if (!Object.hasOwn(table, one.field)) return;
           const kind = table[one.field] as FilterKind;
           if (!operatorsOf(kind).includes(one.operator)) {
             ctx.addIssue({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DATE_TIME_MAX_LENGTH, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { DateTimeInputSchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import { CustomFieldsInputSchema, CustomFieldValuesSchema, withCustomFieldParams } from "./custom-fields";
 import { TASK_CREATE_EXAMPLE, TASK_EXAMPLE, TASK_UPDATE_EXAMPLE } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
@@ -31,11 +31,9 @@ export const TASK_DEFAULT_SORT = [{ field: "createdAt", direction: "asc" }] as c
 
 const title = z.string().trim().min(1).max(255).describe("Task title, 1 to 255 characters.");
 const description = z.string().max(10_000).nullable().describe("Free-text description, up to 10,000 characters.");
-const dueAt = z.iso
-  .datetime({ offset: true })
-  .max(DATE_TIME_MAX_LENGTH)
-  .nullable()
-  .describe("When the task is due: ISO 8601 timestamp with a time zone (Z or ±hh:mm); returned in UTC.");
+const dueAt = DateTimeInputSchema.nullable().describe(
+  "When the task is due: ISO 8601 timestamp with a time zone (Z or ±hh:mm); returned in UTC.",
+);
 const assigneeId = z
   .string()
   .trim()

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DATE_TIME_MAX_LENGTH, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
+import { DateTimeInputSchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "./common";
 import { TOUCHPOINT_CREATE_EXAMPLE, TOUCHPOINT_EXAMPLE } from "./examples";
 import { type FilterTable, filterParams } from "./filters";
 
@@ -65,12 +65,9 @@ export const TouchpointCreateSchema = z
     direction: TouchpointDirectionSchema,
     subject: z.string().trim().min(1).max(255).nullable().describe("Subject line, 1 to 255 characters.").optional(),
     notes: z.string().max(10_000).nullable().describe("Free-text notes, up to 10,000 characters.").optional(),
-    occurredAt: z.iso
-      .datetime({ offset: true })
-      .max(DATE_TIME_MAX_LENGTH)
-      .refine((value) => Date.parse(value) <= Date.now() + OCCURRED_AT_MAX_SKEW_MS, {
-        message: "must not be more than 5 minutes in the future",
-      })
+    occurredAt: DateTimeInputSchema.refine((value) => Date.parse(value) <= Date.now() + OCCURRED_AT_MAX_SKEW_MS, {
+      message: "must not be more than 5 minutes in the future",
+    })
       .describe(
         "When the interaction happened: ISO 8601 timestamp with a time zone (Z or ±hh:mm); default the time of the request; at most 5 minutes in the future.",
       )

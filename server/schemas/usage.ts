@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TimestampSchema } from "./common";
+import { TimestampSchema, UtcDateTimeInputSchema } from "./common";
 import { USAGE_EXAMPLE } from "./examples";
 
 /** Bucket widths of the usage figures, seconds by name (docs/api-contract.md §4.19). */
@@ -110,10 +110,10 @@ export type UsageSeries = z.infer<typeof UsageSeriesSchema>;
 
 /** Query of `GET /usage` (docs/api-contract.md §4.19). */
 export const UsageQuerySchema = z.strictObject({
-  from: TimestampSchema.describe(
+  from: UtcDateTimeInputSchema.describe(
     "Start of the range (ISO 8601 UTC), rounded down to the granularity; default: 24 hours before to.",
   ).optional(),
-  to: TimestampSchema.describe(
+  to: UtcDateTimeInputSchema.describe(
     "End of the range (ISO 8601 UTC, excluded), rounded up to the granularity; default: now.",
   ).optional(),
   granularity: z

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { AccountSchema } from "./accounts";
 import {
   cursorParam,
-  DATE_TIME_MAX_LENGTH,
+  DateTimeInputSchema,
   IdSchema,
   ListQueryBase,
   listOf,
@@ -298,7 +298,7 @@ export const REPLAY_STATUSES = ["failed", "missing"] as const;
 /** States of a replay, as the API names them. */
 export const REPLAY_STATES = ["running", "completed", "cancelled", "stopped"] as const;
 
-const replayTimestamp = z.iso.datetime({ offset: true }).max(DATE_TIME_MAX_LENGTH);
+const replayTimestamp = DateTimeInputSchema;
 
 /** Body (and path) of `POST /webhook-endpoints/{id}/replays`. */
 export const WebhookReplayCreateSchema = z

@@ -3,7 +3,7 @@
 // fields"). Every change moves the organisation's definitions version on, so each instance's cached validators are
 // rebuilt at its next write; values themselves are custom-fields.ts.
 import type { Prisma } from "../db/generated/client";
-import { prisma, transaction } from "../db/transaction";
+import { afterCommit, prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import {
   CUSTOM_FIELD_DEFAULT_SORT,
@@ -28,6 +28,7 @@ import {
 import { recordEvents, type WriteOrigin } from "./events";
 import { changedFields, defineResource } from "./kit";
 import { listPage } from "./pagination";
+import { requestSearchReindex } from "./search-reindex";
 import { type AuditActor, recordSettingsAudit } from "./settings-audit";
 
 const definitionSelect = {
@@ -116,9 +117,9 @@ function refuse(path: string[], message: string): ApiError {
  * Creates a custom field (docs/api-contract.md §4.20) and records `custom_field.created`. Its records have no value
  * for it until one is written. With `actor` (a member in the settings, a key through /api/v1) the settings audit trail
  * records it in the same transaction, as every change of the organisation's configuration.
- * @throws ApiError `validation_error` (422) when the resource already has 100 active fields (the limit, path
- *         `resource`) or the key is taken by a field of the resource, archived ones included until their values are
- *         purged (path `key`).
+ * @throws ApiError `validation_error` (422) when the resource already has 100 active fields or 200 archived fields
+ *         awaiting their purge (the limits, path `resource`) or the key is taken by a field of the resource, archived
+ *         ones included until their values are purged (path `key`).
  */
 export function createCustomField(
   orgId: string,
@@ -146,6 +147,21 @@ export function createCustomField(
       throw refuse(
         ["resource"],
         `already has ${active} active custom fields, the limit of ${CUSTOM_FIELD_LIMITS.activePerResource} per resource (docs/api-contract.md §8.1): archive one first`,
+      );
+    }
+    // Archived fields keep their values in the records until the purge: without a bound, archiving and creating in a
+    // loop would grow every record's stored values and every read's list of keys to leave out.
+    const archived = await tx.customField.aggregate({
+      where: { orgId, resource: input.resource, archivedAt: { not: null } },
+      _count: true,
+      _min: { archivedAt: true },
+    });
+    const oldest = archived._min.archivedAt;
+    if (oldest && archived._count >= CUSTOM_FIELD_LIMITS.archivedPerResource) {
+      const purged = new Date(oldest.getTime() + CUSTOM_FIELD_LIMITS.purgeAfterDays * DAY_MS);
+      throw refuse(
+        ["resource"],
+        `has ${archived._count} archived custom fields awaiting their purge, the limit of ${CUSTOM_FIELD_LIMITS.archivedPerResource} per resource (docs/api-contract.md §8.1): the oldest is purged after ${purged.toISOString()}`,
       );
     }
     const row = await tx.customField.create({
@@ -201,7 +217,8 @@ function nextOptions(
  * Changes a custom field's label, description, required and searchable flags or options (docs/api-contract.md
  * §4.20) and records `custom_field.updated` with `changedFields` and `previous`; a request that changes nothing
  * records nothing. Values written before stay as they are (an archived option stays on the records that have it).
- * With `actor`, the settings audit trail records the change in its transaction.
+ * A change of `searchable` re-indexes the records holding a value of the field in the background, after the commit
+ * (`requestSearchReindex`). With `actor`, the settings audit trail records the change in its transaction.
  * @throws ApiError `not_found` (404); `validation_error` (422) when the field is archived (path `id`), options are
  *         given for a type without options or an existing option is left out (path `options`).
  */
@@ -237,6 +254,9 @@ export function updateCustomField(
     const field = toCustomField(row);
     await recordEvents(tx, orgId, origin, [{ name: "custom_field.updated", data: field, before: current }]);
     await audit(orgId, actor, "customField.changed", field);
+    // The trigger marked the field for the search re-index, which runs after the commit, off this request.
+    if (changes.searchable !== undefined && field.resource !== "task")
+      await afterCommit(() => requestSearchReindex(orgId));
     return field;
   });
 }
@@ -244,8 +264,9 @@ export function updateCustomField(
 /**
  * Archives a custom field (`DELETE /custom-fields/{id}`, docs/api-contract.md §4.20): from the commit on, records no
  * longer show its values and writes refuse them; its values are purged 30 days later (see
- * {@link purgeArchivedCustomFields}), when its key is free again. Records `custom_field.archived`; archiving an
- * archived field changes nothing and records nothing. With `actor`, the settings audit trail records the archiving in
+ * {@link purgeArchivedCustomFields}), when its key is free again; a searchable field's values leave quick search by a
+ * background re-index after the commit. Records `custom_field.archived`; archiving an archived field changes nothing
+ * and records nothing. With `actor`, the settings audit trail records the archiving in
  * its transaction.
  * @returns the field with its `archivedAt`.
  * @throws ApiError `not_found` (404) when missing, purged or another organisation's.
@@ -269,6 +290,7 @@ export function archiveCustomField(
     const field = toCustomField(row);
     await recordEvents(tx, orgId, origin, [{ name: "custom_field.archived", data: field, before: current }]);
     await audit(orgId, actor, "customField.archived", field);
+    if (field.searchable && field.resource !== "task") await afterCommit(() => requestSearchReindex(orgId));
     return field;
   });
 }

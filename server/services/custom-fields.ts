@@ -4,10 +4,9 @@
 // resource's values. Resources opt in through their kit descriptor (`customFields` in `defineResource`); the
 // definitions' own endpoints are custom-field-definitions.ts.
 import { z } from "zod";
-import { escapeLike } from "../db/like";
 import { prisma } from "../db/transaction";
 import { ApiError, type ErrorDetail } from "../errors";
-import { issuesToDetails } from "../schemas/common";
+import { DateSchema, DateTimeInputSchema, issuesToDetails } from "../schemas/common";
 import {
   CUSTOM_FIELD_KEY,
   CUSTOM_FIELD_LIMITS,
@@ -19,7 +18,8 @@ import {
   type CustomFieldValues,
   OPTION_TYPES,
 } from "../schemas/custom-fields";
-import type { SqlParams } from "./filters";
+import { CONTAINS_TOO_LONG, FILTER_LIMITS } from "../schemas/filters";
+import { containsSql, equalsTextSql, type SqlParams } from "./filters";
 
 /** A JSON value as records store them. */
 type Json = CustomFieldValues[string];
@@ -78,10 +78,8 @@ export interface ResourceFields {
   active: ReadonlyMap<string, CustomField>;
   /** Keys of archived fields whose values are not purged yet. */
   archived: ReadonlySet<string>;
-  /** Validates the `customFields` of a create: required fields present. */
-  create: z.ZodType<Record<string, Json | null | undefined>>;
-  /** Validates the `customFields` of an update or a bulk item: `null` clears a key, except a required one. */
-  patch: z.ZodType<Record<string, Json | null | undefined>>;
+  /** The schema of each active field's value on a write, by key. */
+  values: ReadonlyMap<string, z.ZodType<Json>>;
 }
 
 /** An organisation's custom fields at one version of its definitions. */
@@ -116,13 +114,11 @@ function valueSchema(field: CustomField): z.ZodType<Json> {
     case "boolean":
       return z.boolean();
     case "date":
-      return z.iso.date();
+      return DateSchema;
     case "datetime":
-      // Stored in UTC with milliseconds, as the API writes every timestamp, so text order is time order.
-      return z.iso
-        .datetime({ offset: true })
-        .max(40)
-        .transform((value) => new Date(value).toISOString());
+      // Stored in UTC with milliseconds, as the API writes every timestamp: years 0001 to 9999, so the text is fixed
+      // width and its byte order is time order.
+      return DateTimeInputSchema.transform((value) => new Date(value).toISOString());
     case "select":
       return z.string().superRefine((value, ctx) => pick(value, ctx));
     case "multiSelect":
@@ -149,51 +145,18 @@ function valueSchema(field: CustomField): z.ZodType<Json> {
   }
 }
 
-/** A value that must be given (a required field on create) or may not be cleared (on update). */
-function present(schema: z.ZodType<Json>, message: string) {
-  return z
-    .unknown()
-    .superRefine((value, ctx) => {
-      if (value === undefined || value === null) ctx.addIssue({ code: "custom", message });
-    })
-    .pipe(schema);
-}
-
-/** A key that no write may set: an archived field's, until its values are purged. */
-function archivedKey(key: string) {
-  return z
-    .unknown()
-    .refine((value) => value === undefined, `the custom field ${key} is archived: writes cannot set it`)
-    .optional();
-}
-
 function resourceFields(resource: CustomFieldResource, definitions: readonly CustomField[]): ResourceFields {
   const active = new Map<string, CustomField>();
   const archived = new Set<string>();
+  const values = new Map<string, z.ZodType<Json>>();
   for (const field of definitions) {
     if (field.resource !== resource) continue;
-    if (field.archivedAt === null) active.set(field.key, field);
-    else archived.add(field.key);
+    if (field.archivedAt === null) {
+      active.set(field.key, field);
+      values.set(field.key, valueSchema(field));
+    } else archived.add(field.key);
   }
-  const unknown = z
-    .unknown()
-    .superRefine((_, ctx) =>
-      ctx.addIssue({ code: "custom", message: `no custom field of ${resource}s has this key (GET /custom-fields)` }),
-    );
-  const schema = (mode: "create" | "patch") => {
-    const shape: Record<string, z.ZodType> = {};
-    for (const key of archived) shape[key] = archivedKey(key);
-    for (const [key, field] of active) {
-      const value = valueSchema(field);
-      shape[key] = !field.required
-        ? value.nullable().optional()
-        : mode === "create"
-          ? present(value, "is required: give it a value")
-          : present(value, "is required: it cannot be cleared").optional();
-    }
-    return z.object(shape).catchall(unknown) as unknown as z.ZodType<Record<string, Json | null | undefined>>;
-  };
-  return { resource, active, archived, create: schema("create"), patch: schema("patch") };
+  return { resource, active, archived, values };
 }
 
 /** A field set from the organisation's definitions (active and archived, oldest first). */
@@ -270,7 +233,10 @@ function refused(details: ErrorDetail[]): ApiError {
 
 /**
  * Validates the `customFields` of one create (`mode` create) or update or bulk item (`patch`) against the resource's
- * fields (docs/api-contract.md §2.13).
+ * fields (docs/api-contract.md §2.13). Only the keys the input has as its own are read, and the change is built in
+ * null-prototype objects: a key that names a member of `Object.prototype` (`constructor`, defined before such keys
+ * were refused) is a value like any other, and a field, archived or not, that the input does not name never refuses a
+ * write (docs/architecture.md, "Custom fields").
  * @param prefix where the values sit in the request, for the details (`["customFields"]`,
  *        `["accounts", "3", "customFields"]`).
  * @returns the change to apply, or the issues found (paths `<prefix>.<key>`).
@@ -281,18 +247,48 @@ export function checkValues(
   mode: "create" | "patch",
   prefix: readonly string[],
 ): { change: ValuesChange; issues: ErrorDetail[] } {
-  const parsed = fields[mode].safeParse(input ?? {});
-  if (!parsed.success) return { change: { set: {}, unset: [] }, issues: issuesToDetails(parsed.error.issues, prefix) };
-  const set: Record<string, Json> = {};
+  const given = input ?? {};
+  const set: Record<string, Json> = Object.create(null);
   const unset: string[] = [];
-  for (const [key, value] of Object.entries(parsed.data)) {
-    if (value === null) unset.push(key);
-    else if (value !== undefined) set[key] = value;
+  const issues: ErrorDetail[] = [];
+  for (const key of Object.keys(given)) {
+    const value = given[key];
+    const path = [...prefix, key];
+    const schema = fields.values.get(key);
+    const field = fields.active.get(key);
+    if (!schema || !field) {
+      const message = fields.archived.has(key)
+        ? `the custom field ${key} is archived: writes cannot set it`
+        : `no custom field of ${fields.resource}s has this key (GET /custom-fields)`;
+      issues.push({ path, message });
+    } else if (value === null) {
+      if (field.required)
+        issues.push({
+          path,
+          message: mode === "create" ? "is required: give it a value" : "is required: it cannot be cleared",
+        });
+      else unset.push(key);
+    } else if (value !== undefined) {
+      const parsed = schema.safeParse(value);
+      if (parsed.success) set[key] = parsed.data;
+      else issues.push(...issuesToDetails(parsed.error.issues, path));
+    }
   }
-  return { change: { set, unset }, issues: [] };
+  if (mode === "create") {
+    for (const [key, field] of fields.active) {
+      if (field.required && (!Object.hasOwn(given, key) || given[key] === undefined))
+        issues.push({ path: [...prefix, key], message: "is required: give it a value" });
+    }
+  }
+  return issues.length > 0
+    ? { change: { set: Object.create(null), unset: [] }, issues }
+    : { change: { set, unset }, issues };
 }
 
-/** The values a record has after `change`: its `current` values with the keys set and cleared. */
+/**
+ * The values a record has after `change`: its `current` values with the keys set and cleared. A plain object, as
+ * records' values are everywhere (events compare them by structure, prototypes included); only own keys are copied.
+ */
 export function applyChange(current: Readonly<Record<string, Json>>, change: ValuesChange): Record<string, Json> {
   const next: Record<string, Json> = { ...current, ...change.set };
   for (const key of change.unset) delete next[key];
@@ -301,7 +297,13 @@ export function applyChange(current: Readonly<Record<string, Json>>, change: Val
 
 /**
  * The issues of records written with their values (a bulk item finds out whether it creates only when it is
- * written): a required field missing from a created record, and values over 16,384 bytes as JSON (UTF-8).
+ * written): a required field missing from a created record, and more than 16,384 bytes of values as JSON (UTF-8)
+ * stored on the record, the values of archived fields that wait for their purge included (docs/api-contract.md
+ * §2.13, §8.1). A write that does not add bytes to the record is never refused for its size, so a record over the
+ * limit (archived values, or values stored before the limit) can still be changed and emptied.
+ * @param values the record's active values after the write.
+ * @param stored the values of archived fields the record holds, and its active values before the write (none for a
+ *        created record).
  * @param prefix where each record's values sit in the request, for the details.
  */
 export function writtenIssues(
@@ -309,22 +311,56 @@ export function writtenIssues(
   values: Readonly<Record<string, Json>>,
   created: boolean,
   prefix: readonly string[],
+  stored: { archived?: Readonly<Record<string, Json>>; before?: Readonly<Record<string, Json>> } = {},
 ): ErrorDetail[] {
   const issues: ErrorDetail[] = [];
   if (created) {
     for (const [key, field] of fields.active) {
-      if (field.required && values[key] === undefined)
+      if (field.required && !Object.hasOwn(values, key))
         issues.push({ path: [...prefix, key], message: "is required: give it a value" });
     }
   }
-  const bytes = Buffer.byteLength(JSON.stringify(values));
-  if (bytes > CUSTOM_FIELD_LIMITS.recordBytes) {
+  const archived = stored.archived ?? {};
+  const bytesOf = (active: Readonly<Record<string, Json>>) =>
+    Buffer.byteLength(JSON.stringify({ ...archived, ...active }));
+  const bytes = bytesOf(values);
+  if (bytes > CUSTOM_FIELD_LIMITS.recordBytes && bytes > bytesOf(stored.before ?? {})) {
+    const kept =
+      Object.keys(archived).length > 0
+        ? `, ${Buffer.byteLength(JSON.stringify(archived))} of them of archived fields awaiting their purge`
+        : "";
     issues.push({
       path: [...prefix],
-      message: `holds ${bytes} bytes of values; a record holds at most ${CUSTOM_FIELD_LIMITS.recordBytes} bytes of custom field values (docs/api-contract.md §8.1)`,
+      message: `holds ${bytes} bytes of values${kept}; a record holds at most ${CUSTOM_FIELD_LIMITS.recordBytes} bytes of custom field values (docs/api-contract.md §8.1)`,
     });
   }
   return issues;
+}
+
+/**
+ * The values of archived fields (awaiting their purge) that each of the organisation's records `ids` of `table`
+ * holds, by record id: what reads leave out but the record's 16 KB still counts ({@link writtenIssues}). No query when
+ * the resource has no archived field.
+ * @param table the resource's table, from its kit descriptor (never from a request).
+ */
+export async function archivedValuesOf(
+  fields: ResourceFields,
+  table: string,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Map<string, Record<string, Json>>> {
+  const found = new Map<string, Record<string, Json>>();
+  if (fields.archived.size === 0 || ids.length === 0) return found;
+  const rows = await prisma().$queryRawUnsafe<Array<{ id: string; values: Record<string, Json> | null }>>(
+    `SELECT "id", jsonb_object_agg(v.key, v.value) FILTER (WHERE v.key IS NOT NULL) AS "values"
+     FROM "${table}" AS t LEFT JOIN LATERAL jsonb_each(t."customFields") AS v ON v.key = ANY($3::text[])
+     WHERE t."orgId" = $1 AND t."id" = ANY($2::text[]) GROUP BY t."id"`,
+    orgId,
+    [...ids],
+    [...fields.archived],
+  );
+  for (const row of rows) found.set(row.id, row.values ?? {});
+  return found;
 }
 
 /**
@@ -432,12 +468,16 @@ function readValue(field: CustomField, text: string): { value: Json } | { error:
     }
     case "boolean":
       return text === "true" || text === "false" ? { value: text === "true" } : { error: "must be true or false" };
-    case "date":
-      return z.iso.date().safeParse(text).success ? { value: text } : { error: "must be a date YYYY-MM-DD" };
-    case "datetime":
-      return z.iso.datetime({ offset: true }).safeParse(text).success
+    case "date": {
+      const date = DateSchema.safeParse(text);
+      return date.success ? { value: text } : { error: `must be a date YYYY-MM-DD: ${date.error.issues[0]?.message}` };
+    }
+    case "datetime": {
+      const time = DateTimeInputSchema.safeParse(text);
+      return time.success
         ? { value: new Date(text).toISOString() }
-        : { error: "must be an ISO 8601 timestamp with a time zone" };
+        : { error: `must be an ISO 8601 timestamp with a time zone: ${time.error.issues[0]?.message}` };
+    }
     case "select":
     case "multiSelect":
       return (field.options ?? []).some((option) => option.value === text)
@@ -456,11 +496,14 @@ function containing(field: CustomField, value: Json): string {
   return JSON.stringify({ [field.key]: inner });
 }
 
-/** The SQL condition "the field equals `value`": containment (`@>`, served by the GIN index), text case-insensitively. */
-function equals(field: CustomField, value: Json, params: SqlParams, key: () => string): string {
-  if (TEXT_TYPES.has(field.type))
-    return `(t."customFields" ->> ${key()}) ILIKE ${params.add(escapeLike(String(value)))}`;
-  return `t."customFields" @> ${params.add(containing(field, value))}::jsonb`;
+/**
+ * The SQL condition "the field equals one of `values`": containment (`@>`, served by the GIN index), text
+ * case-insensitively (the value folded once per row, whatever the number of values).
+ */
+function equals(field: CustomField, values: readonly Json[], params: SqlParams, key: () => string): string {
+  if (TEXT_TYPES.has(field.type)) return equalsTextSql(`(t."customFields" ->> ${key()})`, values.map(String), params);
+  const one = (value: Json) => `t."customFields" @> ${params.add(containing(field, value))}::jsonb`;
+  return values.length === 1 ? one(values[0] as Json) : `(${values.map(one).join(" OR ")})`;
 }
 
 /** Why `fieldKey` names no field a filter may use: archived, or never defined for the resource. */
@@ -474,7 +517,8 @@ function noSuchField(fields: ResourceFields, fieldKey: string): string {
  * The SQL condition of one custom field filter: the field of `fieldKey` compared by `op` with the values `texts` (one,
  * or 1 to 50 for `in`) as a list's query parameter gives them, or why it is refused. Equality is containment, which
  * the table's GIN index (`jsonb_path_ops`) serves; ranges compare the type's sort expression; text compares
- * case-insensitively and literally; `ne` does not match records without a value.
+ * case-insensitively and literally, and `contains` takes 1 to 100 characters; `ne` does not match records without a
+ * value.
  */
 function conditionOf(
   fields: ResourceFields,
@@ -494,7 +538,10 @@ function conditionOf(
       error: `a ${field.type} field takes ${CUSTOM_FIELD_OPERATORS[field.type].join(", ")}, not ${op}`,
     };
   }
-  if (texts.length > 50) return { place: "value", error: "takes at most 50 comma-separated values" };
+  if (texts.length > FILTER_LIMITS.inValues)
+    return { place: "value", error: `takes at most ${FILTER_LIMITS.inValues} values (docs/api-contract.md §8.1)` };
+  if (operator === "contains" && texts.some((text) => text.length < 1 || text.length > FILTER_LIMITS.containsLength))
+    return { place: "value", error: CONTAINS_TOO_LONG };
   const values: Json[] = [];
   for (const text of texts) {
     const read = readValue(field, text);
@@ -506,13 +553,13 @@ function conditionOf(
   const hasValue = () => `(t."customFields" -> ${key()}) IS NOT NULL`;
   switch (operator) {
     case "eq":
-      return { sql: equals(field, value, params, key) };
+      return { sql: equals(field, [value], params, key) };
     case "ne":
-      return { sql: `(${hasValue()} AND NOT (${equals(field, value, params, key)}))` };
+      return { sql: `(${hasValue()} AND NOT (${equals(field, [value], params, key)}))` };
     case "in":
-      return { sql: `(${values.map((one) => equals(field, one, params, key)).join(" OR ")})` };
+      return { sql: equals(field, values, params, key) };
     case "contains":
-      return { sql: `(t."customFields" ->> ${key()}) ILIKE ${params.add(`%${escapeLike(String(value))}%`)}` };
+      return { sql: containsSql(`(t."customFields" ->> ${key()})`, String(value), params) };
     default: {
       const sort = sortOf(field.type) as CustomSort;
       const symbol = { gt: ">", gte: ">=", lt: "<", lte: "<=" }[operator];

@@ -81,8 +81,11 @@ export function describeChange(before: unknown, after: unknown): { changedFields
     }
     const was = (old[key] ?? {}) as Record<string, unknown>;
     const is = (now[key] ?? {}) as Record<string, unknown>;
+    // Keys are each organisation's own: one a record lacks reads as absent, never as an inherited member (a field
+    // named `constructor`).
+    const own = (values: Record<string, unknown>, name: string) => (Object.hasOwn(values, name) ? values[name] : null);
     for (const name of new Set([...Object.keys(was), ...Object.keys(is)]))
-      compare(`${key}.${name}`, was[name], is[name]);
+      compare(`${key}.${name}`, own(was, name), own(is, name));
   }
   return { changedFields, previous };
 }

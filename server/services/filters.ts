@@ -1,7 +1,6 @@
 // The SQL conditions of list filters (docs/api-contract.md §4.9.3) and of structured search's filter groups
 // (docs/api-contract.md §4.18): one builder for every record list, whose statement the kit generates
 // (`defineResource` in server/services/kit.ts).
-import { escapeLike } from "../db/like";
 import { type FilterKind, type FilterOperator, type FilterTable, filterTerms } from "../schemas/filters";
 
 /** Collects the parameters of one SQL statement: `add` returns the placeholder of a new parameter (`$2`, …). */
@@ -42,24 +41,44 @@ export interface FilteredColumn {
 const SYMBOLS = { eq: "=", ne: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
 
 /**
+ * SQL: the text `expression` contains `needle`, case-insensitively and literally (docs/api-contract.md §4.9.3). Both
+ * sides are normalised by PostgreSQL's `lower` (the one case folding `ILIKE` applies) and compared as UTF-8 bytes with
+ * `position`, which checks each place with one `memcmp`: no pattern language, no backtracking, and the cost of a row
+ * is bounded by the lengths of the value and of the needle, which `contains` keeps to 100 characters
+ * (docs/architecture.md, "Data and migrations"). A match of UTF-8 bytes is a match of characters (no character's
+ * encoding contains another's). The needle is normalised once per statement (a sub-select), not per row.
+ */
+export function containsSql(expression: string, needle: string, params: SqlParams): string {
+  return `position((SELECT convert_to(lower(${params.add(needle)}::text), 'UTF8')) IN convert_to(lower(${expression}), 'UTF8')) > 0`;
+}
+
+/**
+ * SQL: the text `expression` equals one of `values`, case-insensitively (`lower` on both sides): the value is folded
+ * once per row however many values are given, where one `ILIKE` per value folded it once per value.
+ */
+export function equalsTextSql(expression: string, values: readonly string[], params: SqlParams): string {
+  if (values.length === 1) return `lower(${expression}) = lower(${params.add(values[0])}::text)`;
+  return `lower(${expression}) = ANY(ARRAY(SELECT lower(v) FROM unnest(${params.add([...values])}::text[]) AS v))`;
+}
+
+/**
  * The SQL condition of one filter on `column` (docs/api-contract.md §4.9.3, §4.18): text `eq`, `ne` and `in` match
- * case-insensitively and literally (`ILIKE`, with `%` and `_` escaped), `contains` literally and case-insensitively;
- * an external key's `eq`, `ne` and `in` compare exactly, as its uniqueness does, on values the query schema normalised to
- * Unicode NFC (docs/architecture.md, "Data and migrations"); `ne` does not match records whose field is empty (SQL's
- * comparison with NULL); numbers compare as numbers, times as instants; `exists` / `notExists` match a field with /
- * without a value; `between` is inclusive.
+ * case-insensitively and literally ({@link equalsTextSql}), `contains` literally and case-insensitively
+ * ({@link containsSql}); an external key's `eq`, `ne` and `in` compare exactly, as its uniqueness does, on values the
+ * query schema normalised to Unicode NFC (docs/architecture.md, "Data and migrations"); `ne` does not match records
+ * whose field is empty (SQL's comparison with NULL); numbers compare as numbers, times as instants; `exists` /
+ * `notExists` match a field with / without a value; `between` is inclusive.
  */
 export function termSql(term: SearchTerm, column: FilteredColumn, params: SqlParams): string {
   const { expression, cast } = column;
   const values = (value: unknown) => (Array.isArray(value) ? value : String(value).split(","));
   if (term.op === "exists") return `${expression} IS NOT NULL`;
   if (term.op === "notExists") return `${expression} IS NULL`;
-  if (term.op === "contains") return `${expression} ILIKE ${params.add(`%${escapeLike(String(term.value))}%`)}`;
+  if (term.op === "contains") return containsSql(expression, String(term.value), params);
   if (term.kind === "text") {
-    const like = (value: unknown) => `${expression} ILIKE ${params.add(escapeLike(String(value)))}`;
-    if (term.op === "eq") return like(term.value);
-    if (term.op === "ne") return `NOT (${like(term.value)})`;
-    if (term.op === "in") return `(${values(term.value).map(like).join(" OR ")})`;
+    if (term.op === "eq") return equalsTextSql(expression, [String(term.value)], params);
+    if (term.op === "ne") return `NOT (${equalsTextSql(expression, [String(term.value)], params)})`;
+    if (term.op === "in") return equalsTextSql(expression, values(term.value).map(String), params);
   }
   const type = term.kind === "number" ? "numeric" : cast;
   const value = (one: unknown) =>

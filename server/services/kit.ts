@@ -13,6 +13,7 @@ import type { FilterTable } from "../schemas/filters";
 import {
   activeValuesSql,
   applyChange,
+  archivedValuesOf,
   checkValues,
   customFieldConditions,
   customFieldFilterSql,
@@ -383,9 +384,9 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
     /**
      * What an update of `current` to the `wanted` fields changes ({@link changedFields}), with the custom field values
      * it gives checked and merged into the record's: `customFields` among the changes is then the record's values
-     * after the update.
+     * after the update. The 16 KB of values count the archived fields' values the record still stores.
      * @throws ApiError `validation_error` (422) for custom field values the organisation's fields refuse (paths
-     *         `customFields.<key>`).
+     *         `customFields.<key>`, or `customFields` for their size).
      */
     async changes<Wanted extends object>(orgId: string, current: Out, wanted: Wanted): Promise<Partial<Wanted>> {
       const given = (wanted as { customFields?: Record<string, unknown> }).customFields;
@@ -394,8 +395,10 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
         const fields = (await fieldsOf(orgId)).of(fieldsResource);
         const { change, issues } = checkValues(fields, given, "patch", ["customFields"]);
         refuseIssues(issues);
-        const values = applyChange((current as unknown as WithValues).customFields, change);
-        refuseIssues(writtenIssues(fields, values, false, ["customFields"]));
+        const { id, customFields: before } = current as unknown as WithValues & { id: string };
+        const values = applyChange(before, change);
+        const archived = (await archivedValuesOf(fields, spec.table, orgId, [id])).get(id);
+        refuseIssues(writtenIssues(fields, values, false, ["customFields"], { archived, before }));
         target = { ...wanted, customFields: values };
       }
       return changedFields(current as object, target as Partial<object>).changes as Partial<Wanted>;
@@ -596,6 +599,8 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
       if (pending.length > 0) throw new Error(`${spec.noun} bulk upsert did not settle after 3 passes`);
       if (fields) {
         // An item finds out whether it creates only when it is written: a created record needs its required fields.
+        const written = outcomes.flatMap((outcome) => (outcome?.after ? [outcome.id] : []));
+        const archived = await archivedValuesOf(fields, spec.table, orgId, written);
         refuseIssues(
           outcomes.flatMap((outcome, index) =>
             outcome?.after
@@ -604,6 +609,10 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
                   (outcome.after as unknown as WithValues).customFields,
                   outcome.action === "created",
                   valuesPath(list, index),
+                  {
+                    archived: archived.get(outcome.id),
+                    before: (before.get(outcome.id) as unknown as WithValues | undefined)?.customFields,
+                  },
                 )
               : [],
           ),

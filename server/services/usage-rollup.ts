@@ -3,6 +3,7 @@
 import { escapeLike } from "../db/like";
 import { prisma, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
+import { INSTANT_RANGE } from "../schemas/common";
 import {
   defaultGranularity,
   GRANULARITIES,
@@ -76,18 +77,24 @@ export interface UsageRange {
   granularity: Granularity;
 }
 
+const FIRST_INSTANT_MS = Date.parse(INSTANT_RANGE.min);
+const LAST_INSTANT_MS = Date.parse(INSTANT_RANGE.max);
+
 /**
  * Aligns a requested range to whole buckets (docs/api-contract.md §4.19): `from` rounded down and `to` rounded up to
- * the granularity (default by the range's length); `to` defaults to now and `from` to 24 hours before `to`.
+ * the granularity (default by the range's length); `to` defaults to now and `from` to 24 hours before `to`, but not
+ * before 0001-01-01T00:00:00Z (docs/api-contract.md §2.2).
  * @throws ApiError `validation_error` (422) when `from` is not before `to`, the range exceeds 90 days or would hold
- *         more than 1,000 buckets.
+ *         more than 1,000 buckets, or its last bucket would end after 9999-12-31T23:59:59.999Z (naming `to`).
  */
 export function usageRange(
   input: { from?: string | Date; to?: string | Date; granularity?: Granularity },
   now = new Date(),
 ): UsageRange {
   const to = input.to ? new Date(input.to) : now;
-  const from = input.from ? new Date(input.from) : new Date(to.getTime() - 24 * 60 * 60 * 1000);
+  const from = input.from
+    ? new Date(input.from)
+    : new Date(Math.max(to.getTime() - 24 * 60 * 60 * 1000, FIRST_INSTANT_MS));
   if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()))
     throw new ApiError("validation_error", "from and to must be ISO 8601 timestamps");
   if (from >= to) throw new ApiError("validation_error", "from must be before to");
@@ -100,6 +107,11 @@ export function usageRange(
     to: new Date(Math.ceil(to.getTime() / width) * width),
     granularity,
   };
+  // Bucket bounds are answered as timestamps, which stop at year 9999 (the epoch aligns the first instant of year 1).
+  if (aligned.to.getTime() > LAST_INSTANT_MS) {
+    const message = `must leave the last ${granularity} bucket ending by ${INSTANT_RANGE.max}`;
+    throw new ApiError("validation_error", `to ${message}`, { details: [{ path: ["to"], message }] });
+  }
   if ((aligned.to.getTime() - aligned.from.getTime()) / width > USAGE_MAX_BUCKETS)
     throw new ApiError(
       "validation_error",

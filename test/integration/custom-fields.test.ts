@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { purgeArchivedCustomFieldsFunction } from "../../inngest/functions/purge-archived-custom-fields";
 import { prisma } from "../../server/db/transaction";
 import { createCustomField } from "../../server/services/custom-field-definitions";
+import { bumpFieldsVersion } from "../../server/services/custom-fields";
 import { SEED_ORIGIN } from "../../server/services/events";
 import { client, createKey, createTestOrg, expectKeysetPaging, startApi, type TestServer } from "../helpers/api";
 
@@ -487,6 +488,140 @@ describe("values", () => {
   });
 });
 
+describe("keys that name members of Object.prototype", () => {
+  it("are refused at definition with 422 naming key, every name of Object.prototype", async () => {
+    const names = Object.getOwnPropertyNames(Object.prototype);
+    expect(names).toEqual(expect.arrayContaining(["constructor", "__proto__", "toString", "hasOwnProperty"]));
+    for (const key of names) {
+      const res = await api("POST", "/custom-fields", { resource: "task", key, label: key, type: "number" });
+      expect([...new Set(paths(res))], key).toEqual(["key"]);
+    }
+    expect((await api("GET", "/custom-fields?resource=task")).body.data).toEqual([]);
+  });
+
+  it("keep working where a field was defined before the rule: writes, required values in bulk, archiving, events", async () => {
+    const org = await createTestOrg();
+    const on = client(server.url, org.key);
+    // Defined as the API allowed until now (every POST /tasks of such an organisation answered 422 since).
+    const legacy = async (resource: "task" | "account", type: "number" | "text") => {
+      const row = await prisma().customField.create({
+        data: { orgId: org.orgId, resource, key: "constructor", label: "Constructor", type },
+      });
+      await bumpFieldsVersion(org.orgId);
+      return row.id;
+    };
+    const taskField = await legacy("task", "number");
+    await define(on, { resource: "task", key: "seats", label: "Seats", type: "number" });
+    const task = await on("POST", "/tasks", { title: "Plain" });
+    expect(task.status, JSON.stringify(task.body)).toBe(201);
+    expect(task.body.data.customFields).toEqual({});
+    const valued = await on("POST", "/tasks", { title: "Valued", customFields: { constructor: 5 } });
+    expect(valued.body.data.customFields).toEqual({ constructor: 5 });
+    // An update that sets another field leaves constructor out of changedFields; one that sets it names null before.
+    await on("PATCH", `/tasks/${task.body.data.id}`, { customFields: { seats: 2 } });
+    await on("PATCH", `/tasks/${task.body.data.id}`, { customFields: { constructor: 7 } });
+    const events = (await on("GET", "/events?types=task.updated")).body.data;
+    expect(events.map((event: { changedFields: string[] }) => event.changedFields)).toEqual([
+      ["customFields.seats"],
+      ["customFields.constructor"],
+    ]);
+    expect(events[1].previous).toEqual({ "customFields.constructor": null });
+    // Archived, it no longer blocks writes that leave it out, and refuses those that name it.
+    await on("DELETE", `/custom-fields/${taskField}`);
+    expect((await on("POST", "/tasks", { title: "After archive" })).status).toBe(201);
+    expect((await on("PATCH", `/tasks/${task.body.data.id}`, { title: "Renamed" })).status).toBe(200);
+    expect(paths(await on("POST", "/tasks", { title: "Named", customFields: { constructor: 1 } }))).toEqual([
+      "customFields.constructor",
+    ]);
+
+    // A required constructor field is required in bulk creates too.
+    await legacy("account", "text");
+    const field = (await on("GET", "/custom-fields?resource=account")).body.data[0];
+    await on("PATCH", `/custom-fields/${field.id}`, { required: true });
+    expect(paths(await on("POST", "/accounts/bulk", { accounts: [{ name: "Bulk", externalId: "b-1" }] }))).toEqual([
+      "accounts.0.customFields.constructor",
+    ]);
+    const bulk = await on("POST", "/accounts/bulk", {
+      accounts: [{ name: "Bulk", externalId: "b-1", customFields: { constructor: "Acme builders" } }],
+    });
+    expect(bulk.status, JSON.stringify(bulk.body)).toBe(200);
+    expect(paths(await on("POST", "/accounts", { name: "Single" }))).toEqual(["customFields.constructor"]);
+  });
+});
+
+describe("archived fields' limits", () => {
+  it("count archived values toward a record's 16,384 bytes, but never refuse a write that adds none", async () => {
+    const org = await createTestOrg();
+    const on = client(server.url, org.key);
+    for (const prefix of ["old", "new"])
+      for (let i = 0; i < (prefix === "old" ? 10 : 7); i++)
+        await define(on, { resource: "account", key: `${prefix}_${i}`, label: `${prefix} ${i}`, type: "text" });
+    const values = (prefix: string, count: number) =>
+      Object.fromEntries(Array.from({ length: count }, (_, i) => [`${prefix}_${i}`, prefix[0]?.repeat(1_000)]));
+    const account = (
+      await on("POST", "/accounts", { name: "Heavy", externalId: "h-1", customFields: values("old", 10) })
+    ).body.data;
+    const fields = (await on("GET", "/custom-fields?resource=account&limit=100")).body.data;
+    for (const field of fields.filter((one: { key: string }) => one.key.startsWith("old_")))
+      await on("DELETE", `/custom-fields/${field.id}`);
+    // 10,111 bytes of archived values wait in the record for their purge: 7 values of 1,000 characters more would
+    // make 17,188, 6 make 16,177.
+    const refused = await on("PATCH", `/accounts/${account.id}`, { customFields: values("new", 7) });
+    expect(paths(refused)).toEqual(["customFields"]);
+    expect(refused.body.error.message).toContain("of them of archived fields");
+    const refusedBulk = await on("POST", "/accounts/bulk", {
+      accounts: [{ name: "Heavy", externalId: "h-1", customFields: values("new", 7) }],
+    });
+    expect(paths(refusedBulk)).toEqual(["accounts.0.customFields"]);
+    expect((await on("PATCH", `/accounts/${account.id}`, { customFields: values("new", 6) })).status).toBe(200);
+    // A record without archived values takes the seven.
+    expect((await on("POST", "/accounts", { name: "Light", customFields: values("new", 7) })).status).toBe(201);
+
+    // A record over the limit (values stored before the limit counted archived ones) can still be changed and emptied,
+    // but not grown.
+    await prisma().$executeRaw`
+      UPDATE "Account" SET "customFields" = jsonb_set("customFields", '{old_0}', to_jsonb(repeat('o', 3000)))
+      WHERE "id" = ${account.id}`;
+    expect((await on("PATCH", `/accounts/${account.id}`, { name: "Heavy Ltd" })).status).toBe(200);
+    expect((await on("PATCH", `/accounts/${account.id}`, { customFields: { new_0: "short" } })).status).toBe(200);
+    expect(paths(await on("PATCH", `/accounts/${account.id}`, { customFields: { new_0: "longer" } }))).toEqual([
+      "customFields",
+    ]);
+    const bulk = await on("POST", "/accounts/bulk", {
+      accounts: [{ name: "Heavy Ltd.", externalId: "h-1", customFields: { new_1: null } }],
+    });
+    expect(bulk.status, JSON.stringify(bulk.body)).toBe(200);
+  });
+
+  it("refuses a new field while the resource has 200 archived fields awaiting their purge, naming the limit", async () => {
+    const org = await createTestOrg();
+    const on = client(server.url, org.key);
+    const archivedAt = new Date(Date.now() - 86_400_000);
+    await prisma().customField.createMany({
+      data: Array.from({ length: 200 }, (_, i) => ({
+        orgId: org.orgId,
+        resource: "deal" as const,
+        key: `gone_${i}`,
+        label: `Gone ${i}`,
+        type: "text" as const,
+        archivedAt,
+      })),
+    });
+    await bumpFieldsVersion(org.orgId);
+    const refused = await on("POST", "/custom-fields", { resource: "deal", key: "late", label: "Late", type: "text" });
+    expect(paths(refused)).toEqual(["resource"]);
+    expect(refused.body.error.details[0].message).toContain("200 archived custom fields");
+    expect(refused.body.error.details[0].message).toContain(
+      new Date(archivedAt.getTime() + 30 * 86_400_000).toISOString(),
+    );
+    // Other resources are not concerned, and the purge frees room.
+    await define(on, { resource: "account", key: "late", label: "Late", type: "text" });
+    await prisma().customField.deleteMany({ where: { orgId: org.orgId, key: "gone_0" } });
+    await bumpFieldsVersion(org.orgId);
+    await define(on, { resource: "deal", key: "late", label: "Late", type: "text" });
+  });
+});
+
 describe("erasure", () => {
   it("erases a contact's custom field values in its stored events, customFields.<key> of previous included", async () => {
     const org = await createTestOrg();
@@ -614,6 +749,32 @@ describe("lists", () => {
     expect(paths(await on("GET", "/accounts?customFields.renewal=tomorrow"))).toEqual(["customFields.renewal"]);
     expect(paths(await on("GET", "/accounts?customFields.Seats=1"))).toEqual(["customFields.Seats"]);
     expect(paths(await on("GET", "/accounts?customField.seats=1"))).toEqual(["customField.seats"]);
+    // The bounds of a request's filters (docs/api-contract.md §8.1): contains 100 characters, in 50 values, 30 filters.
+    const hundred = "x".repeat(100);
+    expect((await on("GET", `/accounts?customFields.psa_note[contains]=${hundred}`)).status).toBe(200);
+    const long = await on("GET", `/accounts?customFields.psa_note[contains]=${hundred}x`);
+    expect(paths(long)).toEqual(["customFields.psa_note[contains]"]);
+    expect(long.body.error.details[0].message).toContain("at most 100 characters");
+    const values = Array.from({ length: 51 }, (_, i) => `v${i}`);
+    expect(paths(await on("GET", `/accounts?customFields.psa_note[in]=${values.join(",")}`))).toEqual([
+      "customFields.psa_note[in]",
+    ]);
+    expect((await on("GET", `/accounts?customFields.psa_note[in]=${values.slice(1).join(",")}`)).status).toBe(200);
+    // 31 distinct filters across fields and operators: the 31st is refused by name.
+    const filters = [
+      ...["eq", "ne", "gt", "gte", "lt", "lte", "in"].map((op) => `customFields.seats[${op}]=1`),
+      ...["eq", "ne", "in", "contains"].map((op) => `customFields.psa_note[${op}]=x`),
+      ...["eq", "ne", "gt", "gte", "lt", "lte", "in"].map((op) => `customFields.renewal[${op}]=2027-01-01`),
+      ...["gt", "gte", "lt", "lte"].map((op) => `customFields.onboarded_at[${op}]=2026-01-01T00:00:00Z`),
+      ...["eq", "ne", "in"].map((op) => `customFields.tier[${op}]=gold`),
+      ...["eq", "ne", "in"].map((op) => `customFields.stack[${op}]=m365`),
+      ...["eq", "ne", "gt"].map((op) => `customFields.arr[${op}]=1`),
+    ];
+    expect(filters).toHaveLength(31);
+    expect((await on("GET", `/accounts?${filters.slice(0, 30).join("&")}`)).status).toBe(200);
+    const over = await on("GET", `/accounts?${filters.join("&")}`);
+    expect(paths(over)).toEqual(["customFields.arr[gt]"]);
+    expect(over.body.error.details[0].message).toContain("at most 30");
   });
 
   it("sorts by a custom field, values missing last in both directions, and pages with cursors", async () => {

@@ -73,6 +73,35 @@ describe("error envelope (docs/api-contract.md §2.1, §7)", () => {
     expect(res.body.error.details).toEqual([{ path: [], message: "expected a JSON object" }]);
   });
 
+  it("422 validation_error naming a __proto__ field name, at any depth of a body and in a query, never dropped", async () => {
+    const cases: Array<[string, string, string, string[]]> = [
+      ["POST", "/accounts", '{"name":"Proto","__proto__":{"admin":true}}', ["__proto__"]],
+      ["POST", "/accounts", '{"name":"Proto","customFields":{"__proto__":{"x":1}}}', ["customFields", "__proto__"]],
+      [
+        "POST",
+        "/accounts/bulk",
+        '{"accounts":[{"name":"A"},{"name":"B","__proto__":null}]}',
+        ["accounts", "1", "__proto__"],
+      ],
+      [
+        "POST",
+        "/accounts/search",
+        '{"filterGroups":[{"filters":[{"__proto__":{},"field":"name"}]}]}',
+        ["filterGroups", "0", "filters", "0", "__proto__"],
+      ],
+    ];
+    for (const [method, path, body, at] of cases) {
+      const res = await api(method, path, body);
+      expectErrorEnvelope(res, 422, "validation_error");
+      expect(res.body.error.details, body).toEqual([{ path: at, message: expect.stringContaining("__proto__") }]);
+    }
+    const query = await api("GET", "/accounts?__proto__=1&limit=1");
+    expectErrorEnvelope(query, 422, "validation_error");
+    expect(query.body.error.details).toEqual([{ path: ["__proto__"], message: expect.stringContaining("__proto__") }]);
+    // Nothing was written.
+    expect((await api("GET", "/accounts?name[eq]=Proto")).body.data).toEqual([]);
+  });
+
   it("400 bad_request for a malformed path parameter", async () => {
     const res = await api("GET", `/accounts/${"x".repeat(65)}`);
     expectErrorEnvelope(res, 400, "bad_request");

@@ -101,6 +101,52 @@ describe("list filters", () => {
     }
   });
 
+  it("bounds a request's filters: contains at most 100 characters, in at most 50 values, 30 filters a list, each 422 naming it", async () => {
+    const refusal = async (query: string) => {
+      const res = await api("GET", `/accounts?${query}`);
+      expect(res.status, query.slice(0, 80)).toBe(422);
+      return res.body.error.details as Array<{ path: string[]; message: string }>;
+    };
+    // 100 characters is the longest contains, on text fields and external keys alike; 101 names the limit.
+    const hundred = "a".repeat(100);
+    expect(await names(`/accounts?name[contains]=${hundred}`)).toEqual([]);
+    expect(await names(`/accounts?externalId[contains]=${hundred}`)).toEqual([]);
+    for (const field of ["name", "externalId", "domain"]) {
+      expect(await refusal(`${field}[contains]=${hundred}b`)).toEqual([
+        { path: [`${field}[contains]`], message: expect.stringContaining("at most 100 characters") },
+      ]);
+    }
+    // Matching stays case-insensitive beyond ASCII, and literal.
+    await api("POST", "/accounts", { name: "Zürich Ärzte AG" });
+    expect(await names("/accounts?name[contains]=ZÜRICH%20ä")).toEqual(["Zürich Ärzte AG"]);
+    expect(await names("/accounts?name[in]=zürich%20ärzte%20ag,globex")).toEqual(["Globex", "Zürich Ärzte AG"]);
+    expect(await names("/accounts?name[contains]=100%25")).toEqual(["ACME Legal 100%"]);
+    const fifty = Array.from({ length: 50 }, (_, i) => `n${i}`);
+    expect(await names(`/accounts?name[in]=${fifty.join(",")}`)).toEqual([]);
+    expect((await refusal(`name[in]=${[...fifty, "n50"].join(",")}`))[0]?.path).toEqual(["name[in]"]);
+    // 30 filter parameters are taken; the 31st is refused by name.
+    const filters = [
+      ...["name", "industry", "domain", "externalId"].flatMap((field) => [
+        `${field}[eq]=x`,
+        `${field}[ne]=y`,
+        `${field}[in]=x,y`,
+        `${field}[contains]=x`,
+      ]),
+      ...["gt", "gte", "lt", "lte", "ne", "in", "eq"].map((op) => `employeeCount[${op}]=1`),
+      "lifecycleStatus[eq]=ACTIVE",
+      "lifecycleStatus[ne]=CHURNED",
+      "lifecycleStatus[in]=ACTIVE",
+      ...["gt", "gte"].map((op) => `createdAt[${op}]=2020-01-01T00:00:00Z`),
+      ...["lt", "lte"].map((op) => `createdAt[${op}]=2999-01-01T00:00:00Z`),
+      "updatedAt[gt]=2020-01-01T00:00:00Z",
+    ];
+    expect(filters).toHaveLength(31);
+    expect((await api("GET", `/accounts?${filters.slice(0, 30).join("&")}`)).status).toBe(200);
+    expect(await refusal(filters.join("&"))).toEqual([
+      { path: ["updatedAt[gt]"], message: expect.stringContaining("at most 30") },
+    ]);
+  });
+
   it("documents every field[op] parameter in the OpenAPI document", async () => {
     const document = (await client(server.url)("GET", "/openapi.json")).body;
     const parameters = (document.paths["/accounts"].get.parameters as Array<{ name: string; description: string }>)

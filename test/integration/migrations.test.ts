@@ -17,6 +17,8 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const MIGRATIONS_DIR = path.join(ROOT, "prisma", "migrations");
 /** The migration that numbers events per organisation ("sequence"). */
 const SEQUENCE_MIGRATION = "20261126100000_event_sequence";
+/** The migration that clamps stored times to the years 0001 to 9999. */
+const INPUT_BOUNDS_MIGRATION = "20261129120000_input_bounds";
 
 function migrationNames(dir = MIGRATIONS_DIR): string[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -322,6 +324,78 @@ describe("migrations", () => {
         rmSync(dir, { recursive: true, force: true });
       }
     }),
+  );
+
+  it(
+    "clamps times stored outside the years 0001 to 9999 and keeps a field named constructor",
+    { timeout: 60_000 },
+    () =>
+      withDatabases(1, async ([url]) => {
+        const dir = mkdtempSync(path.join(os.tmpdir(), "migrations-bounds-"));
+        const client = new pg.Client({ connectionString: url });
+        try {
+          // The database as it was before: every migration up to the one that bounds times.
+          for (const name of migrationNames().filter((name) => name < INPUT_BOUNDS_MIGRATION)) {
+            cpSync(path.join(MIGRATIONS_DIR, name), path.join(dir, name), { recursive: true });
+          }
+          await migrateDatabase({ url: url as string }, { migrationsDir: dir });
+          await client.connect();
+          await client.query(
+            `INSERT INTO "Organisation" ("id", "slug", "name", "updatedAt") VALUES ('o', 'o', 'O', now())`,
+          );
+          await client.query(
+            `INSERT INTO "CustomField" ("id", "orgId", "resource", "key", "label", "type", "updatedAt") VALUES
+             ('f1', 'o', 'account', 'when', 'When', 'datetime', now()),
+             ('f2', 'o', 'account', 'renewal', 'Renewal', 'date', now()),
+             ('f3', 'o', 'task', 'constructor', 'Constructor', 'number', now())`,
+          );
+          // As the API stored them: 9999-12-31T23:59:59-01:00, 0001-01-01T00:00:00+01:00, year 0000 as text.
+          const values = [
+            ["a1", { when: "+010000-01-01T00:59:59.000Z", renewal: "0000-02-29" }],
+            ["a2", { when: "0000-12-31T23:00:00.000Z", renewal: "2027-03-31" }],
+            ["a3", { when: "-000001-12-31T23:00:00.000Z" }],
+            ["a4", { when: "2026-05-01T08:00:00.000Z", renewal: "9999-12-31" }],
+          ] as const;
+          for (const [id, customFields] of values) {
+            await client.query(
+              `INSERT INTO "Account" ("id", "orgId", "name", "customFields", "updatedAt") VALUES ($1, 'o', $1, $2, '2026-01-01')`,
+              [id, JSON.stringify(customFields)],
+            );
+          }
+          await client.query(
+            `INSERT INTO "Task" ("id", "orgId", "title", "dueAt", "customFields", "updatedAt") VALUES
+             ('t1', 'o', 'Far', '10000-01-01 00:59:59', '{"constructor": 5}', '2026-01-01'),
+             ('t2', 'o', 'Early', '0001-12-31 23:00:00 BC', '{}', '2026-01-01'),
+             ('t3', 'o', 'Now', '2026-06-01 12:00:00', '{}', '2026-01-01')`,
+          );
+
+          await migrateDatabase({ url: url as string });
+          const accounts = await client.query(
+            `SELECT "id", "customFields", "updatedAt" = '2026-01-01' AS "kept" FROM "Account" ORDER BY "id"`,
+          );
+          expect(accounts.rows).toEqual([
+            { id: "a1", customFields: { when: "9999-12-31T23:59:59.999Z", renewal: "0001-01-01" }, kept: true },
+            { id: "a2", customFields: { when: "0001-01-01T00:00:00.000Z", renewal: "2027-03-31" }, kept: true },
+            { id: "a3", customFields: { when: "0001-01-01T00:00:00.000Z" }, kept: true },
+            { id: "a4", customFields: { when: "2026-05-01T08:00:00.000Z", renewal: "9999-12-31" }, kept: true },
+          ]);
+          const tasks = await client.query(
+            `SELECT "id", to_char("dueAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS') AS "dueAt", "customFields" FROM "Task" ORDER BY "id"`,
+          );
+          const taskRows: Array<{ id: string; dueAt: string; customFields: Record<string, number> }> = [
+            { id: "t1", dueAt: "9999-12-31T23:59:59.999", customFields: { constructor: 5 } },
+            { id: "t2", dueAt: "0001-01-01T00:00:00.000", customFields: {} },
+            { id: "t3", dueAt: "2026-06-01T12:00:00.000", customFields: {} },
+          ];
+          expect(tasks.rows).toEqual(taskRows);
+          // A definition named constructor stays as it was (the service reads values by own keys only).
+          const kept = await client.query(`SELECT "key", "archivedAt" FROM "CustomField" WHERE "id" = 'f3'`);
+          expect(kept.rows).toEqual([{ key: "constructor", archivedAt: null }]);
+        } finally {
+          await client.end().catch(() => undefined);
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }),
   );
 
   it("applies each migration once when two runners start together (advisory lock)", { timeout: 60_000 }, async () => {

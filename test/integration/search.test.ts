@@ -1,8 +1,12 @@
 // Search (docs/api-contract.md §4.17, §4.18; docs/architecture.md, "Search"): quick search across types (matching,
 // ranking, paging, scopes, tenancy, read-after-write, bounds) and structured search of the lists (filter groups,
 // operators, limits, paging), against the real database; and the search indexes exist and are the plan's.
+
+import { InngestTestEngine } from "@inngest/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reindexSearchFunction } from "../../inngest/functions/reindex-search";
 import { prisma } from "../../server/db/transaction";
+import { reindexSearchStep, searchReindexSettled } from "../../server/services/search-reindex";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
 
 let server: TestServer;
@@ -371,6 +375,17 @@ describe("POST /{resource}/search", () => {
       "filterGroups.0.filters.0.value",
     );
     await refused({ filterGroups: [{ filters: [f("name", "in", [])] }] }, "filterGroups.0.filters.0.value");
+    // contains takes at most 100 characters, on a text field, an external key and a custom field alike.
+    for (const field of ["name", "externalId", "customFields.psa_note"]) {
+      await refused(
+        { filterGroups: [{ filters: [f("name", "eq", "x")] }, { filters: [f(field, "contains", "a".repeat(101))] }] },
+        "filterGroups.1.filters.0.value",
+      );
+    }
+    const hundred = await org.api("POST", "/accounts/search", {
+      filterGroups: [{ filters: [f("name", "contains", "a".repeat(100))] }],
+    });
+    expect(hundred.status, JSON.stringify(hundred.body)).toBe(200);
     await refused({ limit: 101 }, "limit");
     await refused({ filterGroups: [group], colour: "red" }, "colour");
     const long = { filterGroups: Array(5).fill({ filters: Array(6).fill(f("name", "eq", "x".repeat(250))) }) };
@@ -418,16 +433,20 @@ describe("custom fields in search", () => {
     await ok(api, "PATCH", `/accounts/${account.id}`, { customFields: { psa_id: "CW-90000" } });
     expect(await found(api, "cw-90000")).toEqual(["account:Harbour Freight"]);
     expect(await found(api, "cw-88231")).toEqual(["account:CW-88231 Holdings"]);
-    // Marking a field searchable, or no longer, re-indexes the records holding its values.
+    // Marking a field searchable, or no longer, re-indexes the records holding its values (after the request: without
+    // a worker, in this process).
     const secret = (await api("GET", "/custom-fields?resource=account")).body.data.find(
       (field: { key: string }) => field.key === "secret_note",
     );
     await ok(api, "PATCH", `/custom-fields/${secret.id}`, { searchable: true });
+    await searchReindexSettled();
     expect(await found(api, "quokka")).toEqual(["account:Harbour Freight"]);
     await ok(api, "PATCH", `/custom-fields/${psaId.id}`, { searchable: false });
+    await searchReindexSettled();
     expect(await found(api, "cw-90000")).toEqual([]);
     // An archived field's values are not searched.
     await ok(api, "DELETE", `/custom-fields/${secret.id}`);
+    await searchReindexSettled();
     expect(await found(api, "quokka")).toEqual([]);
 
     // Another organisation with the same field finds only its own records.
@@ -441,6 +460,50 @@ describe("custom fields in search", () => {
     });
     expect(await found(other.api, "sentinel")).toEqual([]);
     expect(await found(other.api, "tag")).toEqual([]);
+  });
+
+  it("re-indexes a field's values in the background when searchable changes, not in the request", async () => {
+    const { api, orgId } = await newOrg();
+    const field = await ok(api, "POST", "/custom-fields", {
+      resource: "account",
+      key: "psa_ref",
+      label: "PSA ref",
+      type: "text",
+    });
+    for (const name of ["Wombat One", "Wombat Two", "Wombat Three", "Wombat Four", "Wombat Five"])
+      await ok(api, "POST", "/accounts", { name, customFields: { psa_ref: `numbat-${name.split(" ")[1]}` } });
+    await ok(api, "POST", "/accounts", { name: "No value" });
+    const marks = () => prisma().searchReindex.findMany({ where: { orgId } });
+    // With a worker configured (one that cannot be reached here), the request only marks the field.
+    const dev = process.env.INNGEST_DEV;
+    process.env.INNGEST_DEV = "http://127.0.0.1:9";
+    try {
+      await ok(api, "PATCH", `/custom-fields/${field.id}`, { searchable: true });
+    } finally {
+      if (dev === undefined) delete process.env.INNGEST_DEV;
+      else process.env.INNGEST_DEV = dev;
+    }
+    expect(await found(api, "numbat")).toEqual([]);
+    expect(await marks()).toEqual([
+      expect.objectContaining({ resource: "account", key: "psa_ref", afterCreatedAt: null, afterId: null }),
+    ]);
+    // Window by window: two records a step here, each step moving the field's place on.
+    expect(await reindexSearchStep(2)).toEqual({ idle: false, records: 2 });
+    expect((await marks())[0]?.afterId).toEqual(expect.any(String));
+    expect(await found(api, "numbat")).toHaveLength(2);
+    // A change meanwhile starts the field again from its first record.
+    await prisma().$executeRaw`UPDATE "CustomField" SET "searchable" = false WHERE "id" = ${field.id}`;
+    await prisma().$executeRaw`UPDATE "CustomField" SET "searchable" = true WHERE "id" = ${field.id}`;
+    expect((await marks())[0]?.afterId).toBeNull();
+    // The Inngest function runs the steps until nothing waits.
+    const { result, error } = await new InngestTestEngine({ function: reindexSearchFunction }).execute({
+      events: [{ name: "crm/search.reindex.requested", data: { orgId } }],
+    });
+    expect(error).toBeUndefined();
+    expect(result).toEqual({ steps: 1, records: 3 });
+    expect(await marks()).toEqual([]);
+    expect(await found(api, "numbat")).toEqual(expect.arrayContaining(["account:Wombat One", "account:Wombat Five"]));
+    expect(await found(api, "numbat")).toHaveLength(5);
   });
 
   it("filters structured search by custom fields, with the list's operators, exists, notExists and between", async () => {

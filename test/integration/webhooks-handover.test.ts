@@ -232,6 +232,7 @@ it("GET /api/inngest in development mode introspects every function; an in-band 
       ["msp-crm-purge-expired-sign-ins", [{ cron: "37 3 * * *" }]],
       ["msp-crm-purge-archived-custom-fields", [{ cron: "47 3 * * *" }]],
       ["msp-crm-health-refresh", [{ cron: "* * * * *" }]],
+      ["msp-crm-search-reindex", [{ event: "crm/search.reindex.requested" }, { cron: "* * * * *" }]],
       ["msp-crm-usage-roll-up", [{ cron: "* * * * *" }]],
       ["msp-crm-webhook-deliver", [{ event: "crm/webhook.delivery.requested" }]],
       ["msp-crm-webhook-fan-out", [{ event: "crm/event.recorded" }]],

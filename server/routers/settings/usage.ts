@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DateTimeInputSchema } from "../../schemas/common";
 import { GRANULARITIES, type Granularity } from "../../schemas/usage";
 import { acquireExpensiveSlot } from "../../services/organisation-budgets";
 import { getAuditEntry, getRateLimitSummary, listAuditLog } from "../../services/usage";
@@ -14,7 +15,7 @@ const filters = {
   method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]).optional(),
   path: z.string().max(200).optional(),
 };
-const instant = z.iso.datetime({ offset: true }).max(40);
+const instant = DateTimeInputSchema;
 const range = {
   from: instant.optional(),
   to: instant.optional(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CURSOR_MAX_LENGTH } from "../../schemas/common";
+import { CURSOR_MAX_LENGTH, DateTimeInputSchema } from "../../schemas/common";
 import { REPLAY_STATUSES } from "../../schemas/webhooks";
 import { actorOf, type SignedInMember } from "../../services/settings-session";
 import { openAlerts } from "../../webhooks/alerts";
@@ -40,7 +40,7 @@ const EventsSchema = z.array(z.string().max(100)).max(50);
 const DescriptionSchema = z.string().trim().max(500, "Description is at most 500 characters");
 // Field names as typed (the service checks them against the subscription); null or [] removes the filter.
 const ChangedFieldsSchema = z.array(z.string().trim().min(1).max(64)).max(20, "At most 20 fields").nullable();
-const TimeSchema = z.iso.datetime({ offset: true }).max(40);
+const TimeSchema = DateTimeInputSchema;
 const ReplaySchema = IdSchema.extend({
   since: TimeSchema,
   until: TimeSchema.optional(),
