@@ -41,8 +41,8 @@ export interface NeighboursResult {
 }
 
 /**
- * Seeds A (Growth plan: 120 requests a minute organisation-wide, so 4 slots and 30 s of database time a minute,
- * docs/api-contract.md §8.5; ten keys; 20,000 accounts with a searchable 1,000-character `note`; 200,000 request-log
+ * Seeds A (the default plan, Starter: 60 requests a minute organisation-wide, so one slot for expensive work and 15 s
+ * of database time a minute, docs/api-contract.md §8.5; ten keys; 20,000 accounts with a searchable 1,000-character `note`; 200,000 request-log
  * rows over 90 days) and B (1,000 accounts, limits out of the way), through the services and SQL.
  * @param origin the public origin of the server, for A's owner's sign-in cookie.
  */
@@ -58,7 +58,7 @@ export async function prepareNeighbours(
   const { createMemberUser } = await import("../server/services/team/operator");
   const { authFor } = await import("../server/services/auth");
   const tag = randomBytes(4).toString("hex");
-  const hostile = await ensureOrganisation(`bench-hostile-${tag}`, { name: "Hostile", plan: "GROWTH" });
+  const hostile = await ensureOrganisation(`bench-hostile-${tag}`, { name: "Hostile", plan: "STARTER" });
   const neighbour = await ensureOrganisation(`bench-neighbour-${tag}`, {
     name: "Neighbour",
     limits: { perKey: 1_000_000, perOrg: 1_000_000 },

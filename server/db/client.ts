@@ -137,6 +137,9 @@ export function openDatabase(options: { url: string; kind?: Database["kind"] }):
               statement_timeout: requestTimeoutMs,
               // A transaction left open by a crashed step must not hold its row locks for long.
               idle_in_transaction_session_timeout: 60_000,
+              // One statement, one core: parallel workers would let one tenant's scan take every core of the database
+              // server from the others (docs/architecture.md, "Budgets: what one request may cost").
+              options: "-c max_parallel_workers_per_gather=0",
             }
           : {}),
         // The embedded database's socket runs every connection in one PostgreSQL session and interleaves their

@@ -30,6 +30,7 @@ import {
   type CustomFilterSql,
   filterConditions,
   filtersCustomFields,
+  foldSql,
   type SearchTerm,
   type SqlParams,
   termSql,
@@ -184,6 +185,38 @@ function paramsFrom(orgId: string): SqlParams & { values: unknown[] } {
     add(value) {
       values.push(value);
       return `$${values.length}`;
+    },
+  };
+}
+
+/**
+ * Folds for `contains` (`SqlParams.fold`) shared by a list statement's filters: an expression read by one filter is
+ * folded where it is read; one read by several (structured search's groups naming the same field) is folded once per
+ * row in a lateral sub-select of its own (`OFFSET 0` keeps PostgreSQL from inlining it back into every filter), which
+ * made five groups of `contains` on a 1,000-character value five times cheaper (docs/architecture.md, "Budgets: what
+ * one request may cost"). Filters get a marker; `resolve` turns the statement's text and its FROM item into SQL.
+ */
+function sharedFolds() {
+  const folds: Array<{ expression: string; uses: number }> = [];
+  return {
+    fold(expression: string): string {
+      let index = folds.findIndex((fold) => fold.expression === expression);
+      if (index < 0) index = folds.push({ expression, uses: 0 }) - 1;
+      (folds[index] as { uses: number }).uses += 1;
+      return `/*fold ${index}*/`;
+    },
+    /** `from` with the lateral sub-select when a fold is shared, and `sql` with every marker replaced. */
+    resolve(from: string, sql: string): { from: string; sql: string } {
+      const shared = folds.flatMap((fold, index) =>
+        fold.uses > 1 ? [`${foldSql(fold.expression)} AS v${index}`] : [],
+      );
+      return {
+        from: shared.length > 0 ? `${from} CROSS JOIN LATERAL (SELECT ${shared.join(", ")} OFFSET 0) AS folded` : from,
+        sql: sql.replace(/\/\*fold (\d+)\*\//g, (_, index: string) => {
+          const fold = folds[Number(index)] as { expression: string; uses: number };
+          return fold.uses > 1 ? `folded.v${index}` : foldSql(fold.expression);
+        }),
+      };
     },
   };
 }
@@ -469,7 +502,8 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
         cursor = sorts.map((_, index) => row[`k${index}`] ?? null);
       }
 
-      const params = paramsFrom(orgId);
+      const folds = sharedFolds();
+      const params = { ...paramsFrom(orgId), fold: folds.fold };
       const where = [`t."orgId" = $1`];
       const columnOf = (field: string) => ({
         expression: `t."${field}"`,
@@ -517,8 +551,9 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
           (sort, index) => `${expressions[index]} ${sort.direction.toUpperCase()}${sort.nullable ? " NULLS LAST" : ""}`,
         )
         .join(", ");
+      const statement = folds.resolve(`${table} AS t`, `WHERE ${where.join(" AND ")}`);
       const rows = await query<Row>(
-        `SELECT ${select} FROM ${table} AS t WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${params.add(given.limit + 1)}`,
+        `SELECT ${select} FROM ${statement.from} ${statement.sql} ORDER BY ${order} LIMIT ${params.add(given.limit + 1)}`,
         ...params.values,
       );
       const page = toPage(rows, given.limit);

@@ -13,7 +13,7 @@ import { onLimitStore } from "./rate-limits";
 export const DATABASE_MS_PER_REQUEST = 250;
 
 /** Requests a minute of the organisation-wide window per slot for expensive work (at least one slot). */
-export const REQUESTS_PER_SLOT = 30;
+export const REQUESTS_PER_SLOT = 60;
 
 /**
  * An organisation's budgets (docs/api-contract.md §8.5), derived from its organisation-wide rate limit (its plan's, or
@@ -21,7 +21,7 @@ export const REQUESTS_PER_SLOT = 30;
  * sorted by a custom field, bulk writes, erasures, CSV exports) it runs at once across every instance, one per
  * {@link REQUESTS_PER_SLOT} requests a minute; and `databaseMsPerMinute`, the database time its API requests may use a
  * minute (ms of statements running), {@link DATABASE_MS_PER_REQUEST} per request a minute, of which a quarter can be
- * spent at once ({@link BURST_FRACTION}). Starter (60 a minute): 2 at once, 15 s a minute.
+ * spent at once ({@link BURST_FRACTION}). Starter (60 a minute): 1 at once, 15 s a minute.
  * @param perOrg the organisation-wide window, requests per minute.
  */
 export function organisationBudget(perOrg: number): { concurrent: number; databaseMsPerMinute: number } {

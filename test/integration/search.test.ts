@@ -279,6 +279,29 @@ describe("POST /{resource}/search", () => {
   };
   const f = (field: string, operator: string, value?: unknown) => ({ field, operator, value });
 
+  it("matches contains in every group that names the same field, folding the field once per row", async () => {
+    expect(
+      await names({
+        filterGroups: [
+          { filters: [f("name", "contains", "ALP")] },
+          { filters: [f("name", "contains", "rav"), f("lifecycleStatus", "eq", "ACTIVE")] },
+          { filters: [f("name", "contains", "elt"), f("domain", "contains", "nowhere")] },
+          { filters: [f("name", "contains", "cho"), f("name", "contains", "ech")] },
+        ],
+      }),
+    ).toEqual(["Alpha", "Bravo", "Echo"]);
+    // With a sort and a cursor, the shared fold keeps the keyset working.
+    const body = {
+      filterGroups: [{ filters: [f("name", "contains", "a")] }, { filters: [f("name", "contains", "o")] }],
+      sort: "name:desc",
+      limit: 2,
+    };
+    const first = await org.api("POST", "/accounts/search", body);
+    expect(first.body.data.map((record: { name: string }) => record.name)).toEqual(["Echo", "Delta"]);
+    const next = await org.api("POST", "/accounts/search", { ...body, cursor: first.body.nextCursor });
+    expect(next.body.data.map((record: { name: string }) => record.name)).toEqual(["Charlie", "Bravo"]);
+  });
+
   it("ORs groups of ANDed filters, with the list's operators and exists, notExists and between", async () => {
     expect(await names({})).toEqual(["Alpha", "Bravo", "Charlie", "Delta", "Echo"]);
     expect(
