@@ -584,6 +584,7 @@ export const DELIVERY_ATTEMPT_EXAMPLE = {
   eventId: "evt_1763984100_Qm9vS2VlcGVyMDE",
   event: "account.updated",
   attempt: 1,
+  url: "https://psa.example.com/hooks/crm",
   responseStatus: 200,
   success: true,
   durationMs: 84,
