@@ -121,7 +121,14 @@ export const CONTACT_ERASURE_EXAMPLE = {
   id: CONTACT_ID,
   erased: true,
   removed: { contacts: 1, accountLinks: 1, touchpointLinks: 3 },
-  redacted: { events: 4, webhookDeliveries: 8, deliveryAttempts: 1, auditLogs: 2, idempotencyRecords: 0 },
+  redacted: {
+    events: 4,
+    webhookDeliveries: 8,
+    deliveryAttempts: 1,
+    auditLogs: 2,
+    idempotencyRecords: 0,
+    customFieldRecords: 1,
+  },
 };
 
 /** One result of `GET /search` (docs/api-contract.md §4.17). */
