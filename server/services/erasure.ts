@@ -136,70 +136,174 @@ function likeFilter(needles: Needles, id: string): string[] {
   return words.map((word) => `%${word.replace(/[\\%_]/g, "\\$&")}%`);
 }
 
+/** Rows one search statement reads at most: each statement's work is bounded whatever the organisation's size. */
+const SEARCH_BATCH = 5_000;
+
+/** A column of a store's keyset, as its batch selects it (`k0`, `k1`, …), with its SQL type. */
+type KeyType = "bigint" | "text" | "timestamp";
+
+/**
+ * One store an erasure searches, batch by batch along one of its indexes: `batch(after)` selects at most
+ * {@link SEARCH_BATCH} of the organisation's rows past `after` (a condition on its key columns), in key order, as
+ * `"id"`, the key columns `"k0"`… and `"raw"`, the text searched; `words` cuts a row's raw text into words; `filter`,
+ * when given, is what a row must satisfy besides holding a filter word (the request log's encoded queries).
+ */
+interface Store {
+  key: readonly KeyType[];
+  batch: (after: Prisma.Sql) => Prisma.Sql;
+  words: (raw: Prisma.Sql) => Prisma.Sql;
+  filter?: (raw: Prisma.Sql) => Prisma.Sql;
+}
+
+/** The keyset condition past `last` (the previous batch's last key, as JSON text), over `columns`. */
+function pastKey(store: Store, columns: readonly string[], last: string | null): Prisma.Sql {
+  if (last === null) return Prisma.sql`TRUE`;
+  const values = store.key.map(
+    (type, index) => Prisma.sql`(${last}::jsonb->>${Prisma.raw(String(index))})::${Prisma.raw(type)}`,
+  );
+  return Prisma.sql`(${Prisma.raw(columns.join(", "))}) > (${Prisma.join(values)})`;
+}
+
+/**
+ * Searches one store, batch by batch: the rows holding one of the needles' key words (or the contact's id) as a word,
+ * each with the expressions of its own values (`erasure_patterns`), null when it holds the id only.
+ */
+async function searchStore(
+  tx: TransactionClient,
+  store: Store,
+  columns: readonly string[],
+  needles: Needles,
+  id: string,
+): Promise<Candidate[]> {
+  const likes = likeFilter(needles, id);
+  // A row's words joined with the keys; the contact's id is a key of no value (the structure rule needs it).
+  const keys = Prisma.sql`(SELECT * FROM unnest(${needles.keys}::text[], ${needles.values}::text[]) AS k("word", "value")
+                           UNION ALL SELECT ${id}, NULL)`;
+  const like = (raw: Prisma.Sql) =>
+    Prisma.sql`cardinality(${likes}::text[]) = 0 OR "erasure_fold"(${raw}) LIKE ANY(${likes}::text[])`;
+  const found: Candidate[] = [];
+  for (let last: string | null = null; ; ) {
+    const rows: Array<Candidate & { last: string | null; size: number | null }> = await tx.$queryRaw`
+      WITH batch AS MATERIALIZED (${store.batch(pastKey(store, columns, last))}),
+      words AS (
+        SELECT b."id", w."word" FROM batch AS b, unnest(${store.words(Prisma.sql`b."raw"`)}) AS w("word")
+        WHERE b."raw" IS NOT NULL AND (${like(Prisma.sql`b."raw"`)}${store.filter ? Prisma.sql` OR ${store.filter(Prisma.sql`b."raw"`)}` : Prisma.empty})
+      )
+      SELECT w."id"::text AS "id",
+             "erasure_patterns"(array_agg(DISTINCT k."value") FILTER (WHERE k."value" IS NOT NULL)) AS "patterns",
+             NULL AS "last", NULL::int AS "size"
+      FROM words AS w JOIN ${keys} AS k ON k."word" = w."word"
+      GROUP BY w."id"
+      UNION ALL
+      SELECT NULL, NULL, (SELECT to_jsonb(ARRAY[${Prisma.join(
+        store.key.map((_, index) => Prisma.raw(`b."k${index}"::text`)),
+      )}])::text FROM batch AS b ORDER BY ${Prisma.raw(store.key.map((_, index) => `b."k${index}" DESC`).join(", "))} LIMIT 1),
+             (SELECT count(*) FROM batch)::int`;
+    for (const row of rows) if (row.id !== null) found.push({ id: row.id, patterns: row.patterns });
+    const end = rows.find((row) => row.id === null);
+    // A batch short of full was the last one.
+    if (!end?.last || (end.size ?? 0) < SEARCH_BATCH) return found;
+    last = end.last;
+  }
+}
+
 /**
  * Finds, without locking anything, the rows of every store that hold one of the needles' key words (or the contact's
  * id, for the structure rule) as a word: events of other records, delivery attempts' answers and errors, request-log
  * paths and queries (decoded), stored idempotent answers and their paths, and records whose custom field values hold
- * one. The rows found are candidates: the redaction then matches their values exactly.
+ * one. The rows found are candidates: the redaction then matches their values exactly. Each statement reads one
+ * batch of at most {@link SEARCH_BATCH} rows along an index.
  */
 async function search(tx: TransactionClient, orgId: string, id: string, needles: Needles): Promise<Found> {
-  const likes = likeFilter(needles, id);
-  // A row's words joined with the keys; the contact's id is a key of no value (the structure rule needs it).
-  const keys = Prisma.sql`(SELECT * FROM unnest(${needles.keys}::text[], ${needles.values}::text[]) AS k(word, value)
-                           UNION ALL SELECT ${id}, NULL)`;
-  const filtered = (text: Prisma.Sql) =>
-    Prisma.sql`(cardinality(${likes}::text[]) = 0 OR "erasure_fold"(${text}) LIKE ANY(${likes}::text[]))`;
-  const grouped = (rows: Prisma.Sql) => Prisma.sql`
-    SELECT r."id"::text AS "id",
-           "erasure_patterns"(array_agg(DISTINCT k."value") FILTER (WHERE k."value" IS NOT NULL)) AS "patterns"
-    FROM ${rows} AS r JOIN ${keys} AS k ON k."word" = r."word"
-    GROUP BY r."id"`;
-
-  const events = await tx.$queryRaw<Candidate[]>(
-    grouped(Prisma.sql`(
-    SELECT e."id", w."word"
-    FROM "Event" AS e,
-         unnest("erasure_json_words"(e."data") || coalesce("erasure_json_words"(e."previous"), '{}')) AS w("word")
-    WHERE e."orgId" = ${orgId} AND NOT (e."resource" = 'contact' AND e."resourceId" = ${id})
-      AND ${filtered(Prisma.sql`e."data"::text || coalesce(e."previous"::text, '')`)})`),
+  const limit = Prisma.sql`LIMIT ${SEARCH_BATCH}`;
+  const events = await searchStore(
+    tx,
+    {
+      key: ["bigint"],
+      batch: (after) => Prisma.sql`
+        SELECT e."id", e."sequence" AS "k0", e."data"::text || ' ' || coalesce(e."previous"::text, '') AS "raw"
+        FROM "Event" AS e
+        WHERE e."orgId" = ${orgId} AND ${after} AND NOT (e."resource" = 'contact' AND e."resourceId" = ${id})
+        ORDER BY e."sequence" ${limit}`,
+      words: (raw) => Prisma.sql`"erasure_json_text_words"(${raw})`,
+    },
+    ['e."sequence"'],
+    needles,
+    id,
   );
-  const attempts = await tx.$queryRaw<Candidate[]>(
-    grouped(Prisma.sql`(
-    SELECT a."id", w."word"
-    FROM (SELECT a."id", coalesce(a."responseBody", '') || ' ' || coalesce(a."error", '') AS "text"
-          FROM "WebhookDelivery" AS d JOIN "DeliveryAttempt" AS a ON a."deliveryId" = d."id"
-          WHERE d."orgId" = ${orgId} AND (a."responseBody" IS NOT NULL OR a."error" IS NOT NULL)) AS a,
-         unnest("erasure_words"(a."text") || "erasure_json_text_words"(a."text")) AS w("word")
-    WHERE ${filtered(Prisma.sql`a."text"`)})`),
+  // A receiver's answer may echo a payload (JSON) or be any text: its words both ways.
+  const attempts = await searchStore(
+    tx,
+    {
+      key: ["text", "timestamp", "text", "bigint"],
+      batch: (after) => Prisma.sql`
+        SELECT a."id", d."endpointId" AS "k0", d."createdAt" AS "k1", d."id" AS "k2", a."id" AS "k3",
+               CASE WHEN a."responseBody" IS NOT NULL OR a."error" IS NOT NULL
+                    THEN coalesce(a."responseBody", '') || ' ' || coalesce(a."error", '') END AS "raw"
+        FROM "WebhookDelivery" AS d JOIN "DeliveryAttempt" AS a ON a."deliveryId" = d."id"
+        WHERE d."orgId" = ${orgId} AND ${after}
+        ORDER BY d."endpointId", d."createdAt", d."id", a."id" ${limit}`,
+      words: (raw) => Prisma.sql`"erasure_words"(${raw}) || "erasure_json_text_words"(${raw})`,
+    },
+    ['d."endpointId"', 'd."createdAt"', 'd."id"', 'a."id"'],
+    needles,
+    id,
   );
-  // The request log: the organisation's rows, and the paths of rows without one (their queries keep no values).
-  const auditLogs = await tx.$queryRaw<Candidate[]>(
-    grouped(Prisma.sql`(
-    SELECT l."id", w."word"
-    FROM (SELECT l."id", "erasure_target_text"(l."path", l."query") AS "text" FROM "AuditLog" AS l
-          WHERE l."orgId" = ${orgId} OR l."orgId" IS NULL) AS l,
-         unnest("erasure_words"(l."text")) AS w("word")
-    WHERE ${filtered(Prisma.sql`l."text"`)})`),
-  );
-  const idempotencyRecords = await tx.$queryRaw<Candidate[]>(
-    grouped(Prisma.sql`(
-    SELECT k."id", w."word"
-    FROM (SELECT k."id", "erasure_target_text"(k."path", NULL) || ' ' || k."responseBody" AS "text"
-          FROM "IdempotencyKey" AS k WHERE k."orgId" = ${orgId}) AS k,
-         unnest("erasure_json_text_words"(k."text")) AS w("word")
-    WHERE ${filtered(Prisma.sql`k."text"`)})`),
+  // The request log: the organisation's rows, and the paths of rows without one (their queries keep no values). A
+  // query is decoded for its words; before that, a row whose query holds an encoded character beyond ASCII cannot be
+  // judged by its encoded text, and passes the filter.
+  const requestLog = (organisation: Prisma.Sql): Store => ({
+    key: ["timestamp", "bigint"],
+    batch: (after) => Prisma.sql`
+      SELECT l."id", l."createdAt" AS "k0", l."id" AS "k1",
+             l."path" || CASE WHEN l."query" IS NULL THEN '' ELSE '?' || l."query" END AS "raw"
+      FROM "AuditLog" AS l
+      WHERE ${organisation} AND ${after}
+      ORDER BY l."createdAt", l."id" ${limit}`,
+    words: (raw) => Prisma.sql`"erasure_words"("erasure_target_text"(${raw}, NULL))`,
+    filter: (raw) => Prisma.sql`${raw} ~ '%[89A-Fa-f][0-9A-Fa-f]'`,
+  });
+  const auditLogs = [
+    ...(await searchStore(tx, requestLog(Prisma.sql`l."orgId" = ${orgId}`), ['l."createdAt"', 'l."id"'], needles, id)),
+    ...(await searchStore(tx, requestLog(Prisma.sql`l."orgId" IS NULL`), ['l."createdAt"', 'l."id"'], needles, id)),
+  ];
+  const idempotencyRecords = await searchStore(
+    tx,
+    {
+      key: ["bigint"],
+      batch: (after) => Prisma.sql`
+        SELECT k."id", k."id" AS "k0", k."path" || ' ' || k."responseBody" AS "raw"
+        FROM "IdempotencyKey" AS k
+        WHERE k."orgId" = ${orgId} AND ${after}
+        ORDER BY k."id" ${limit}`,
+      words: (raw) => Prisma.sql`"erasure_json_text_words"("erasure_target_text"(${raw}, NULL))`,
+      filter: (raw) => Prisma.sql`${raw} ~ '%[89A-Fa-f][0-9A-Fa-f]'`,
+    },
+    ['k."id"'],
+    needles,
+    id,
   );
 
   const records = {} as Record<RecordTable, string[]>;
   for (const table of RECORD_TABLES) {
-    // The table's name is one of RECORD_TABLES, never from a request.
-    const rows = await tx.$queryRaw<Array<{ id: string }>>`
-      SELECT DISTINCT r."id"
-      FROM ${Prisma.raw(`"${table}"`)} AS r, unnest("erasure_json_words"(r."customFields")) AS w("word")
-      JOIN unnest(${needles.keys}::text[]) AS k("word") ON k."word" = w."word"
-      WHERE r."orgId" = ${orgId} AND r."customFields" <> '{}'::jsonb AND r."id" <> ${id}
-        AND ${filtered(Prisma.sql`r."customFields"::text`)}`;
-    records[table] = rows.map((row) => row.id);
+    // The table's name is one of RECORD_TABLES, never from a request. Only values count here, not the id.
+    const found = await searchStore(
+      tx,
+      {
+        key: ["timestamp", "text"],
+        batch: (after) => Prisma.sql`
+          SELECT r."id", r."createdAt" AS "k0", r."id" AS "k1",
+                 CASE WHEN r."customFields" <> '{}'::jsonb THEN r."customFields"::text END AS "raw"
+          FROM ${Prisma.raw(`"${table}"`)} AS r
+          WHERE r."orgId" = ${orgId} AND ${after}
+          ORDER BY r."createdAt", r."id" ${limit}`,
+        words: (raw) => Prisma.sql`"erasure_json_text_words"(${raw})`,
+      },
+      ['r."createdAt"', 'r."id"'],
+      needles,
+      id,
+    );
+    records[table] = found.filter((row) => row.patterns !== null && row.id !== id).map((row) => row.id);
   }
   return { events, attempts, auditLogs, idempotencyRecords, records };
 }

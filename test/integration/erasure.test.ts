@@ -7,8 +7,9 @@
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma } from "../../server/db/transaction";
-import { flushAudit } from "../../server/services/audit";
+import { prisma, transaction } from "../../server/db/transaction";
+import { flushAudit, recordAudit } from "../../server/services/audit";
+import { recordEvents } from "../../server/services/events";
 import { attemptDelivery, fanOutEvents } from "../../server/webhooks/deliveries";
 import { createWebhookEndpoint } from "../../server/webhooks/endpoints";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
@@ -540,6 +541,52 @@ describe("erasure in bounded time", () => {
       await storedCopies(sample.flatMap((state) => [state.email, state.phone, `${state.firstName} ${state.lastName}`])),
     ).toEqual([]);
   }, 300_000);
+});
+
+describe("erasure reads large stores in batches", () => {
+  it("finds mentions at the edges of its batches among 12,000 events and 11,000 request-log rows", async () => {
+    const org = await createTestOrg();
+    const api = client(server.url, org.key);
+    const email = `edge.${tagOf()}@harbor.example`;
+    const contact = await ok(api, "POST", "/contacts", { email });
+    // Batches hold 5,000 rows: the first and last row of each, and the rows around them.
+    const mentions = new Set([0, 4_998, 4_999, 5_000, 5_001, 9_999, 10_000, 10_999]);
+    await transaction((tx) =>
+      recordEvents(
+        tx,
+        org.orgId,
+        { isTest: false, deliver: false, apiKeyId: org.apiKeyId },
+        Array.from({ length: 12_000 }, (_, index) => ({
+          name: "note.created" as const,
+          data: { id: `note_${index}`, body: mentions.has(index) ? `Ask ${email} (${index})` : `Note ${index}` },
+        })),
+      ),
+    );
+    const at = Date.now() - 60_000;
+    for (let index = 0; index < 11_000; index++) {
+      recordAudit({
+        orgId: org.orgId,
+        apiKeyId: org.apiKeyId,
+        isTest: false,
+        requestId: `req_${index}`,
+        method: "GET",
+        path: "/api/v1/contacts",
+        query: mentions.has(index) ? `email=${encodeURIComponent(email)}` : `limit=${index}`,
+        status: 200,
+        errorCode: null,
+        durationMs: 1,
+        ip: null,
+        userAgent: null,
+        createdAt: new Date(at + index),
+      });
+    }
+    await flushAudit();
+
+    const res = await api("POST", `/contacts/${contact.id}/erase`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.redacted).toMatchObject({ events: 1 + mentions.size, auditLogs: mentions.size });
+    expect(await storedCopies(spellings(email))).toEqual([]);
+  }, 120_000);
 });
 
 describe("erasure and force-deleting an account take their locks in one order", () => {
