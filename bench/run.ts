@@ -34,6 +34,10 @@
 //  12. Custom fields (bench/custom-fields.ts), every one of the 100,000 accounts carrying twenty: the list filtered by
 //      a custom field versus filtered by an indexed column of the same selectivity (target ≤ 1.5×), creates with
 //      twenty custom field values versus without (target ≤ 1.2×), and a range filter and a sort by one (reported).
+//  13. Erasure (bench/erasure.ts): POST /contacts/{id}/erase of a contact with 1,000 historical states beside 20,000
+//      other events and 20,000 request-log rows, on PostgreSQL and on the embedded default (target < 10 s each), and
+//      on PostgreSQL how long its statements hold row locks (pg_locks sampled every 2 ms). `-- --only=erasure` runs
+//      this section alone.
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes. `-- --memory` runs
 // the build, the fixture and the two memory measures only.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
@@ -65,6 +69,7 @@ import { listCursor } from "../server/services/pagination";
 import { freePort } from "../test/helpers/ports";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
 import { BENCH_FIELDS, BENCH_VALUES_SQL, type CustomFieldsResult, measureCustomFields } from "./custom-fields";
+import { ERASURE_TARGET_MS, type ErasureResult, erasureLines, measureErasure } from "./erasure";
 import {
   type ConcurrentWritesResult,
   type EventsFeedResult,
@@ -98,6 +103,8 @@ const FORCE_BUILD = argv.has("--build");
 const CPU_PROFILE = argv.has("--profile");
 // `--only=usage`: the usage section alone (build, database, the usage measures), for work on the usage view.
 const ONLY_USAGE = argv.has("--only=usage");
+// `--only=erasure`: the erasure section alone (a scratch database and an embedded data directory; no build needed).
+const ONLY_ERASURE = argv.has("--only=erasure");
 const MEMORY_ONLY = argv.has("--memory");
 const PROFILES_DIR = path.join(ROOT, "bench", "results", "profiles");
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -945,8 +952,34 @@ async function memoryOnly(databaseUrl: string, client: pg.Client): Promise<void>
     );
 }
 
+function erasureRatios(erasure: ErasureResult) {
+  return (["postgres", "pglite"] as const).map((backend) => ({
+    name: `erasure 1,000 states ${backend}, ms`,
+    value: erasure[backend].erasureMs,
+    target: `< ${ERASURE_TARGET_MS}`,
+    pass: erasure[backend].erasureMs < ERASURE_TARGET_MS && erasure[backend].valuesLeft === 0,
+  }));
+}
+
 async function main(): Promise<void> {
   const runStarted = performance.now();
+  if (ONLY_ERASURE) {
+    const dbName = `crm_bench_erasure_${Date.now()}_${randomBytes(3).toString("hex")}`;
+    await adminQuery(`CREATE DATABASE "${dbName}"`);
+    cleanups.push(async () => {
+      await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+      log(`dropped database ${dbName}`);
+    });
+    const erasure = await measureErasure({ databaseUrl: withDatabase(ADMIN_URL, dbName), redisUrl: REDIS_URL, log });
+    const lines = ["", ...erasureLines(erasure), "", "Targets"];
+    for (const ratio of erasureRatios(erasure)) {
+      lines.push(
+        `  ${pad(ratio.name, 26)}${pad(ratio.value.toFixed(0), 8, true)}   target ${pad(ratio.target, 8)} ${verdict(ratio.pass)}`,
+      );
+    }
+    console.log(lines.join("\n"));
+    return;
+  }
   const build = await ensureBuild();
 
   const dbName = `crm_bench_${Date.now()}_${randomBytes(3).toString("hex")}`;
@@ -1069,6 +1102,7 @@ async function main(): Promise<void> {
     log,
   });
   const replay: ReplayResult = await measureReplay(client, { log });
+  const erasure = await measureErasure({ databaseUrl, redisUrl: REDIS_URL, log });
   const startup: StartupResult = await measureStartup({
     root: ROOT,
     nodeFlags: npmStartNodeFlags(),
@@ -1150,6 +1184,7 @@ async function main(): Promise<void> {
       pass: startup.medians.restart.wallMs <= startup.targets.restartMs,
     },
     ...usageRatios(usage),
+    ...erasureRatios(erasure),
     {
       name: `replay ${REPLAY_DELIVERIES}, s (≤10/s)`,
       value: replay.seconds,
@@ -1324,6 +1359,8 @@ async function main(): Promise<void> {
     `  normal deliveries meanwhile: ${replay.normal.doneDuringReplay} of ${replay.normal.made} done before it ended, p50 ${replay.normal.p50.toFixed(1)} ms, p95 ${replay.normal.p95.toFixed(1)} ms (alone: p50 ${replay.normalAlone.p50.toFixed(1)} ms, p95 ${replay.normalAlone.p95.toFixed(1)} ms)`,
   );
   lines.push("");
+  lines.push(...erasureLines(erasure));
+  lines.push("");
   lines.push(
     `Start-up, spawn → first 200 of GET /readyz (embedded database; median of ${startup.restart.length} restarts, ${startup.firstStart.length} first starts, interleaved with the bare server)`,
   );
@@ -1385,6 +1422,7 @@ async function main(): Promise<void> {
     feed,
     writes,
     replay,
+    erasure,
     platform,
     observability,
     startup,

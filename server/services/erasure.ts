@@ -48,10 +48,11 @@ const KEPT_CONTACT_FIELDS = ["email", "firstName", "lastName", "title", "phone"]
 export const ERASED = "[erased]";
 
 /**
- * Most distinct key words for which the stores are first filtered with `LIKE` on each: with more (a contact with many
- * states), every row's words go straight to the hash join, whose cost does not grow with their number.
+ * Most words a store is first filtered with, by `LIKE` on each (see likeFilter): when the values need more (a contact
+ * with many states that share no word), every row's words go straight to the hash join, whose cost does not grow with
+ * their number.
  */
-const LIKE_FILTER_MAX_KEYS = 8;
+const LIKE_FILTER_MAX_WORDS = 8;
 
 /**
  * Tables whose records carry custom field values, in the order an erasure locks them (docs/architecture.md, "Erasure
@@ -68,6 +69,8 @@ type RecordTable = (typeof RECORD_TABLES)[number];
 interface Needles {
   values: string[];
   keys: string[];
+  /** Each value's words, in the order of `values`. */
+  words: string[][];
 }
 
 /** Rows of one store that hold a key word: `patterns` (erasure_patterns of their values), or null for the id only. */
@@ -93,7 +96,7 @@ const ERASURE_LOCK = "contact-erasure";
  * `previous`, in the compared spelling, each with its key word; values without any letter or digit are left out.
  */
 async function needlesOf(tx: TransactionClient, orgId: string, id: string): Promise<Needles> {
-  const rows = await tx.$queryRaw<Array<{ value: string; key: string }>>`
+  const rows = await tx.$queryRaw<Array<{ value: string; key: string; words: string[] }>>`
     WITH own AS (
       SELECT e."data", e."previous" FROM "Event" AS e
       WHERE e."orgId" = ${orgId} AND e."resource" = 'contact' AND e."resourceId" = ${id}
@@ -118,22 +121,50 @@ async function needlesOf(tx: TransactionClient, orgId: string, id: string): Prom
       WHERE w.word <> ''
     ), shared AS (
       SELECT w.word, count(*) AS n FROM words AS w GROUP BY w.word
+    ), keyed AS (
+      SELECT DISTINCT ON (w.value) w.value, w.word AS key
+      FROM words AS w JOIN shared AS s ON s.word = w.word
+      ORDER BY w.value, s.n, length(w.word) DESC, w.word
     )
-    SELECT DISTINCT ON (w.value) w.value, w.word AS key
-    FROM words AS w JOIN shared AS s ON s.word = w.word
-    ORDER BY w.value, s.n, length(w.word) DESC, w.word`;
-  return { values: rows.map((row) => row.value), keys: rows.map((row) => row.key) };
+    SELECT k.value, k.key, array_agg(w.word) AS words
+    FROM keyed AS k JOIN words AS w ON w.value = k.value
+    GROUP BY k.value, k.key`;
+  return {
+    values: rows.map((row) => row.value),
+    keys: rows.map((row) => row.key),
+    words: rows.map((row) => row.words),
+  };
 }
 
 function before(field: string): Prisma.Sql {
   return Prisma.sql`CASE WHEN o."previous" ? ${field} THEN o."previous"->>${field} ELSE o."data"->>${field} END`;
 }
 
-/** The `LIKE` patterns that pre-filter the stores: each distinct key word and the id; none when there are too many. */
-function likeFilter(needles: Needles, id: string): string[] {
-  const words = [...new Set([...needles.keys, id])];
-  if (words.length > LIKE_FILTER_MAX_KEYS + 1) return [];
-  return words.map((word) => `%${word.replace(/[\\%_]/g, "\\$&")}%`);
+/**
+ * The `LIKE` patterns that pre-filter a store: a few words that together cover every value (each value has one of
+ * them among its words, so a row holding a value as a word holds one of them as text), and the id when the store
+ * needs it; none when no {@link LIKE_FILTER_MAX_WORDS} words cover the values. Chosen greedily: the word in most
+ * uncovered values, counted by its length up to 6 characters (a longer word matches fewer unrelated rows).
+ */
+function likeFilter(needles: Needles, id: string | null): string[] {
+  const uncovered = new Set(needles.values.keys());
+  const cover: string[] = [];
+  while (uncovered.size > 0 && cover.length < LIKE_FILTER_MAX_WORDS) {
+    const counts = new Map<string, number>();
+    for (const index of uncovered) {
+      for (const word of new Set(needles.words[index])) counts.set(word, (counts.get(word) ?? 0) + 1);
+    }
+    let best = "";
+    let bestScore = 0;
+    for (const [word, count] of counts) {
+      const score = count * Math.min(word.length, 6);
+      if (score > bestScore || (score === bestScore && word < best)) [best, bestScore] = [word, score];
+    }
+    cover.push(best);
+    for (const index of [...uncovered]) if (needles.words[index]?.includes(best)) uncovered.delete(index);
+  }
+  if (uncovered.size > 0) return [];
+  return [...cover, ...(id === null ? [] : [id])].map((word) => `%${word.replace(/[\\%_]/g, "\\$&")}%`);
 }
 
 /** Rows one search statement reads at most: each statement's work is bounded whatever the organisation's size. */
@@ -165,20 +196,22 @@ function pastKey(store: Store, columns: readonly string[], last: string | null):
 }
 
 /**
- * Searches one store, batch by batch: the rows holding one of the needles' key words (or the contact's id) as a word,
- * each with the expressions of its own values (`erasure_patterns`), null when it holds the id only.
+ * Searches one store, batch by batch: the rows holding one of the needles' key words (or `structure`, the contact's
+ * id, in stores where its representation may be embedded) as a word, each with the expressions of its own values
+ * (`erasure_patterns`), null when it holds the id only.
  */
 async function searchStore(
   tx: TransactionClient,
   store: Store,
   columns: readonly string[],
   needles: Needles,
-  id: string,
+  structure: string | null,
 ): Promise<Candidate[]> {
-  const likes = likeFilter(needles, id);
-  // A row's words joined with the keys; the contact's id is a key of no value (the structure rule needs it).
+  if (needles.values.length === 0 && structure === null) return [];
+  const likes = likeFilter(needles, structure);
+  // A row's words joined with the keys; the contact's id, where the structure rule applies, is a key of no value.
   const keys = Prisma.sql`(SELECT * FROM unnest(${needles.keys}::text[], ${needles.values}::text[]) AS k("word", "value")
-                           UNION ALL SELECT ${id}, NULL)`;
+                           UNION ALL SELECT ${structure}::text, NULL WHERE ${structure}::text IS NOT NULL)`;
   const like = (raw: Prisma.Sql) =>
     Prisma.sql`cardinality(${likes}::text[]) = 0 OR "erasure_fold"(${raw}) LIKE ANY(${likes}::text[])`;
   const found: Candidate[] = [];
@@ -247,7 +280,7 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
     },
     ['d."endpointId"', 'd."createdAt"', 'd."id"', 'a."id"'],
     needles,
-    id,
+    null,
   );
   // The request log: the organisation's rows, and the paths of rows without one (their queries keep no values). A
   // query is decoded for its words; before that, a row whose query holds an encoded character beyond ASCII cannot be
@@ -264,8 +297,14 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
     filter: (raw) => Prisma.sql`${raw} ~ '%[89A-Fa-f][0-9A-Fa-f]'`,
   });
   const auditLogs = [
-    ...(await searchStore(tx, requestLog(Prisma.sql`l."orgId" = ${orgId}`), ['l."createdAt"', 'l."id"'], needles, id)),
-    ...(await searchStore(tx, requestLog(Prisma.sql`l."orgId" IS NULL`), ['l."createdAt"', 'l."id"'], needles, id)),
+    ...(await searchStore(
+      tx,
+      requestLog(Prisma.sql`l."orgId" = ${orgId}`),
+      ['l."createdAt"', 'l."id"'],
+      needles,
+      null,
+    )),
+    ...(await searchStore(tx, requestLog(Prisma.sql`l."orgId" IS NULL`), ['l."createdAt"', 'l."id"'], needles, null)),
   ];
   const idempotencyRecords = await searchStore(
     tx,
@@ -301,9 +340,9 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
       },
       ['r."createdAt"', 'r."id"'],
       needles,
-      id,
+      null,
     );
-    records[table] = found.filter((row) => row.patterns !== null && row.id !== id).map((row) => row.id);
+    records[table] = found.filter((row) => row.id !== id).map((row) => row.id);
   }
   return { events, attempts, auditLogs, idempotencyRecords, records };
 }
@@ -365,6 +404,8 @@ async function redact(
     for (const row of rows) into.add(row.id);
   };
   const candidates = (list: Candidate[]) => Prisma.sql`jsonb_to_recordset(${JSON.stringify(list)}::jsonb)`;
+  // The ids again as an array, so the rows are found by primary key.
+  const ids = (list: Candidate[]) => list.map((candidate) => candidate.id);
   if (found.events.length > 0) {
     const kept = Prisma.sql`CASE WHEN l."resource" = 'contact' THEN ${KEPT_CONTACT_FIELDS}::text[] ELSE '{}'::text[] END`;
     add(
@@ -373,7 +414,7 @@ async function redact(
         WITH locked AS (
           SELECT e."id", e."resource", e."data", e."previous", c."patterns"
           FROM "Event" AS e JOIN ${candidates(found.events)} AS c("id" text, "patterns" text[]) ON c."id" = e."id"
-          WHERE e."orgId" = ${orgId}
+          WHERE e."id" = ANY(${ids(found.events)}::text[]) AND e."orgId" = ${orgId}
           ORDER BY e."id" FOR UPDATE OF e
         ), redacted AS MATERIALIZED (
           SELECT l."id", l."data" AS "dataBefore", l."previous" AS "previousBefore",
@@ -392,7 +433,7 @@ async function redact(
           SELECT a."id", a."responseBody", a."error", c."patterns"
           FROM "DeliveryAttempt" AS a JOIN ${candidates(found.attempts)} AS c("id" bigint, "patterns" text[]) ON c."id" = a."id"
           JOIN "WebhookDelivery" AS d ON d."id" = a."deliveryId"
-          WHERE d."orgId" = ${orgId}
+          WHERE a."id" = ANY(${ids(found.attempts)}::bigint[]) AND d."orgId" = ${orgId}
           ORDER BY a."id" FOR UPDATE OF a
         ), redacted AS MATERIALIZED (
           SELECT l."id", l."responseBody" AS "responseBodyBefore", l."error" AS "errorBefore",
@@ -409,7 +450,7 @@ async function redact(
         WITH locked AS (
           SELECT l."id", l."path", l."query", c."patterns"
           FROM "AuditLog" AS l JOIN ${candidates(found.auditLogs)} AS c("id" bigint, "patterns" text[]) ON c."id" = l."id"
-          WHERE l."orgId" = ${orgId} OR l."orgId" IS NULL
+          WHERE l."id" = ANY(${ids(found.auditLogs)}::bigint[]) AND (l."orgId" = ${orgId} OR l."orgId" IS NULL)
           ORDER BY l."id" FOR UPDATE OF l
         ), redacted AS MATERIALIZED (
           SELECT l."id", l."path" AS "pathBefore", l."query" AS "queryBefore",
@@ -427,7 +468,7 @@ async function redact(
           SELECT k."id", k."path", k."responseBody", c."patterns"
           FROM "IdempotencyKey" AS k
           JOIN ${candidates(found.idempotencyRecords)} AS c("id" bigint, "patterns" text[]) ON c."id" = k."id"
-          WHERE k."orgId" = ${orgId}
+          WHERE k."id" = ANY(${ids(found.idempotencyRecords)}::bigint[]) AND k."orgId" = ${orgId}
           ORDER BY k."id" FOR UPDATE OF k
         ), redacted AS MATERIALIZED (
           -- A stored answer of a contact's request keeps another contact's own fields, as events do.
@@ -474,12 +515,14 @@ function added(then: Needles, now: Needles): Needles {
   const known = new Set(then.values);
   const values: string[] = [];
   const keys: string[] = [];
+  const words: string[][] = [];
   now.values.forEach((value, index) => {
     if (known.has(value)) return;
     values.push(value);
     keys.push(now.keys[index] as string);
+    words.push(now.words[index] ?? []);
   });
-  return { values, keys };
+  return { values, keys, words };
 }
 
 /**

@@ -144,21 +144,23 @@ $$;
 -- A query string (`a=1&b=x+y`, form-encoded) with the values erased, pair by pair: each name and each value is
 -- decoded, matched and encoded again, so a value after encoded punctuation (%2C, %22, %28) is found as a word.
 CREATE FUNCTION "erase_query"(query TEXT, patterns TEXT[]) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT string_agg(
+  SELECT CASE WHEN patterns IS NULL OR query IS NULL THEN query ELSE (SELECT string_agg(
            CASE WHEN strpos(pair, '=') = 0 THEN "erase_form_part"(pair, patterns)
                 ELSE "erase_form_part"(split_part(pair, '=', 1), patterns) || '='
                      || "erase_form_part"(substr(pair, strpos(pair, '=') + 1), patterns) END,
            '&' ORDER BY n)
-  FROM unnest(string_to_array(query, '&')) WITH ORDINALITY AS p(pair, n)
+  FROM unnest(string_to_array(query, '&')) WITH ORDINALITY AS p(pair, n)) END
 $$;
 
 -- A path (`/api/v1/contacts/ann@harbor.example`, decoded as the log and the idempotency records keep it, optionally
 -- with `?` and a form-encoded query) with the values erased, segment by segment, and the query by erase_query.
 CREATE FUNCTION "erase_path"(target TEXT, patterns TEXT[]) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT (SELECT string_agg("erase_text"(segment, patterns), '/' ORDER BY n)
-          FROM unnest(string_to_array(split_part(target, '?', 1), '/')) WITH ORDINALITY AS s(segment, n))
-         || CASE WHEN strpos(target, '?') = 0 THEN ''
-                 ELSE '?' || coalesce("erase_query"(substr(target, strpos(target, '?') + 1), patterns), '') END
+  SELECT CASE WHEN patterns IS NULL OR target IS NULL THEN target ELSE
+    (SELECT string_agg("erase_text"(segment, patterns), '/' ORDER BY n)
+     FROM unnest(string_to_array(split_part(target, '?', 1), '/')) WITH ORDINALITY AS s(segment, n))
+    || CASE WHEN strpos(target, '?') = 0 THEN ''
+            ELSE '?' || coalesce("erase_query"(substr(target, strpos(target, '?') + 1), patterns), '') END
+  END
 $$;
 
 -- The text of a request target an erasure finds candidates in: the path and the decoded query.
@@ -189,14 +191,21 @@ BEGIN
          CASE
            WHEN mine AND key = ANY(fields) THEN "erase_all"(value)
            WHEN NOT mine AND key = ANY(kept) THEN value
-           ELSE "erase_jsonb"(value, target, fields, patterns, kept, mine)
+           -- Numbers, booleans, null, and strings when no value is sought, come back as they are: no call for them.
+           WHEN jsonb_typeof(value) IN ('object', 'array') OR (patterns IS NOT NULL AND jsonb_typeof(value) = 'string')
+             THEN "erase_jsonb"(value, target, fields, patterns, kept, mine)
+           ELSE value
          END)
        FROM jsonb_each(doc)),
       '{}'::jsonb
     );
   WHEN 'array' THEN
     RETURN coalesce(
-      (SELECT jsonb_agg("erase_jsonb"(value, target, fields, patterns, kept, personal) ORDER BY ord)
+      (SELECT jsonb_agg(
+         CASE WHEN jsonb_typeof(value) IN ('object', 'array') OR (patterns IS NOT NULL AND jsonb_typeof(value) = 'string')
+              THEN "erase_jsonb"(value, target, fields, patterns, kept, personal)
+              ELSE value END
+         ORDER BY ord)
        FROM jsonb_array_elements(doc) WITH ORDINALITY AS e(value, ord)),
       '[]'::jsonb
     );
@@ -213,9 +222,9 @@ $$;
 
 DROP FUNCTION "erase_jsonb"(JSONB, TEXT, TEXT[], TEXT, TEXT[], BOOLEAN);
 
--- A stored idempotent answer (the JSON envelope the request was answered with) with the person redacted as in
--- events (erase_jsonb), byte for byte as stored where nothing changed; an answer that is not JSON (the empty body of a
--- request still running) has its values erased as text.
+-- A stored idempotent answer (the JSON envelope the request was answered with, as the idempotency layer stores it)
+-- with the person redacted as in events (erase_jsonb), byte for byte as stored where nothing changed; the empty body
+-- of a request still running has its values erased as text.
 CREATE FUNCTION "erase_stored_answer"(body TEXT, target TEXT, fields TEXT[], patterns TEXT[], kept TEXT[])
 RETURNS TEXT LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
@@ -225,11 +234,7 @@ BEGIN
   IF left(body, 1) <> '{' THEN
     RETURN "erase_text"(body, patterns);
   END IF;
-  BEGIN
-    doc := body::jsonb;
-  EXCEPTION WHEN invalid_text_representation THEN
-    RETURN "erase_text"(body, patterns);
-  END;
+  doc := body::jsonb;
   erased := "erase_jsonb"(doc, target, fields, patterns, kept, false);
   RETURN CASE WHEN erased = doc THEN body ELSE erased::text END;
 END
