@@ -276,7 +276,9 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
         FROM "WebhookDelivery" AS d JOIN "DeliveryAttempt" AS a ON a."deliveryId" = d."id"
         WHERE d."orgId" = ${orgId} AND ${after}
         ORDER BY d."endpointId", d."createdAt", d."id", a."id" ${limit}`,
-      words: (raw) => Prisma.sql`"erasure_words"(${raw}) || "erasure_json_text_words"(${raw})`,
+      words: (raw) =>
+        Prisma.sql`CASE WHEN strpos(${raw}, '\\') = 0 THEN "erasure_words"(${raw})
+                        ELSE "erasure_words"(${raw}) || "erasure_json_text_words"(${raw}) END`,
     },
     ['d."endpointId"', 'd."createdAt"', 'd."id"', 'a."id"'],
     needles,

@@ -14,7 +14,7 @@ $$;
 
 -- A value as an erasure compares it: folded, trimmed, each run of white space one space.
 CREATE FUNCTION "erasure_value"(t TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT regexp_replace(btrim("erasure_fold"(t), E' \t\n\r\f\v'), '\s+', ' ', 'g')
+  SELECT regexp_replace(regexp_replace("erasure_fold"(t), '\s+', ' ', 'g'), '^ | $', '', 'g')
 $$;
 
 -- The words of a text as an erasure finds candidates by them: the folded text cut at every character that is not a
@@ -27,7 +27,7 @@ $$;
 -- The words of text that may hold JSON (a stored answer, a receiver's answer echoing a payload): its escapes (\",
 -- \\, \n, \u001f) are cut out first, so that "Ann\nLee" gives ann and lee, not nlee.
 CREATE FUNCTION "erasure_json_text_words"(t TEXT) RETURNS TEXT[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT "erasure_words"(regexp_replace(t, '\\(u[0-9a-fA-F]{4}|.)', ' ', 'g'))
+  SELECT "erasure_words"(CASE WHEN strpos(t, '\') = 0 THEN t ELSE regexp_replace(t, '\\(u[0-9a-fA-F]{4}|.)', ' ', 'g') END)
 $$;
 
 -- The words of a JSON document (its jsonb::text, escapes cut out).
