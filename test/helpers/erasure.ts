@@ -66,13 +66,27 @@ export interface ContactState {
   phone: string;
 }
 
-/** The n-th of distinct states: a name, an email and a phone number of their own. */
+/** A word of 8 letters for `n` and `salt`: different numbers give different words (practically). */
+function wordOf(n: number, salt: number): string {
+  let x = (n * 2_654_435_761 + salt * 40_503) >>> 0;
+  let text = "";
+  for (let i = 0; i < 8; i++) {
+    text += String.fromCharCode(97 + (x % 26));
+    x = Math.floor(x / 26) + i * 7_919;
+  }
+  return text;
+}
+
+/**
+ * The n-th of distinct states: a name, an email and a phone number sharing no word with another state's (but the
+ * email's tag and domain), so that no few words cover them and an erasure reads every stored row's words.
+ */
 export function nthState(tag: string, n: number): ContactState {
   return {
-    email: `hist.${tag}.${n}@harbor.example`,
-    firstName: `Hanna${n}`,
-    lastName: `Lind-${tag}`,
-    phone: `+46 8 ${String(1_000_000 + n).padStart(7, "0")}`,
+    email: `${wordOf(n, 1)}.${tag}@harbor.example`,
+    firstName: wordOf(n, 3),
+    lastName: wordOf(n, 4),
+    phone: `+${100_000_000 + n * 7_919}`,
   };
 }
 
