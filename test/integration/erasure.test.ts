@@ -372,7 +372,7 @@ describe("erasure finds the values by structure", () => {
         unknown
       >;
     expect((await dataOf(note.id)).body).toBe(
-      "Met [erased] and [erased]; then [erased] and [erased]. Not İbrahim alone, nor Yıldız" + `${tag}son.`,
+      `Met [erased] and [erased]; then [erased] and [erased]. Not İbrahim alone, nor Yıldız${tag}son.`,
     );
     expect((await dataOf(task.id)).title).toBe("Call [erased]");
     // The note itself keeps its words (text others wrote), its event does not.
