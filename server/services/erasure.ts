@@ -8,13 +8,15 @@
 // * Values: every email, phone number and full name the contact had (its row, and every value its own events carried
 //   before) is matched by structure, unit by unit: each string of a JSON document, each name and value of a query
 //   string (decoded, matched, encoded again), each segment of a path, each custom field value. Both sides are compared
-//   in one spelling, PostgreSQL's: `lower(normalize(x, NFC))` (the SQL functions of migration
-//   20261129110100_erasure_by_structure).
+//   in one spelling, PostgreSQL's: `lower(normalize(x, NFC))`, ı as i (`erasure_fold` and the other SQL functions of
+//   migration 20261129110100_erasure_by_structure).
 //
-// Cost: the stored copies are read once per store by a hash join of their words with each value's rarest word, so
-// the work grows with the organisation's stored text, not with the number of values times the text; only the rows
-// found get a regular expression, of their own values. Every search runs before any row is locked; the locks come
-// after, in the documented order, and are held only while the rows found are rewritten by primary key.
+// Cost: each store is read once, in batches of 5,000 rows along an index, first filtered by `LIKE` on a few words that
+// cover every value when there are such words, then by a hash join of its words with each value's rarest word: the
+// work grows with the organisation's stored rows, not with the number of values times the text, and no statement's
+// with the organisation's size. Only the rows found get a regular expression, of their own values. Every search runs
+// before any row is locked; the locks come after, in the documented order, and are held only while the rows found are
+// rewritten by primary key.
 import { Prisma } from "../db/generated/client";
 import { type TransactionClient, transaction } from "../db/transaction";
 import { notFound } from "../errors";
@@ -27,15 +29,7 @@ import { recordEvents, tombstone, type WriteOrigin } from "./events";
  * `role` of each account relationship, and custom field values (`customFields`, where present). Ids, timestamps and
  * the related accounts' names are not the person's and stay.
  */
-export const CONTACT_PERSONAL_FIELDS = [
-  "email",
-  "firstName",
-  "lastName",
-  "title",
-  "phone",
-  "role",
-  "customFields",
-] as const;
+const CONTACT_PERSONAL_FIELDS = ["email", "firstName", "lastName", "title", "phone", "role", "customFields"] as const;
 
 /**
  * Another contact's own fields that a value never changes (docs/api-contract.md §4.16): a colleague who shares the
@@ -45,7 +39,7 @@ export const CONTACT_PERSONAL_FIELDS = [
 const KEPT_CONTACT_FIELDS = ["email", "firstName", "lastName", "title", "phone"];
 
 /** What replaces an erased value (docs/api-contract.md §4.16). */
-export const ERASED = "[erased]";
+const ERASED = "[erased]";
 
 /**
  * Most words a store is first filtered with, by `LIKE` on each (see likeFilter): when the values need more (a contact
@@ -88,6 +82,7 @@ interface Found {
   records: Record<RecordTable, string[]>;
 }
 
+/** The name of the organisation's erasure lock (a transaction-level advisory lock, with the organisation's id). */
 const ERASURE_LOCK = "contact-erasure";
 
 /**
@@ -176,13 +171,14 @@ type KeyType = "bigint" | "text" | "timestamp";
 /**
  * One store an erasure searches, batch by batch along one of its indexes: `batch(after)` selects at most
  * {@link SEARCH_BATCH} of the organisation's rows past `after` (a condition on its key columns), in key order, as
- * `"id"`, the key columns `"k0"`… and `"raw"`, the text searched; `words` cuts a row's raw text into words; `filter`,
- * when given, is what a row must satisfy besides holding a filter word (the request log's encoded queries).
+ * `"id"`, the key columns `"k0"`…, `"raw"`, the text searched, and any other column `words` needs; `words` gives a
+ * batch row's (`b`) words; `filter`, when given, lets a row's raw text through besides holding a filter word (the
+ * request log's encoded queries).
  */
 interface Store {
   key: readonly KeyType[];
   batch: (after: Prisma.Sql) => Prisma.Sql;
-  words: (raw: Prisma.Sql) => Prisma.Sql;
+  words: (row: Prisma.Sql) => Prisma.Sql;
   filter?: (raw: Prisma.Sql) => Prisma.Sql;
 }
 
@@ -219,7 +215,7 @@ async function searchStore(
     const rows: Array<Candidate & { last: string | null; size: number | null }> = await tx.$queryRaw`
       WITH batch AS MATERIALIZED (${store.batch(pastKey(store, columns, last))}),
       words AS (
-        SELECT b."id", w."word" FROM batch AS b, unnest(${store.words(Prisma.sql`b."raw"`)}) AS w("word")
+        SELECT b."id", w."word" FROM batch AS b, unnest(${store.words(Prisma.sql`b`)}) AS w("word")
         WHERE b."raw" IS NOT NULL AND (${like(Prisma.sql`b."raw"`)}${store.filter ? Prisma.sql` OR ${store.filter(Prisma.sql`b."raw"`)}` : Prisma.empty})
       )
       SELECT w."id"::text AS "id",
@@ -256,9 +252,9 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
       batch: (after) => Prisma.sql`
         SELECT e."id", e."sequence" AS "k0", e."data"::text || ' ' || coalesce(e."previous"::text, '') AS "raw"
         FROM "Event" AS e
-        WHERE e."orgId" = ${orgId} AND ${after} AND NOT (e."resource" = 'contact' AND e."resourceId" = ${id})
+        WHERE e."orgId" = ${orgId} AND ${after} AND (e."resource" = 'contact' AND e."resourceId" = ${id}) IS NOT TRUE
         ORDER BY e."sequence" ${limit}`,
-      words: (raw) => Prisma.sql`"erasure_json_text_words"(${raw})`,
+      words: (row) => Prisma.sql`"erasure_json_text_words"(${row}."raw")`,
     },
     ['e."sequence"'],
     needles,
@@ -276,9 +272,9 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
         FROM "WebhookDelivery" AS d JOIN "DeliveryAttempt" AS a ON a."deliveryId" = d."id"
         WHERE d."orgId" = ${orgId} AND ${after}
         ORDER BY d."endpointId", d."createdAt", d."id", a."id" ${limit}`,
-      words: (raw) =>
-        Prisma.sql`CASE WHEN strpos(${raw}, '\\') = 0 THEN "erasure_words"(${raw})
-                        ELSE "erasure_words"(${raw}) || "erasure_json_text_words"(${raw}) END`,
+      words: (row) =>
+        Prisma.sql`CASE WHEN strpos(${row}."raw", '\\') = 0 THEN "erasure_words"(${row}."raw")
+                        ELSE "erasure_words"(${row}."raw") || "erasure_json_text_words"(${row}."raw") END`,
     },
     ['d."endpointId"', 'd."createdAt"', 'd."id"', 'a."id"'],
     needles,
@@ -290,12 +286,12 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
   const requestLog = (organisation: Prisma.Sql): Store => ({
     key: ["timestamp", "bigint"],
     batch: (after) => Prisma.sql`
-      SELECT l."id", l."createdAt" AS "k0", l."id" AS "k1",
-             l."path" || CASE WHEN l."query" IS NULL THEN '' ELSE '?' || l."query" END AS "raw"
+      SELECT l."id", l."createdAt" AS "k0", l."id" AS "k1", l."path", l."query",
+             l."path" || ' ' || coalesce(l."query", '') AS "raw"
       FROM "AuditLog" AS l
       WHERE ${organisation} AND ${after}
       ORDER BY l."createdAt", l."id" ${limit}`,
-    words: (raw) => Prisma.sql`"erasure_words"("erasure_target_text"(${raw}, NULL))`,
+    words: (row) => Prisma.sql`"erasure_words"(${row}."path" || ' ' || coalesce("form_decode"(${row}."query"), ''))`,
     filter: (raw) => Prisma.sql`${raw} ~ '%[89A-Fa-f][0-9A-Fa-f]'`,
   });
   const auditLogs = [
@@ -313,11 +309,14 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
     {
       key: ["bigint"],
       batch: (after) => Prisma.sql`
-        SELECT k."id", k."id" AS "k0", k."path" || ' ' || k."responseBody" AS "raw"
+        SELECT k."id", k."id" AS "k0", k."path", k."responseBody", k."path" || ' ' || k."responseBody" AS "raw"
         FROM "IdempotencyKey" AS k
         WHERE k."orgId" = ${orgId} AND ${after}
         ORDER BY k."id" ${limit}`,
-      words: (raw) => Prisma.sql`"erasure_json_text_words"("erasure_target_text"(${raw}, NULL))`,
+      // The path's query decoded; the answer is JSON.
+      words: (row) =>
+        Prisma.sql`"erasure_words"(split_part(${row}."path", '?', 1) || ' ' || coalesce("form_decode"(nullif(substr(${row}."path", strpos(${row}."path", '?') + 1), ${row}."path")), ''))
+                   || "erasure_json_text_words"(${row}."responseBody")`,
       filter: (raw) => Prisma.sql`${raw} ~ '%[89A-Fa-f][0-9A-Fa-f]'`,
     },
     ['k."id"'],
@@ -338,7 +337,7 @@ async function search(tx: TransactionClient, orgId: string, id: string, needles:
           FROM ${Prisma.raw(`"${table}"`)} AS r
           WHERE r."orgId" = ${orgId} AND ${after}
           ORDER BY r."createdAt", r."id" ${limit}`,
-        words: (raw) => Prisma.sql`"erasure_json_text_words"(${raw})`,
+        words: (row) => Prisma.sql`"erasure_json_text_words"(${row}."raw")`,
       },
       ['r."createdAt"', 'r."id"'],
       needles,
@@ -456,7 +455,7 @@ async function redact(
           ORDER BY l."id" FOR UPDATE OF l
         ), redacted AS MATERIALIZED (
           SELECT l."id", l."path" AS "pathBefore", l."query" AS "queryBefore",
-                 "erase_path"(l."path", l."patterns") AS "path", "erase_query"(l."query", l."patterns") AS "query"
+                 "erase_segments"(l."path", l."patterns") AS "path", "erase_query"(l."query", l."patterns") AS "query"
           FROM locked AS l
         )
         ${updateChanged("AuditLog", ["path", "query"])}`,

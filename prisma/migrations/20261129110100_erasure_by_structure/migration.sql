@@ -152,22 +152,22 @@ CREATE FUNCTION "erase_query"(query TEXT, patterns TEXT[]) RETURNS TEXT LANGUAGE
   FROM unnest(string_to_array(query, '&')) WITH ORDINALITY AS p(pair, n)) END
 $$;
 
--- A path (`/api/v1/contacts/ann@harbor.example`, decoded as the log and the idempotency records keep it, optionally
--- with `?` and a form-encoded query) with the values erased, segment by segment, and the query by erase_query.
-CREATE FUNCTION "erase_path"(target TEXT, patterns TEXT[]) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE WHEN patterns IS NULL OR target IS NULL THEN target ELSE
+-- A path as the request log keeps it (`/api/v1/contacts/ann@harbor.example`, decoded) with the values erased, segment
+-- by segment.
+CREATE FUNCTION "erase_segments"(path TEXT, patterns TEXT[]) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN patterns IS NULL OR path IS NULL THEN path ELSE
     (SELECT string_agg("erase_text"(segment, patterns), '/' ORDER BY n)
-     FROM unnest(string_to_array(split_part(target, '?', 1), '/')) WITH ORDINALITY AS s(segment, n))
-    || CASE WHEN strpos(target, '?') = 0 THEN ''
-            ELSE '?' || coalesce("erase_query"(substr(target, strpos(target, '?') + 1), patterns), '') END
+     FROM unnest(string_to_array(path, '/')) WITH ORDINALITY AS s(segment, n))
   END
 $$;
 
--- The text of a request target an erasure finds candidates in: the path and the decoded query.
-CREATE FUNCTION "erasure_target_text"(path TEXT, query TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT coalesce(CASE WHEN strpos(path, '?') = 0 THEN path
-                       ELSE split_part(path, '?', 1) || ' ' || "form_decode"(substr(path, strpos(path, '?') + 1)) END, '')
-         || ' ' || coalesce("form_decode"(query), '')
+-- A path with its query, as an idempotency record keeps it (`/contacts/bulk?note=ann%40harbor.example`), with the
+-- values erased: the path segment by segment, the query by erase_query.
+CREATE FUNCTION "erase_path"(target TEXT, patterns TEXT[]) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN patterns IS NULL OR target IS NULL OR strpos(target, '?') = 0 THEN "erase_segments"(target, patterns)
+    ELSE "erase_segments"(split_part(target, '?', 1), patterns) || '?'
+         || coalesce("erase_query"(substr(target, strpos(target, '?') + 1), patterns), '')
+  END
 $$;
 
 -- Redacts one person inside a JSON document, at any depth (replaces the version of migration
