@@ -30,11 +30,6 @@ CREATE FUNCTION "erasure_json_text_words"(t TEXT) RETURNS TEXT[] LANGUAGE sql IM
   SELECT "erasure_words"(CASE WHEN strpos(t, '\') = 0 THEN t ELSE regexp_replace(t, '\\(u[0-9a-fA-F]{4}|.)', ' ', 'g') END)
 $$;
 
--- The words of a JSON document (its jsonb::text, escapes cut out).
-CREATE FUNCTION "erasure_json_words"(doc JSONB) RETURNS TEXT[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT "erasure_json_text_words"(doc::text)
-$$;
-
 -- The regular expressions (over folded text) that find values as whole words: each value as written (runs of white
 -- space matching any white space) and as JSON escapes it (a receiver's answer echoing a payload), longest first, at
 -- most 50 values to an expression so that none grows past what PostgreSQL compiles quickly. Null for no values.
