@@ -41,6 +41,10 @@
 //      run its costliest legal requests (long contains over long values in five groups, a custom-field sort, quick
 //      search, the 90-day CSV), against B's p95 alone (target ≤ 2×, no 5xx, A refused 429 where its budget ends).
 //      `-- --only=neighbours` runs this section alone.
+//  15. Erasure (bench/erasure.ts): POST /contacts/{id}/erase of a contact with 1,000 historical states beside 20,000
+//      other events and 20,000 request-log rows, on PostgreSQL and on the embedded default (target < 10 s each), and
+//      on PostgreSQL how long its statements hold row locks (pg_locks sampled every 2 ms). `-- --only=erasure` runs
+//      this section alone.
 // It is a report, not a test: it exits 0 whatever the numbers, non-zero only when something crashes. `-- --memory` runs
 // the build, the fixture and the two memory measures only.
 // Servers run as child processes; this process is the load generator. Results: bench/results/latest.json.
@@ -72,6 +76,7 @@ import { freePort } from "../test/helpers/ports";
 import { BAD_KEY_REQUESTS, BAD_KEY_TRANSACTIONS_TARGET, type BadKeysResult, measureBadKeys } from "./bad-keys";
 import { largestProfile, type ProfileSummary, summariseProfile } from "./cpuprofile";
 import { BENCH_FIELDS, BENCH_VALUES_SQL, type CustomFieldsResult, measureCustomFields } from "./custom-fields";
+import { ERASURE_TARGET_MS, type ErasureResult, erasureLines, measureErasure } from "./erasure";
 import {
   type ConcurrentWritesResult,
   type EventsFeedResult,
@@ -110,6 +115,8 @@ const ONLY_USAGE = argv.has("--only=usage");
 const ONLY_BAD_KEYS = argv.has("--only=bad-keys");
 // `--only=neighbours`: the hostile-neighbour section alone (build, database, npm start).
 const ONLY_NEIGHBOURS = argv.has("--only=neighbours");
+// `--only=erasure`: the erasure section alone (a scratch database and an embedded data directory; no build needed).
+const ONLY_ERASURE = argv.has("--only=erasure");
 const MEMORY_ONLY = argv.has("--memory");
 const PROFILES_DIR = path.join(ROOT, "bench", "results", "profiles");
 const ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -1042,6 +1049,15 @@ function badKeysRatio(result: BadKeysResult) {
   };
 }
 
+function erasureRatios(erasure: ErasureResult) {
+  return (["postgres", "pglite"] as const).map((backend) => ({
+    name: `erasure 1,000 states ${backend}, ms`,
+    value: erasure[backend].erasureMs,
+    target: `< ${ERASURE_TARGET_MS}`,
+    pass: erasure[backend].erasureMs < ERASURE_TARGET_MS && erasure[backend].valuesLeft === 0,
+  }));
+}
+
 async function main(): Promise<void> {
   const runStarted = performance.now();
   if (ONLY_BAD_KEYS) {
@@ -1056,6 +1072,23 @@ async function main(): Promise<void> {
         `  ${pad(ratio.name, 26)}${pad(ratio.value.toFixed(0), 8, true)}   target ${pad(ratio.target, 8)} ${verdict(ratio.pass)}`,
       ].join("\n"),
     );
+    return;
+  }
+  if (ONLY_ERASURE) {
+    const dbName = `crm_bench_erasure_${Date.now()}_${randomBytes(3).toString("hex")}`;
+    await adminQuery(`CREATE DATABASE "${dbName}"`);
+    cleanups.push(async () => {
+      await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+      log(`dropped database ${dbName}`);
+    });
+    const erasure = await measureErasure({ databaseUrl: withDatabase(ADMIN_URL, dbName), redisUrl: REDIS_URL, log });
+    const lines = ["", ...erasureLines(erasure), "", "Targets"];
+    for (const ratio of erasureRatios(erasure)) {
+      lines.push(
+        `  ${pad(ratio.name, 26)}${pad(ratio.value.toFixed(0), 8, true)}   target ${pad(ratio.target, 8)} ${verdict(ratio.pass)}`,
+      );
+    }
+    console.log(lines.join("\n"));
     return;
   }
   const build = await ensureBuild();
@@ -1197,6 +1230,7 @@ async function main(): Promise<void> {
   });
   const replay: ReplayResult = await measureReplay(client, { log });
   const badKeys = await badKeysSection();
+  const erasure = await measureErasure({ databaseUrl, redisUrl: REDIS_URL, log });
   const startup: StartupResult = await measureStartup({
     root: ROOT,
     nodeFlags: npmStartNodeFlags(),
@@ -1278,6 +1312,7 @@ async function main(): Promise<void> {
       pass: startup.medians.restart.wallMs <= startup.targets.restartMs,
     },
     ...usageRatios(usage),
+    ...erasureRatios(erasure),
     {
       name: `replay ${REPLAY_DELIVERIES}, s (≤10/s)`,
       value: replay.seconds,
@@ -1456,6 +1491,7 @@ async function main(): Promise<void> {
   lines.push("");
   lines.push(badKeysLine(badKeys));
   lines.push(neighboursLine(neighbours));
+  lines.push(...erasureLines(erasure));
   lines.push("");
   lines.push(
     `Start-up, spawn → first 200 of GET /readyz (embedded database; median of ${startup.restart.length} restarts, ${startup.firstStart.length} first starts, interleaved with the bare server)`,
@@ -1520,6 +1556,7 @@ async function main(): Promise<void> {
     replay,
     badKeys,
     neighbours,
+    erasure,
     platform,
     observability,
     startup,

@@ -10,8 +10,11 @@ let user: TestUser;
 let receiver: Receiver;
 let endpointId: string;
 
-/** Marks the organisation's events fanned out, each with a delivery to the endpoint that failed all 5 attempts. */
-async function failEverything(orgId: string, endpoint: string): Promise<void> {
+/**
+ * Marks the organisation's events fanned out, each with a delivery to the endpoint that failed all 5 attempts, each
+ * sent to `url`.
+ */
+async function failEverything(orgId: string, endpoint: string, url: string): Promise<void> {
   const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await client.connect();
   try {
@@ -29,10 +32,10 @@ async function failEverything(orgId: string, endpoint: string): Promise<void> {
     );
     for (const row of rows) {
       await client.query(
-        `INSERT INTO "DeliveryAttempt" ("deliveryId", "attempt", "startedAt", "durationMs", "responseStatus", "responseBody", "error", "success")
-         SELECT $1, n, now() AT TIME ZONE 'UTC' - (6 - n) * interval '1 minute', 100 + n * 20, 503, 'upstream down', 'HTTP 503', false
+        `INSERT INTO "DeliveryAttempt" ("deliveryId", "attempt", "startedAt", "durationMs", "responseStatus", "responseBody", "error", "success", "url")
+         SELECT $1, n, now() AT TIME ZONE 'UTC' - (6 - n) * interval '1 minute', 100 + n * 20, 503, 'upstream down', 'HTTP 503', false, $2
          FROM generate_series(1, 5) AS n`,
-        [row.id],
+        [row.id, url],
       );
     }
   } finally {
@@ -55,7 +58,7 @@ test.beforeAll(async () => {
   const created = await callApi(key, "POST", "/webhook-endpoints", { url: receiver.url, events: ["account.*"] });
   endpointId = (created.body.data as { id: string }).id;
   for (const name of ["Northwind", "Harbor", "Contoso"]) await callApi(key, "POST", "/accounts", { name });
-  await failEverything(user.orgId, endpointId);
+  await failEverything(user.orgId, endpointId, receiver.url);
 });
 
 test.afterAll(async () => {
@@ -122,6 +125,8 @@ test("stats, the replay's dry-run count, start, progress and cancel, the failed 
   await expect(page.getByTestId("request-body")).toContainText('"event":"account.created"');
   await expect(page.getByTestId("attempts").locator(":scope > li")).toHaveCount(5);
   await expect(page.getByTestId("attempts").locator(":scope > li").first()).toContainText("upstream down");
+  // Each attempt names the URL it was sent to.
+  await expect(page.getByTestId("attempt-url").first()).toHaveText(`POST ${receiver.url}`);
   await expect(page.locator("body")).not.toContainText("whsec_");
   await screenshot(page, "webhook-delivery");
 

@@ -1804,7 +1804,8 @@ export interface components {
          *         "webhookDeliveries": 8,
          *         "deliveryAttempts": 1,
          *         "auditLogs": 2,
-         *         "idempotencyRecords": 0
+         *         "idempotencyRecords": 0,
+         *         "customFieldRecords": 1
          *       }
          *     }
          */
@@ -1856,7 +1857,7 @@ export interface components {
                 deliveryAttempts: number;
                 /**
                  * Format: int64
-                 * @description API audit log rows whose query string held one of the values (the row stays, the value goes).
+                 * @description Request-log rows whose path or query string held one of the values (the row stays, the value goes): the organisation's rows, and rows without an organisation whose path held one.
                  */
                 auditLogs: number;
                 /**
@@ -1864,6 +1865,11 @@ export interface components {
                  * @description Stored answers of idempotent requests (kept 24 hours) that carried the contact or one of the values.
                  */
                 idempotencyRecords: number;
+                /**
+                 * Format: int64
+                 * @description Records of any resource (accounts, contacts, deals, devices, tasks) with a custom field value equal to one of the values: that value is cleared (as if set to null), the record's updatedAt moves and its quick-search entry no longer holds it.
+                 */
+                customFieldRecords: number;
             };
         };
         /**
@@ -2987,6 +2993,7 @@ export interface components {
          *         "eventId": "evt_1763984160_VGVzdEV2ZW50MDE",
          *         "event": "webhook.test",
          *         "attempt": 1,
+         *         "url": "https://psa.example.com/hooks/crm",
          *         "responseStatus": 200,
          *         "success": true,
          *         "durationMs": 84,
@@ -3009,6 +3016,7 @@ export interface components {
          *       "eventId": "evt_1763984100_Qm9vS2VlcGVyMDE",
          *       "event": "account.updated",
          *       "attempt": 1,
+         *       "url": "https://psa.example.com/hooks/crm",
          *       "responseStatus": 200,
          *       "success": true,
          *       "durationMs": 84,
@@ -3035,6 +3043,8 @@ export interface components {
              * @description 1-based number within the delivery, redeliveries included.
              */
             attempt: number;
+            /** @description The URL this attempt was POSTed to: the endpoint's URL at that moment, which may differ from its URL now. Null for attempts made before the service kept it. */
+            url: string | null;
             /** @description HTTP status of the receiver's answer; null when none came (timeout, refused, blocked address). */
             responseStatus: number | null;
             /** @description true for a 2xx answer. */
@@ -6758,7 +6768,8 @@ export interface operations {
                      *           "webhookDeliveries": 8,
                      *           "deliveryAttempts": 1,
                      *           "auditLogs": 2,
-                     *           "idempotencyRecords": 0
+                     *           "idempotencyRecords": 0,
+                     *           "customFieldRecords": 1
                      *         }
                      *       },
                      *       "requestId": "req_5f2c9d0e1a7b4c3d8e6f0a12",
@@ -15514,6 +15525,7 @@ export interface operations {
                      *           "eventId": "evt_1763984160_VGVzdEV2ZW50MDE",
                      *           "event": "webhook.test",
                      *           "attempt": 1,
+                     *           "url": "https://psa.example.com/hooks/crm",
                      *           "responseStatus": 200,
                      *           "success": true,
                      *           "durationMs": 84,
@@ -15730,6 +15742,7 @@ export interface operations {
                      *           "eventId": "evt_1763984100_Qm9vS2VlcGVyMDE",
                      *           "event": "account.updated",
                      *           "attempt": 1,
+                     *           "url": "https://psa.example.com/hooks/crm",
                      *           "responseStatus": 200,
                      *           "success": true,
                      *           "durationMs": 84,
@@ -15935,6 +15948,7 @@ export interface operations {
                      *         "eventId": "evt_1763984100_Qm9vS2VlcGVyMDE",
                      *         "event": "account.updated",
                      *         "attempt": 1,
+                     *         "url": "https://psa.example.com/hooks/crm",
                      *         "responseStatus": 200,
                      *         "success": true,
                      *         "durationMs": 84,

@@ -9,7 +9,7 @@ import { log } from "../observability/logger";
 import { observeOutbox } from "../observability/metrics";
 import { observeRequest, type RequestObservation } from "../observability/requests";
 import { v1Router } from "../routers/v1";
-import { recordAudit } from "../services/audit";
+import { auditQuery, recordAudit } from "../services/audit";
 import { chargeDatabaseTime } from "../services/organisation-budgets";
 import type { Meta } from "../trpc";
 import { outboxBacklog } from "../webhooks/worker";
@@ -218,7 +218,7 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
           ? `${API_PREFIX}${exchange.path === "/" ? "" : exchange.path}`
           : (request.target.split("?")[0] ?? "")
         ).slice(0, 2048),
-        query: exchange.query.size ? new URLSearchParams([...exchange.query]).toString().slice(0, 2048) : null,
+        query: auditQuery(exchange.query, exchange.principal !== undefined),
         status: reply.status,
         errorCode: reply.errorCode ?? null,
         durationMs: Math.round(performance.now() - exchange.startedAt),

@@ -33,10 +33,13 @@ export const ContactErasureSchema = z
         ),
         deliveryAttempts: count("Delivery attempts whose stored answer body or error held one of the values."),
         auditLogs: count(
-          "API audit log rows whose query string held one of the values (the row stays, the value goes).",
+          "Request-log rows whose path or query string held one of the values (the row stays, the value goes): the organisation's rows, and rows without an organisation whose path held one.",
         ),
         idempotencyRecords: count(
           "Stored answers of idempotent requests (kept 24 hours) that carried the contact or one of the values.",
+        ),
+        customFieldRecords: count(
+          "Records of any resource (accounts, contacts, deals, devices, tasks) with a custom field value equal to one of the values: that value is cleared (as if set to null), the record's updatedAt moves and its quick-search entry no longer holds it.",
         ),
       })
       .describe('Rows kept with the person\'s values replaced by "[erased]".'),

@@ -121,7 +121,14 @@ export const CONTACT_ERASURE_EXAMPLE = {
   id: CONTACT_ID,
   erased: true,
   removed: { contacts: 1, accountLinks: 1, touchpointLinks: 3 },
-  redacted: { events: 4, webhookDeliveries: 8, deliveryAttempts: 1, auditLogs: 2, idempotencyRecords: 0 },
+  redacted: {
+    events: 4,
+    webhookDeliveries: 8,
+    deliveryAttempts: 1,
+    auditLogs: 2,
+    idempotencyRecords: 0,
+    customFieldRecords: 1,
+  },
 };
 
 /** One result of `GET /search` (docs/api-contract.md §4.17). */
@@ -584,6 +591,7 @@ export const DELIVERY_ATTEMPT_EXAMPLE = {
   eventId: "evt_1763984100_Qm9vS2VlcGVyMDE",
   event: "account.updated",
   attempt: 1,
+  url: "https://psa.example.com/hooks/crm",
   responseStatus: 200,
   success: true,
   durationMs: 84,

@@ -223,6 +223,14 @@ export const DeliveryAttemptSchema = z
     eventId: z.string().max(64).describe("evt_<unix_seconds>_<token>: the same on every attempt and redelivery."),
     event: EventNameTextSchema.describe("Event name (webhook.test for test events)."),
     attempt: z.int().min(1).max(1_000_000).describe("1-based number within the delivery, redeliveries included."),
+    url: z
+      .string()
+      .max(WEBHOOK_URL_MAX_LENGTH)
+      .meta({ format: "uri" })
+      .nullable()
+      .describe(
+        "The URL this attempt was POSTed to: the endpoint's URL at that moment, which may differ from its URL now. Null for attempts made before the service kept it.",
+      ),
     responseStatus: z
       .int()
       .min(100)

@@ -1,6 +1,6 @@
-import type { Prisma } from "../db/generated/client";
+import { Prisma } from "../db/generated/client";
 import { newId } from "../db/ids";
-import { transaction } from "../db/transaction";
+import { type TransactionClient, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import {
   ACCOUNT_DEFAULT_SORT,
@@ -146,12 +146,35 @@ export async function updateAccount(
 }
 
 /**
+ * Locks the rows of `table` of the organisation that match `condition` (over the row `t`), by ascending id, `FOR
+ * UPDATE`: the order every writer that locks several records takes them in (docs/architecture.md, "Erasure of a
+ * person").
+ * @returns their ids, ascending.
+ */
+async function lockInOrder(
+  tx: TransactionClient,
+  table: "Deal" | "Device" | "Task" | "Contact",
+  orgId: string,
+  condition: Prisma.Sql,
+): Promise<string[]> {
+  // The table's name comes from this module, never from a request.
+  const rows = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT t."id" FROM ${Prisma.raw(`"${table}"`)} AS t
+    WHERE t."orgId" = ${orgId} AND ${condition}
+    ORDER BY t."id" FOR UPDATE`;
+  return rows.map((row) => row.id);
+}
+
+/**
  * Deletes an account (docs/api-contract.md §3, §4.1): soft by default (lifecycleStatus becomes CHURNED, the record
  * stays readable, `account.deleted` is recorded with the churned account); `force` removes the row with its deals,
  * devices, contact links, touchpoints and signals, and the notes on it, its deals and its contracts (tasks keep
  * existing, unlinked). A hard delete records an event for every record it removes or changes, dependents first:
  * `note.deleted`, `touchpoint.deleted`, `device.deleted`, `deal.deleted` (tombstones), `task.updated` for unlinked
- * tasks, `contact.updated` for contacts that lose the link, then `account.deleted` with the account's tombstone.
+ * tasks, `contact.updated` for contacts that lose the link, then `account.deleted` with the account's tombstone. Its
+ * locks come in the order an erasure takes them in (docs/architecture.md, "Erasure of a person"): the account, its
+ * deals, devices and tasks, then the contacts linked to it, each table by ascending id, and only then the rows it
+ * removes, so a concurrent erasure of a linked contact never deadlocks with it.
  * @returns the churned account, or `{ id, deleted: true }` after a hard delete.
  * @throws ApiError `not_found` (404) when missing or owned by another organisation.
  */
@@ -168,20 +191,25 @@ export async function deleteAccount(
   }
   return transaction(async (tx) => {
     const account = await accounts.lock(orgId, id);
+    const dealIds = await lockInOrder(tx, "Deal", orgId, Prisma.sql`t."accountId" = ${id}`);
+    await lockInOrder(tx, "Device", orgId, Prisma.sql`t."accountId" = ${id}`);
+    const taskIds = await lockInOrder(
+      tx,
+      "Task",
+      orgId,
+      Prisma.sql`(t."accountId" = ${id} OR t."dealId" = ANY(${dealIds}::text[]))`,
+    );
+    // A contact erased meanwhile is gone by now: it is neither read nor changed.
+    const contactIds = await lockInOrder(
+      tx,
+      "Contact",
+      orgId,
+      Prisma.sql`t."id" IN (SELECT l."contactId" FROM "ContactAccount" AS l WHERE l."orgId" = ${orgId} AND l."accountId" = ${id})`,
+    );
     const owned = { where: { orgId, accountId: id }, select: { id: true } } as const;
-    const dealIds = (await tx.deal.findMany(owned)).map((deal) => deal.id);
     const contractIds = (await tx.contract.findMany(owned)).map((contract) => contract.id);
     const devices = await tx.device.findMany({ ...owned, select: { id: true, rmmAgentId: true } });
     const touchpointIds = (await tx.touchpoint.findMany(owned)).map((touchpoint) => touchpoint.id);
-    const taskIds = (
-      await tx.task.findMany({
-        where: { orgId, OR: [{ accountId: id }, { dealId: { in: dealIds } }] },
-        select: { id: true },
-      })
-    ).map((task) => task.id);
-    const contactIds = (
-      await tx.contactAccount.findMany({ where: { orgId, accountId: id }, select: { contactId: true } })
-    ).map((link) => link.contactId);
     const tasksBefore = await Promise.all(taskIds.map((taskId) => getTask(orgId, taskId)));
     const contactsBefore = await Promise.all(contactIds.map((contactId) => getContact(orgId, contactId)));
     const notes = {

@@ -64,6 +64,23 @@ function schedule(delayMs: number): void {
   state.timer = setTimeout(() => void flushAudit(), delayMs);
 }
 
+/** Most characters of a stored query string; a longer one is cut. */
+const QUERY_MAX_LENGTH = 2048;
+
+/**
+ * The query string an audit row keeps (docs/api-contract.md §1.2): the parsed query form-encoded as `URLSearchParams`
+ * writes it, at most 2,048 characters; null when there is none. A request without an authenticated organisation
+ * keeps the parameter names only (`email&limit`): no organisation's erasure (docs/api-contract.md §4.16) can reach
+ * such a row, so it never holds a value a client sent.
+ */
+export function auditQuery(query: ReadonlyMap<string, string>, authenticated: boolean): string | null {
+  if (query.size === 0) return null;
+  const text = authenticated
+    ? new URLSearchParams([...query]).toString()
+    : [...query.keys()].map((name) => new URLSearchParams([[name, ""]]).toString().slice(0, -1)).join("&");
+  return text.slice(0, QUERY_MAX_LENGTH);
+}
+
 /**
  * Queues an audit row (text a database cannot hold, NUL or a lone surrogate, replaced by U+FFFD); rows are written in
  * batches (one `INSERT` per 200 rows, else within 250 ms, or 1 s for rows without an organisation), so auditing adds

@@ -36,15 +36,16 @@ function mailOrigin(): string {
 
 /**
  * Opens the alert of an endpoint the service disabled (5 failed deliveries in a row, or a 410 Gone), in the transaction
- * that disabled it, unless one is open already.
+ * that disabled it, unless one is open already. The message names the endpoint by its id and its URL's origin: it is
+ * mailed, and a URL's path and query may hold the receiver's credentials.
  * @returns the new alert's id, to mail once the transaction has committed ({@link mailAlert}); null when one was open.
  */
 export async function openEndpointDisabledAlert(
   tx: TransactionClient,
-  endpoint: { id: string; orgId: string; url: string },
+  endpoint: { id: string; orgId: string; origin: string },
   reason: string,
 ): Promise<bigint | null> {
-  const message = `The webhook endpoint ${endpoint.url} was disabled: ${reason}. Nothing is delivered to it until it is enabled again.`;
+  const message = `The webhook endpoint ${endpoint.id} (${endpoint.origin}) was disabled: ${reason}. Nothing is delivered to it until it is enabled again.`;
   const rows = await tx.$queryRaw<Array<{ id: bigint }>>`
     INSERT INTO "WebhookAlert" ("orgId", "kind", "endpointId", "message", "openKey")
     VALUES (${endpoint.orgId}, 'ENDPOINT_DISABLED', ${endpoint.id}, ${message},

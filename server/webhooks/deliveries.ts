@@ -15,7 +15,7 @@ import { recordEvents, type WriteOrigin } from "../services/events";
 import { listPage } from "../services/pagination";
 import { type AuditActor, recordSettingsAudit } from "../services/settings-audit";
 import { mailAlert, openEndpointDisabledAlert } from "./alerts";
-import { toView, viewSelect } from "./endpoint-view";
+import { toDisabledView, toView, viewSelect } from "./endpoint-view";
 import { serializePayload, signedHeaders } from "./signing";
 import { changedFieldsPassSql, subscriptionMatchesSql } from "./subscriptions";
 import { postWebhook } from "./transport";
@@ -270,6 +270,7 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
         deliveryId,
         attempt: updated.attemptCount,
         startedAt: now,
+        url: endpoint.url,
         durationMs: outcome.durationMs,
         responseStatus: outcome.status,
         responseBody: outcome.body,
@@ -312,8 +313,8 @@ async function attempt(deliveryId: string, how: AttemptMode): Promise<AttemptRes
 /**
  * The service disables an endpoint after failures (docs/api-contract.md §6.5), in the transaction of the attempt that
  * decided it, unless it is disabled already: records the `webhook_endpoint.disabled` event (data: the endpoint as its
- * GET returns it, with `changedFields` and `previous`; actor: the system) and opens the alert whose one mail goes out
- * once the transaction has committed (docs/api-contract.md §6.11).
+ * GET returns it with `url` reduced to its `origin`, with `changedFields` and `previous`; actor: the system) and opens
+ * the alert whose one mail goes out once the transaction has committed (docs/api-contract.md §6.11).
  * @returns whether this call disabled it.
  */
 async function disableAfterFailures(
@@ -334,10 +335,11 @@ async function disableAfterFailures(
     select: viewSelect,
   });
   const { orgId, ...beforeRow } = previous;
+  const data = toDisabledView(toView(after));
   await recordEvents(tx, orgId, { isTest: false }, [
-    { name: "webhook_endpoint.disabled", data: toView(after), before: toView(beforeRow) },
+    { name: "webhook_endpoint.disabled", data, before: toDisabledView(toView(beforeRow)) },
   ]);
-  const alertId = await openEndpointDisabledAlert(tx, { id: endpointId, orgId, url: after.url }, reason);
+  const alertId = await openEndpointDisabledAlert(tx, { id: endpointId, orgId, origin: data.origin }, reason);
   if (alertId !== null) await afterCommit(async () => void (await mailAlert(alertId)));
   return true;
 }
@@ -353,6 +355,10 @@ export interface DeliveryAttemptView {
   event: string;
   /** 1-based number within the delivery, manual redeliveries included. */
   attempt: number;
+  /**
+   * The URL the attempt was POSTed to (the endpoint's URL then); null for attempts recorded before the service kept it.
+   */
+  url: string | null;
   /** HTTP status of the answer; null when none came (timeout, refused connection, SSRF filter). */
   responseStatus: number | null;
   success: boolean;
@@ -407,6 +413,7 @@ const attemptSelect = {
   id: true,
   deliveryId: true,
   attempt: true,
+  url: true,
   responseStatus: true,
   success: true,
   durationMs: true,
@@ -424,6 +431,7 @@ function toAttemptView(row: Prisma.DeliveryAttemptGetPayload<{ select: typeof at
     eventId: row.delivery.eventId,
     event: row.delivery.event.name,
     attempt: row.attempt,
+    url: row.url,
     responseStatus: row.responseStatus,
     success: row.success,
     durationMs: row.durationMs,

@@ -66,3 +66,16 @@ export function toView(row: ViewRow, now = new Date()): WebhookEndpointView {
     previousSecretExpiresAt: expires && expires > now ? expires : null,
   };
 }
+
+/**
+ * An endpoint as the `webhook_endpoint.disabled` event carries it (docs/api-contract.md §6.1): its view with the URL
+ * reduced to its origin (`https://hooks.example.com:8443`). The event reaches every endpoint subscribed to it and every
+ * key with `events:read`, and a URL's path and query often hold the receiver's own credentials.
+ */
+export type DisabledEndpointView = Omit<WebhookEndpointView, "url"> & { origin: string };
+
+/** {@link DisabledEndpointView} of a view: `url` replaced by its origin (`"null"` for a URL without one). */
+export function toDisabledView(view: WebhookEndpointView): DisabledEndpointView {
+  const { id, url, ...rest } = view;
+  return { id, origin: URL.parse(url)?.origin ?? "null", ...rest };
+}

@@ -263,6 +263,11 @@ export interface AttemptDetail {
   startedAt: Date;
   trigger: AttemptTriggerName;
   replayId: string | null;
+  /**
+   * The URL it was POSTed to (the endpoint's URL at that moment); null for an attempt recorded before the service kept
+   * it.
+   */
+  url: string | null;
   /** The request's headers as sent, signatures not shown (they are HMACs of the secret of the time, not kept). */
   requestHeaders: Array<[string, string]>;
   responseStatus: number | null;
@@ -276,6 +281,7 @@ export interface AttemptDetail {
 /** A delivery with its request and every attempt. */
 export interface DeliveryDetail extends Omit<DeliverySummary, "lastAttempt" | "attempts"> {
   endpointId: string;
+  /** The endpoint's URL now: where the next attempt goes. Each attempt names the URL it went to. */
   url: string;
   /** The body every attempt sent: the event's payload, the same bytes each time. */
   requestBody: string;
@@ -331,6 +337,7 @@ export async function getDeliveryDetail(orgId: string, deliveryId: string): Prom
           startedAt: true,
           trigger: true,
           replayId: true,
+          url: true,
           responseStatus: true,
           responseBody: true,
           durationMs: true,
@@ -349,6 +356,7 @@ export async function getDeliveryDetail(orgId: string, deliveryId: string): Prom
       startedAt: attempt.startedAt,
       trigger: attempt.trigger.toLowerCase() as AttemptTriggerName,
       replayId: attempt.replayId,
+      url: attempt.url,
       requestHeaders: requestHeaders(body, row.event.id, row.event.name, attempt.startedAt),
       responseStatus: attempt.responseStatus,
       responseBody: attempt.responseBody,

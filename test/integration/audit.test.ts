@@ -48,3 +48,29 @@ it("records every call with organisation, key, outcome and the test-key flag (do
   });
   for (const row of rows) expect(row.durationMs).toBeGreaterThanOrEqual(0);
 });
+
+it("keeps only the parameter names of a request without an authenticated organisation: no erasure can reach such a row", async () => {
+  const org = await createTestOrg(["contacts:read"]);
+  const query = `email%5Bin%5D=${encodeURIComponent("bob@harbor.example,carl@harbor.example")}&q=${encodeURIComponent('"Carl Lee"')}&limit=5`;
+  const anonymous = await client(server.url)("GET", `/contacts?${query}`);
+  const badKey = await client(server.url, "msp_live_notakey000000000000000000000000")("GET", `/contacts?${query}`);
+  const known = await client(server.url, org.key)(
+    "GET",
+    `/contacts?email=${encodeURIComponent("carl@harbor.example")}`,
+  );
+  expect([anonymous.status, badKey.status, known.status]).toEqual([401, 401, 200]);
+  await flushAudit();
+  const rows = await prisma().auditLog.findMany({
+    where: { requestId: { in: [anonymous, badKey, known].map((res) => res.body.requestId) } },
+  });
+  const byRequest = new Map(rows.map((row) => [row.requestId, row]));
+  for (const refused of [anonymous, badKey]) {
+    expect(byRequest.get(refused.body.requestId)).toMatchObject({
+      orgId: null,
+      status: 401,
+      query: "email%5Bin%5D&q&limit",
+    });
+  }
+  // With an organisation, the query is kept as sent (form-encoded), for the organisation to see and to erase from.
+  expect(byRequest.get(known.body.requestId)).toMatchObject({ orgId: org.orgId, query: "email=carl%40harbor.example" });
+});

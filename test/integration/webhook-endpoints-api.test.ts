@@ -9,6 +9,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../server/db/transaction";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { orgWithRoles } from "../helpers/members";
 import { type Receiver, startReceiver, verifyServiceSignature } from "../helpers/receiver";
 
 let server: TestServer;
@@ -210,6 +211,42 @@ describe("webhook endpoints through the API", () => {
     } finally {
       receiver.reply(() => ({ status: 200, body: "ok" }));
     }
+  });
+
+  it("names on each attempt the URL it was sent to, in the API and the settings' delivery detail, after the endpoint's URL changed", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const api = client(server.url, await createKey(orgId, ["webhooks:write", "webhooks:read"]));
+    const created = (await api("POST", "/webhook-endpoints", { url: `${receiver.url}?before`, events: ["*"] })).body
+      .data;
+    const first = await api("POST", `/webhook-endpoints/${created.id}/test`);
+    expect(first.body.data.attempt.url).toBe(`${receiver.url}?before`);
+    const deliveryId = first.body.data.attempt.deliveryId;
+    expect((await api("PATCH", `/webhook-endpoints/${created.id}`, { url: `${receiver.url}?after` })).status).toBe(200);
+    const again = await api("POST", `/deliveries/${deliveryId}/redeliver`);
+    expect(again.body.data).toMatchObject({ attempt: 2, url: `${receiver.url}?after` });
+    expect(
+      receiver.requests
+        .filter((request) => request.headers["webhook-id"] === first.body.data.eventId)
+        .map((request) => request.path),
+    ).toEqual(["/hook?before", "/hook?after"]);
+
+    const listed = await api("GET", `/webhook-endpoints/${created.id}/deliveries`);
+    expect(listed.body.data.map((attempt: { attempt: number; url: string }) => [attempt.attempt, attempt.url])).toEqual(
+      [
+        [2, `${receiver.url}?after`],
+        [1, `${receiver.url}?before`],
+      ],
+    );
+    const detail = await members.viewer.caller.webhooks.delivery({ deliveryId });
+    expect(detail.url).toBe(`${receiver.url}?after`);
+    expect(detail.attempts.map((attempt) => [attempt.attempt, attempt.url])).toEqual([
+      [2, `${receiver.url}?after`],
+      [1, `${receiver.url}?before`],
+    ]);
+    // An attempt recorded before URLs were kept says so rather than naming the endpoint's URL of today.
+    await prisma().deliveryAttempt.updateMany({ where: { deliveryId, attempt: 1 }, data: { url: null } });
+    const old = (await api("GET", `/webhook-endpoints/${created.id}/deliveries`)).body.data;
+    expect(old[1]).toMatchObject({ attempt: 1, url: null });
   });
 
   it("keeps no signing secret in the idempotency table: a replay reads it back while it stands, and is refused once it is rotated", async () => {

@@ -55,17 +55,24 @@ it("disabling after 5 failed deliveries records webhook_endpoint.disabled, mails
   expect(endpoint).toMatchObject({ enabled: false, consecutiveFailures: 5 });
   expect(endpoint.disabledReason).toBe("5 consecutive deliveries failed after 5 attempts each (last: HTTP 502)");
 
-  // The event of its own, in the feed: the endpoint as its GET answers, what changed and the system as actor.
-  const feed = await api("GET", "/events?types=webhook_endpoint.disabled");
+  // The event of its own, in the feed: the endpoint as its GET answers with its URL's origin only (the path and query
+  // may hold the receiver's credentials, and the event reaches every subscriber and every events:read key), what
+  // changed and the system as actor.
+  const { url, ...withoutUrl } = endpoint;
+  const origin = new URL(url).origin;
+  const reader = client(server.url, await createKey(orgId, ["events:read"]));
+  const feed = await reader("GET", "/events?types=webhook_endpoint.disabled");
   expect(feed.body.data).toHaveLength(1);
   expect(feed.body.data[0]).toMatchObject({
     event: "webhook_endpoint.disabled",
     resource: "webhook_endpoint",
     actor: { type: "system" },
-    data: endpoint,
+    data: { ...withoutUrl, origin },
     changedFields: ["enabled", "disabledReason", "disabledAt"],
     previous: { enabled: true, disabledReason: null, disabledAt: null },
   });
+  expect(feed.body.data[0].data).not.toHaveProperty("url");
+  expect(JSON.stringify(feed.body.data[0])).not.toMatch(/\/hook|broken/);
   // And delivered to the endpoint subscribed to it.
   const [toWatcher] = await fanOutPending(orgId);
   expect(toWatcher?.endpointId).toBe(watcher.id);
@@ -74,8 +81,9 @@ it("disabling after 5 failed deliveries records webhook_endpoint.disabled, mails
   expect(got).toHaveLength(1);
   expect(JSON.parse(got[0]?.body ?? "{}")).toMatchObject({
     event: "webhook_endpoint.disabled",
-    data: { id: failing.id },
+    data: { id: failing.id, origin },
   });
+  expect(got[0]?.body).not.toMatch(/\/hook|broken/);
 
   // One mail, to the owner and the admin only, naming the endpoint and where to fix it.
   expect(mailsTo(members.owner.email)).toHaveLength(1);
@@ -84,7 +92,8 @@ it("disabling after 5 failed deliveries records webhook_endpoint.disabled, mails
   expect(mailsTo(members.viewer.email)).toHaveLength(0);
   const text = decoded(mailsTo(members.owner.email)[0]?.raw ?? "");
   expect(text).toContain("A webhook endpoint was disabled");
-  expect(text).toContain(`${receiver.url}?broken was disabled: 5 consecutive deliveries failed`);
+  expect(text).toContain(`${failing.id} (${origin}) was disabled: 5 consecutive deliveries failed`);
+  expect(text).not.toContain("?broken");
   expect(text).toContain(`/settings/webhooks/${failing.id}`);
 
   // The banner: every member sees the open alert; checking again (every minute) mails nothing more.

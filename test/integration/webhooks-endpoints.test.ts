@@ -274,6 +274,7 @@ it("lists attempts newest first with keyset paging, and redelivers with the same
       eventId: failed.eventId,
       event: "webhook.test",
       attempt: 1,
+      url: flaky.url,
       responseStatus: 500,
       success: false,
       durationMs: expect.any(Number),

@@ -17,10 +17,11 @@ const TRIGGER_WORDS = {
 } as const;
 
 /**
- * One delivery of an endpoint with every attempt in full (docs/architecture.md, "Webhooks and the outbox"): the request
- * sent (method, URL, headers with the signatures left out, the body), and per attempt the answer's status, the first
- * 2,048 characters of its body, the duration, the error, what made it, and when the next retry runs. Another
- * organisation's delivery, or one of another endpoint, is "not found".
+ * One delivery of an endpoint with every attempt in full (docs/architecture.md, "Webhooks and the outbox"): the body
+ * every attempt sends and where the next one goes, and per attempt the URL it was sent to (the endpoint's URL then),
+ * the headers with the signatures left out, the answer's status, the first 2,048 characters of its body, the
+ * duration, the error, what made it, and when the next retry runs. Another organisation's delivery, or one of another
+ * endpoint, is "not found".
  */
 export default async function DeliveryPage({ params }: { params: Promise<{ id: string; deliveryId: string }> }) {
   const { id, deliveryId } = await params;
@@ -84,11 +85,12 @@ export default async function DeliveryPage({ params }: { params: Promise<{ id: s
       <section aria-labelledby="request-heading">
         <h2 id="request-heading">Request</h2>
         <p>
-          <code>POST {delivery.url}</code>
+          Next attempt: <code data-testid="next-url">POST {delivery.url}</code>
         </p>
         <p className="hint">
-          Every attempt sends this body, exactly these bytes (the ones signed); each attempt is signed anew at its start
-          (its headers are under the attempt). Signatures are HMACs of the signing secret and are not shown.
+          Every attempt sends this body, exactly these bytes (the ones signed), to the endpoint's URL of its moment
+          (under the attempt); each attempt is signed anew at its start (its headers are under the attempt). Signatures
+          are HMACs of the signing secret and are not shown.
         </p>
         <pre className="wrap" data-testid="request-body">
           {delivery.requestBody}
@@ -108,6 +110,14 @@ export default async function DeliveryPage({ params }: { params: Promise<{ id: s
                 </span>
               </h3>
               <dl className="meta">
+                <dt>Sent to</dt>
+                <dd className="breakable" data-testid="attempt-url">
+                  {attempt.url === null ? (
+                    "not recorded (an attempt made before URLs were kept)"
+                  ) : (
+                    <code>POST {attempt.url}</code>
+                  )}
+                </dd>
                 <dt>Started</dt>
                 <dd>
                   <Time value={attempt.startedAt} />
