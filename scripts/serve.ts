@@ -104,7 +104,7 @@ async function main(): Promise<void> {
   const { dispatchesSettled } = await import("../server/webhooks/hand-over");
   const { closeKv } = await import("../server/kv");
   const { stampClientAddress } = await import("../server/http/origin");
-  const { observedPages, pageRoutes, sameOriginActions } = await import("../server/http/pages");
+  const { limitedPages, observedPages, pageRoutes, sameOriginActions } = await import("../server/http/pages");
   const { log } = await import("../server/observability/logger");
   // While the database opens: the query compiler its first query would load.
   await preloadQueryCompiler();
@@ -160,8 +160,10 @@ async function main(): Promise<void> {
     return preparing;
   };
   const pages = observedPages(
-    sameOriginActions((req, res) =>
-      nextHandler ? nextHandler(req, res) : prepareNext().then((handle) => handle(req, res)),
+    limitedPages(
+      sameOriginActions((req, res) =>
+        nextHandler ? nextHandler(req, res) : prepareNext().then((handle) => handle(req, res)),
+      ),
     ),
     pageRoutes(distDir),
   );

@@ -24,6 +24,9 @@ const optionalUrl = z.preprocess(
  * - `DATA_DIR`: directory of the embedded database, default `.data`.
  * - `RATE_LIMIT_ANONYMOUS_PER_MIN`: sliding window per client IP for requests without a valid key (401s, documents,
  *   unknown paths), requests per minute; default 120.
+ * - `RATE_LIMIT_PAGES_PER_MIN`: requests a minute one visitor (a settings session, else a client address) may send to
+ *   the pages, `/api/trpc` and `/api/auth` under `npm start`; default 300 (docs/architecture.md, "Budgets: what one
+ *   request may cost").
  * - `RATE_LIMIT_WINDOW_MS`: length of every rate-limit window, ms, 1,000–60,000; default 60,000, the minute every
  *   limit is counted in (docs/api-contract.md §8). Tests set a shorter one so a full window passes in seconds; the
  *   limits then count per that window.
@@ -82,6 +85,7 @@ export const EnvSchema = z
      */
     EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().min(1).default(120),
+    RATE_LIMIT_PAGES_PER_MIN: z.coerce.number().int().min(1).default(300),
     RATE_LIMIT_WINDOW_MS: z.preprocess(
       (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
       z.coerce.number().int().min(1_000).max(60_000).default(60_000),

@@ -13,6 +13,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   process.env.KV_PREFIX ??= `test-${randomBytes(4).toString("hex")}:`;
   // Many tests share the anonymous window of 127.0.0.1; rate-limit tests set low limits explicitly.
   process.env.RATE_LIMIT_ANONYMOUS_PER_MIN ??= "1000000";
+  process.env.RATE_LIMIT_PAGES_PER_MIN ??= "1000000";
   // In-process servers would print a line per request; tests that read the log capture it (test/helpers/log-capture).
   process.env.LOG_LEVEL ??= "warn";
 

@@ -2,12 +2,16 @@
 // facade's: a request id, one log line, the request-duration metric and a server span, each under the page's route
 // template (docs/architecture.md, "Observability"); a server action posted from another origin is refused before
 // Next.js (docs/architecture.md, "Settings: sign-in, team and roles").
+
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
+import { CLIENT_ADDRESS_HEADER } from "../auth/client-address";
 import { warnThrottled } from "../kv/warn";
 import { log } from "../observability/logger";
 import { observeRequest } from "../observability/requests";
+import { enforceRateLimit } from "../services/rate-limits";
 import { newRequestId } from "./envelope";
 import { publicOrigin } from "./origin";
 
@@ -107,5 +111,40 @@ export function sameOriginActions(
     });
     res.writeHead(403, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
     res.end("Forbidden: this form was posted from another site\n");
+  };
+}
+
+// better-auth's session cookie, with the `__Secure-` prefix it takes over https.
+const SESSION_COOKIE = /(?:^|;\s*)(?:__Secure-)?better-auth\.session_token=([^;]+)/;
+
+/**
+ * Wraps the Next.js request handler of `npm start` so that each visitor (a settings session, by a hash of its cookie,
+ * else a client address) sends at most `RATE_LIMIT_PAGES_PER_MIN` requests a minute (default 300) to the pages, `/api/trpc` and
+ * `/api/auth`, counted in the shared store like the API's windows; over it, 429 (`text/plain`, `Retry-After`) before
+ * Next.js looks the session up. Next.js's immutable assets (`/_next/static/…`) and the Inngest worker's calls
+ * (`/api/inngest`, signed) are not counted. Without it a member's script could hold the thread every other
+ * organisation's requests share with refused exports and reloaded pages (docs/architecture.md, "Budgets: what one
+ * request may cost").
+ */
+export function limitedPages(
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const target = req.url ?? "/";
+    if (target.startsWith("/_next/static/") || target.startsWith("/api/inngest")) return handle(req, res);
+    const cookie = SESSION_COOKIE.exec(String(req.headers.cookie ?? ""))?.[1];
+    const address = req.headers[CLIENT_ADDRESS_HEADER];
+    const visitor = cookie
+      ? `s:${createHash("sha256").update(cookie).digest("base64url").slice(0, 22)}`
+      : `ip:${String(address ?? "unknown").slice(0, 64)}`;
+    const decision = await enforceRateLimit({ kind: "pages", visitor });
+    if (decision.allowed) return handle(req, res);
+    const seconds = String(decision.retryAfterSeconds ?? 1);
+    res.writeHead(429, {
+      "Content-Type": "text/plain; charset=utf-8",
+      "Cache-Control": "no-store",
+      "Retry-After": seconds,
+    });
+    res.end(`Too many requests: wait ${seconds} seconds and try again\n`);
   };
 }

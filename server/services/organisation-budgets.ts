@@ -142,6 +142,18 @@ export async function databaseBudgetRefusal(orgId: string, perOrg: number): Prom
   );
 }
 
+/**
+ * Waits until the organisation has database time left ({@link databaseBudgetRefusal}): long work of its own (an
+ * export) goes on at the pace its budget refills instead of being refused halfway.
+ */
+export async function awaitDatabaseBudget(orgId: string, perOrg: number): Promise<void> {
+  for (;;) {
+    const refusal = await databaseBudgetRefusal(orgId, perOrg);
+    if (!refusal) return;
+    await new Promise((resolve) => setTimeout(resolve, Number(refusal.headers?.["Retry-After"] ?? 1) * 1000));
+  }
+}
+
 /** Draws `amount` ms from the organisation's shared budget and keeps the level it reads back; never rejects. */
 function draw(orgId: string, state: OrganisationState, amount: number): Promise<void> {
   const { perOrg } = state;

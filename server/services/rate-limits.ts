@@ -12,7 +12,10 @@ export const STORE_RETRY_AFTER_MS = 1_000;
  */
 export type RateLimitSubject =
   | { kind: "key"; apiKeyId: string; orgId: string; perKey: number; perOrg: number }
-  | { kind: "anonymous"; ip: string; window?: "status" };
+  | { kind: "anonymous"; ip: string; window?: "status" }
+  | { kind: "pages"; visitor: string };
+
+
 
 /**
  * The outcome of counting one request (docs/api-contract.md §8): whether it may run, the headers every response carries
@@ -34,6 +37,9 @@ function windowsOf(subject: RateLimitSubject): WindowSpec[] {
       { key: `rl:{o:${subject.orgId}}`, limit: subject.perOrg },
     ];
   }
+  // A person clicking through the settings, prefetches included, stays far below the pages' window; a script hammering
+  // a page or an export is refused before the page looks its session up.
+  if (subject.kind === "pages") return [{ key: `rl:{pg:${subject.visitor}}`, limit: env().RATE_LIMIT_PAGES_PER_MIN }];
   // The address comes from a header: bound the key length.
   const key = `rl:{ip:${subject.ip.slice(0, 64)}}${subject.window ? `:${subject.window}` : ""}`;
   return [{ key, limit: env().RATE_LIMIT_ANONYMOUS_PER_MIN }];
@@ -42,6 +48,7 @@ function windowsOf(subject: RateLimitSubject): WindowSpec[] {
 /** Policy names of the IETF `RateLimit-Policy` header, in the order of {@link windowsOf}'s windows. */
 function policyNames(subject: RateLimitSubject): string[] {
   if (subject.kind === "key") return ["key", "org"];
+  if (subject.kind === "pages") return ["pages"];
   return [subject.window ?? "ip"];
 }
 

@@ -81,8 +81,9 @@ export const usageRouter = router({
     // An export reads the whole range: one of the organisation's slots for expensive work (docs/api-contract.md §8.5),
     // taken when the download opens and held until it ends.
     const open = async () => {
-      const release = await acquireExpensiveSlot(orgId, (await getRateLimitSummary(orgId)).perOrg, "export");
-      return usageCsv(orgId, query, release);
+      const { perOrg } = await getRateLimitSummary(orgId);
+      const release = await acquireExpensiveSlot(orgId, perOrg, "export");
+      return usageCsv(orgId, query, { perOrg, onEnd: release });
     };
     const stamp = (date: Date) => date.toISOString().slice(0, 16).replace(/[-:]/g, "");
     return { filename: `usage-${ctx.member.org.slug}-${stamp(from)}-${stamp(to)}.csv`, open };
