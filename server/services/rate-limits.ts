@@ -15,8 +15,6 @@ export type RateLimitSubject =
   | { kind: "anonymous"; ip: string; window?: "status" }
   | { kind: "pages"; visitor: string };
 
-
-
 /**
  * The outcome of counting one request (docs/api-contract.md §8): whether it may run, the headers every response carries
  * (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in Unix seconds, `-Policy: sliding-window`; and the IETF draft's
