@@ -8,6 +8,7 @@ import { Agent } from "node:http";
 import type pg from "pg";
 import { quantile, send } from "./load";
 import type { ChildServer } from "./servers";
+import { signedInOwner } from "./settings-pages";
 
 /** Accounts of organisation A, each with a 1,000-character custom text value that almost matches A's filters. */
 export const HOSTILE_ROWS = 20_000;
@@ -55,8 +56,6 @@ export async function prepareNeighbours(
   const { createApiKey } = await import("../server/services/api-keys");
   const { createCustomField } = await import("../server/services/custom-field-definitions");
   const { SEED_ORIGIN } = await import("../server/services/events");
-  const { createMemberUser } = await import("../server/services/team/operator");
-  const { authFor } = await import("../server/services/auth");
   const tag = randomBytes(4).toString("hex");
   const hostile = await ensureOrganisation(`bench-hostile-${tag}`, { name: "Hostile", plan: "STARTER" });
   const neighbour = await ensureOrganisation(`bench-neighbour-${tag}`, {
@@ -76,18 +75,7 @@ export async function prepareNeighbours(
     { resource: "account", key: "note", label: "Note", type: "text", searchable: true },
     SEED_ORIGIN,
   );
-  const email = `hostile-${tag}@bench.example`;
-  const password = `pw-${randomBytes(9).toString("base64url")}`;
-  await createMemberUser(origin, hostile.id, { email, password, role: "owner", name: "Hostile owner" });
-  const { headers } = await authFor(origin).api.signInEmail({
-    headers: new Headers({ "user-agent": "bench" }),
-    body: { email, password },
-    returnHeaders: true,
-  });
-  const hostileCookie = headers
-    .getSetCookie()
-    .map((line) => line.split(";")[0])
-    .join("; ");
+  const hostileCookie = await signedInOwner(origin, hostile.id, "hostile");
 
   const started = performance.now();
   // 999 'a's and the row number: every row nearly matches a filter of 'a's ending in 'b'.

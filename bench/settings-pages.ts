@@ -1,6 +1,7 @@
 // The settings area as its users browse it, for the memory measure of bench/run.ts: the demo organisation (made by
 // start-up's own seed, server/services/demo.ts) with a webhook endpoint, its owner signed in through better-auth as a
 // browser would be (the session cookie), and every settings page plus the API reference requested with that cookie.
+import { randomBytes } from "node:crypto";
 import { Agent } from "node:http";
 import path from "node:path";
 import { cookieHeader } from "../test/helpers/members";
@@ -42,6 +43,27 @@ export async function demoOwnerSession(dataDir: string): Promise<DemoSession> {
 }
 
 /** Every settings page of the demo owner, and the API reference, by path. */
+/**
+ * A new owner of the organisation, signed in at `origin`: the `Cookie` header of the session better-auth set (for the
+ * benchmark's settings requests: the usage CSV, the pages).
+ */
+export async function signedInOwner(origin: string, orgId: string, label: string): Promise<string> {
+  const { createMemberUser } = await import("../server/services/team/operator");
+  const { authFor } = await import("../server/services/auth");
+  const email = `${label}-${randomBytes(4).toString("hex")}@bench.example`;
+  const password = `pw-${randomBytes(9).toString("base64url")}`;
+  await createMemberUser(origin, orgId, { email, password, role: "owner", name: "Bench owner" });
+  const { headers } = await authFor(origin).api.signInEmail({
+    headers: new Headers({ "user-agent": "bench" }),
+    body: { email, password },
+    returnHeaders: true,
+  });
+  return headers
+    .getSetCookie()
+    .map((line) => line.split(";")[0])
+    .join("; ");
+}
+
 export function settingsPages(endpointId: string): string[] {
   return [
     "/settings",

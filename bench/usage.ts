@@ -8,6 +8,7 @@ import { performance } from "node:perf_hooks";
 import type pg from "pg";
 import { median, send } from "./load";
 import type { ChildServer } from "./servers";
+import { signedInOwner } from "./settings-pages";
 
 /** Requests in the large and the small organisation, spread evenly over the last 30 days. */
 export const USAGE_LARGE = 1_000_000;
@@ -69,8 +70,6 @@ export async function prepareUsage(
 ): Promise<UsageFixture & { seedMs: number; rollUpMs: number; rollUpSlots: number }> {
   const { ensureOrganisation } = await import("../server/services/organisations");
   const { createApiKey } = await import("../server/services/api-keys");
-  const { createMemberUser } = await import("../server/services/team/operator");
-  const { authFor } = await import("../server/services/auth");
   const { rollUpUsage } = await import("../server/services/usage-rollup");
   const tag = randomBytes(4).toString("hex");
   const orgs = {} as UsageFixture;
@@ -81,18 +80,7 @@ export async function prepareUsage(
   ] as const) {
     const org = await ensureOrganisation(`bench-usage-${size}-${tag}`, { name: `Bench usage ${size}` });
     const key = await createApiKey(org.id, { name: "bench", scopes: ["admin:read"], isTest: false });
-    const email = `usage-${size}-${tag}@bench.example`;
-    const password = `pw-${randomBytes(9).toString("base64url")}`;
-    await createMemberUser(origin, org.id, { email, password, role: "owner", name: "Bench owner" });
-    const { headers } = await authFor(origin).api.signInEmail({
-      headers: new Headers({ "user-agent": "bench" }),
-      body: { email, password },
-      returnHeaders: true,
-    });
-    const cookie = headers
-      .getSetCookie()
-      .map((line) => line.split(";")[0])
-      .join("; ");
+    const cookie = await signedInOwner(origin, org.id, `usage-${size}`);
     const started = performance.now();
     await client.query(
       `INSERT INTO "AuditLog" ("orgId", "apiKeyId", "requestId", "method", "path", "status", "errorCode", "durationMs", "createdAt")

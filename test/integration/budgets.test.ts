@@ -7,16 +7,15 @@
 // database's, not the machine's.
 process.env.DB_STATEMENT_TIMEOUT_MS = "1500";
 
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withStatementClass } from "../../server/db/statement-budget";
 import { prisma, transaction } from "../../server/db/transaction";
 import { ensureOrganisation } from "../../server/services/organisations";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../helpers/api";
+import { spawnApiInstance } from "../helpers/spawn-instance";
 
-const root = path.resolve(import.meta.dirname, "../..");
 let server: TestServer;
 let locker: pg.Client;
 // Another connection watches: statistics read inside the locker's transaction would stay as they were at its first read.
@@ -142,30 +141,9 @@ describe("deadlocks", () => {
   });
 });
 
-/** Starts one more API instance (its own process, the same database and Redis) and resolves with its /api/v1 URL. */
-function instance(): Promise<string> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "test/helpers/api-instance.ts")], {
-    cwd: root,
-    env: { ...process.env, KV_TIMEOUT_MS: "2000" },
-  });
-  children.push(child);
-  let output = "";
-  return new Promise((resolve, reject) => {
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-      const url = /^(http:\/\/\S+)\n/.exec(output)?.[1];
-      if (url) resolve(url);
-    });
-    child.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    child.once("exit", (code) => reject(new Error(`instance exited with ${code}:\n${output}`)));
-  });
-}
-
 describe("an organisation's budgets", () => {
   it("runs one expensive operation at a time on the Starter plan's 60 requests a minute, across instances; another is 429 with the reason, another organisation's is served", async () => {
-    const other = await instance();
+    const other = await spawnApiInstance({ KV_TIMEOUT_MS: "2000" }, children);
     // The Starter plan's own limits (30 a key, 60 the organisation a minute): 1 slot, 15 s of database time a minute.
     const starter = await ensureOrganisation(`budget-${Date.now()}`, { plan: "STARTER" });
     const key = await createKey(starter.id, ["accounts:read", "accounts:write"]);

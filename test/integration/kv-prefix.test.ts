@@ -1,15 +1,14 @@
 // KV_PREFIX: every entry the service writes in the key-value store starts with it, so two deployments on one Redis
 // never share rate-limit windows or the key-cache generation, while instances of one deployment (same prefix) do.
 // Three instances of the REST facade run as processes of their own on the real Redis, with a small anonymous window.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { env } from "../../server/env";
 import { createKv } from "../../server/kv";
+import { spawnApiInstance } from "../helpers/spawn-instance";
 
-const root = path.resolve(import.meta.dirname, "../..");
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const LIMIT = 5;
 const run = randomBytes(4).toString("hex");
@@ -20,32 +19,13 @@ let redis: Redis;
 
 /** Starts an instance with `prefix` and resolves with its /api/v1 URL. */
 function instance(prefix: string): Promise<string> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "test/helpers/api-instance.ts")], {
-    cwd: root,
-    // Redis calls bounded at 2 s, not 250 ms: on a loaded machine a slow call would make an instance count in its own
-    // memory for a second (documented, "Key-value store and rate limits"), and the shared window this test asserts
-    // would not be the one counted.
-    env: {
-      ...process.env,
-      KV_PREFIX: prefix,
-      RATE_LIMIT_ANONYMOUS_PER_MIN: String(LIMIT),
-      REDIS_URL,
-      KV_TIMEOUT_MS: "2000",
-    },
-  });
-  children.push(child);
-  let output = "";
-  return new Promise((resolve, reject) => {
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-      const url = /^(http:\/\/\S+)\n/.exec(output)?.[1];
-      if (url) resolve(url);
-    });
-    child.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    child.once("exit", (code) => reject(new Error(`instance exited with ${code}:\n${output}`)));
-  });
+  // Redis calls bounded at 2 s, not 250 ms: on a loaded machine a slow call would make an instance count in its own
+  // memory for a second (documented, "Key-value store and rate limits"), and the shared window this test asserts
+  // would not be the one counted.
+  return spawnApiInstance(
+    { KV_PREFIX: prefix, RATE_LIMIT_ANONYMOUS_PER_MIN: String(LIMIT), REDIS_URL, KV_TIMEOUT_MS: "2000" },
+    children,
+  );
 }
 
 /** An anonymous request (no key: 401 while the window has room, then 429) and its status. */
