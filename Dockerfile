@@ -1,7 +1,7 @@
 # The MSP CRM public API as a container image (README: "Deploy"). Two stages: `build` installs every dependency and
 # runs `npm run build` (Next.js, and the server, migrations and admin command compiled to dist/ with the Prisma client
 # inside); `runtime` holds production dependencies and the build output only, runs as the unprivileged `node` user and
-# starts the compiled server with Node alone. test/integration/container.test.ts performs the runtime stage outside
+# starts the compiled server with Node alone. test/packaging/container.test.ts performs the runtime stage outside
 # Docker (its COPY lines, its `npm ci`, its CMD and HEALTHCHECK), so a file missing here fails CI.
 
 FROM node:24.21.0-bookworm-slim AS build

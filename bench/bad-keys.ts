@@ -7,7 +7,7 @@ import { createSecretKey, randomBytes } from "node:crypto";
 import { request } from "node:http";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { generateApiKey } from "../server/auth/api-keys";
+import { generateApiKey } from "../server/platform/api-keys/format";
 import { settledTransactions } from "../test/helpers/database-transactions";
 import { legacyApiKey } from "../test/helpers/legacy-keys";
 
@@ -15,7 +15,7 @@ import { legacyApiKey } from "../test/helpers/legacy-keys";
 export const BAD_KEY_REQUESTS = 200;
 /** The target: the flood costs fewer database transactions than this. */
 export const BAD_KEY_TRANSACTIONS_TARGET = 5;
-/** Longer than the longest wait of a request-log row without an organisation (1 s, server/services/audit.ts). */
+/** Longer than the longest wait of a request-log row without an organisation (1 s, server/platform/request-log/record.ts). */
 const LOG_SETTLE_MS = 1_500;
 
 /** Result of {@link measureBadKeys}. */

@@ -4,7 +4,7 @@
 // range filter and a sort by a custom field (reported), and creates with twenty custom field values against creates
 // without (target ≤ 1.2×).
 import { Agent } from "node:http";
-import type { CustomFieldCreate } from "../server/schemas/custom-fields";
+import type { CustomFieldCreate } from "../server/records/custom-fields/schema";
 import { median, quantile, send } from "./load";
 
 /** The twenty fields of the benchmark's accounts: every type, `tier` with four options like the lifecycle's four. */

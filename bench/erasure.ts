@@ -182,10 +182,10 @@ async function child(): Promise<void> {
   const { migrateProcessDatabase } = await import("../server/db/ready");
   await migrateProcessDatabase({ own: true });
   const { prisma, transaction } = await import("../server/db/transaction");
-  const { ensureOrganisation } = await import("../server/services/organisations");
-  const { createApiKey } = await import("../server/services/api-keys");
-  const { flushAudit, recordAudit } = await import("../server/services/audit");
-  const { recordEvents } = await import("../server/services/events");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
+  const { createApiKey } = await import("../server/platform/api-keys/service");
+  const { flushAudit, recordAudit } = await import("../server/platform/request-log/record");
+  const { recordEvents } = await import("../server/records/events");
   const { startApi } = await import("../test/helpers/http-server");
 
   const seedStarted = performance.now();

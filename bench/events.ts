@@ -87,11 +87,11 @@ export async function measureEventsFeed(
   client: pg.Client,
   options: { runs: number; warmup: number; log: (line: string) => void },
 ): Promise<EventsFeedResult> {
-  const { ensureOrganisation } = await import("../server/services/organisations");
-  const { listEvents } = await import("../server/services/event-feed");
-  const { CURSOR_KINDS, sealCursor } = await import("../server/services/pagination");
-  const { createAccount, bulkUpsertAccounts } = await import("../server/services/accounts");
-  const { recordEvents } = await import("../server/services/events");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
+  const { listEvents } = await import("../server/platform/events-feed/service");
+  const { CURSOR_KINDS, sealCursor } = await import("../server/records/pagination");
+  const { createAccount, bulkUpsertAccounts } = await import("../server/records/accounts/service");
+  const { recordEvents } = await import("../server/records/events");
   const { transaction } = await import("../server/db/transaction");
   const tag = randomBytes(4).toString("hex");
   const org = await ensureOrganisation(`bench-feed-${tag}`, { name: "Bench feed" });
@@ -122,7 +122,7 @@ export async function measureEventsFeed(
   );
   const position = deep.rows[0];
   if (!position) throw new Error("the feed seed produced fewer events than expected");
-  // The feed's cursor as the service signs it (server/services/event-feed.ts): 8 bytes of sequence, 4 of Unix seconds.
+  // The feed's cursor as the service signs it (server/platform/events-feed/service.ts): 8 bytes of sequence, 4 of Unix seconds.
   const payload = Buffer.alloc(12);
   payload.writeBigUInt64BE(BigInt(position.sq));
   payload.writeUInt32BE(Number(position.at), 8);
@@ -206,8 +206,8 @@ export async function measureConcurrentWrites(options: {
   warmupMs: number;
   log: (line: string) => void;
 }): Promise<ConcurrentWritesResult> {
-  const { ensureOrganisation } = await import("../server/services/organisations");
-  const { createAccount, updateAccount } = await import("../server/services/accounts");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
+  const { createAccount, updateAccount } = await import("../server/records/accounts/service");
   const writers = options.writers ?? 8;
   const origin = { isTest: false, deliver: false };
   const tag = randomBytes(4).toString("hex");

@@ -52,10 +52,10 @@ export async function prepareNeighbours(
   origin: string,
   log: (line: string) => void,
 ): Promise<NeighboursFixture> {
-  const { ensureOrganisation } = await import("../server/services/organisations");
-  const { createApiKey } = await import("../server/services/api-keys");
-  const { createCustomField } = await import("../server/services/custom-field-definitions");
-  const { SEED_ORIGIN } = await import("../server/services/events");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
+  const { createApiKey } = await import("../server/platform/api-keys/service");
+  const { createCustomField } = await import("../server/records/custom-fields/service");
+  const { SEED_ORIGIN } = await import("../server/records/events");
   const tag = randomBytes(4).toString("hex");
   const hostile = await ensureOrganisation(`bench-hostile-${tag}`, { name: "Hostile", plan: "STARTER" });
   const neighbour = await ensureOrganisation(`bench-neighbour-${tag}`, {

@@ -304,8 +304,8 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
   log(`migrated (${migrated.applied.length} migrations)`);
 
   // Imported only now: server modules must see DATABASE_URL, which points at the bench database from here on.
-  const { ensureOrganisation } = await import("../server/services/organisations");
-  const { createApiKey } = await import("../server/services/api-keys");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
+  const { createApiKey } = await import("../server/platform/api-keys/service");
   const { closeDb } = await import("../server/db/client");
   // The demo organisation, as a first start seeds it, while the database is still empty (a database with other
   // organisations gets none); its owner's cookie is signed with the servers' secret (process.env, set above).
@@ -317,8 +317,8 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
   const scopes = ["accounts:write"];
   const key = await createApiKey(org.id, { name: "bench", scopes, isTest: false });
   const pagedKey = await createApiKey(paged.id, { name: "bench", scopes, isTest: false });
-  const { createCustomField } = await import("../server/services/custom-field-definitions");
-  const { SEED_ORIGIN } = await import("../server/services/events");
+  const { createCustomField } = await import("../server/records/custom-fields/service");
+  const { SEED_ORIGIN } = await import("../server/records/events");
   const fieldsOrg = await ensureOrganisation(`bench-fields-${tag}`, { name: "Bench fields", limits: NO_LIMITS });
   const fieldsKey = await createApiKey(fieldsOrg.id, { name: "bench", scopes, isTest: false });
   for (const orgId of [paged.id, fieldsOrg.id]) {
@@ -581,9 +581,9 @@ async function measureEmbeddedMemory(): Promise<MemoryResult> {
  * that those GETs wrote no row (HealthScore and HealthSnapshot counts and latest timestamps before and after).
  */
 async function measureHealth(start: ChildServer, client: pg.Client) {
-  const { ensureOrganisation } = await import("../server/services/organisations");
-  const { createApiKey } = await import("../server/services/api-keys");
-  const { refreshHealthScores } = await import("../server/services/health");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
+  const { createApiKey } = await import("../server/platform/api-keys/service");
+  const { refreshHealthScores } = await import("../server/records/health/service");
   const tag = randomBytes(4).toString("hex");
   const orgs: Record<"large" | "small", { id: string; key: string; accounts: number }> = {} as never;
   for (const [size, accounts] of [

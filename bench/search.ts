@@ -82,8 +82,8 @@ export async function measureSearch(options: {
   log: (line: string) => void;
 }): Promise<SearchResult> {
   const { client, origin, log } = options;
-  const { ensureOrganisation } = await import("../server/services/organisations");
-  const { createApiKey } = await import("../server/services/api-keys");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
+  const { createApiKey } = await import("../server/platform/api-keys/service");
   const tag = randomBytes(4).toString("hex");
   const small = await ensureOrganisation(`bench-search-${tag}`, {
     name: "Bench search",

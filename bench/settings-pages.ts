@@ -1,5 +1,5 @@
 // The settings area as its users browse it, for the memory measure of bench/run.ts: the demo organisation (made by
-// start-up's own seed, server/services/demo.ts) with a webhook endpoint, its owner signed in through better-auth as a
+// start-up's own seed, server/demo/demo.ts) with a webhook endpoint, its owner signed in through better-auth as a
 // browser would be (the session cookie), and every settings page plus the API reference requested with that cookie.
 import { randomBytes } from "node:crypto";
 import { Agent } from "node:http";
@@ -22,10 +22,10 @@ export interface DemoSession {
  * @throws Error when the database has other organisations but no demo (none is seeded then).
  */
 export async function demoOwnerSession(dataDir: string): Promise<DemoSession> {
-  const { ensureDemo } = await import("../server/services/demo");
+  const { ensureDemo } = await import("../server/demo/demo");
   const { createWebhookEndpoint } = await import("../server/webhooks/endpoints");
-  const { authFor } = await import("../server/services/auth");
-  const { CLIENT_ADDRESS_HEADER } = await import("../server/auth/client-address");
+  const { authFor } = await import("../server/identity/better-auth");
+  const { CLIENT_ADDRESS_HEADER } = await import("../server/platform/client-address");
   const demo = await ensureDemo(dataDir);
   if (!demo) throw new Error("the bench database had organisations before the demo was seeded");
   const { endpoint } = await createWebhookEndpoint(demo.orgId, {
@@ -48,8 +48,8 @@ export async function demoOwnerSession(dataDir: string): Promise<DemoSession> {
  * benchmark's settings requests: the usage CSV, the pages).
  */
 export async function signedInOwner(origin: string, orgId: string, label: string): Promise<string> {
-  const { createMemberUser } = await import("../server/services/team/operator");
-  const { authFor } = await import("../server/services/auth");
+  const { createMemberUser } = await import("../server/identity/team/operator");
+  const { authFor } = await import("../server/identity/better-auth");
   const email = `${label}-${randomBytes(4).toString("hex")}@bench.example`;
   const password = `pw-${randomBytes(9).toString("base64url")}`;
   await createMemberUser(origin, orgId, { email, password, role: "owner", name: "Bench owner" });

@@ -68,9 +68,9 @@ export async function prepareUsage(
   origin: string,
   log: (line: string) => void,
 ): Promise<UsageFixture & { seedMs: number; rollUpMs: number; rollUpSlots: number }> {
-  const { ensureOrganisation } = await import("../server/services/organisations");
-  const { createApiKey } = await import("../server/services/api-keys");
-  const { rollUpUsage } = await import("../server/services/usage-rollup");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
+  const { createApiKey } = await import("../server/platform/api-keys/service");
+  const { rollUpUsage } = await import("../server/platform/request-log/usage-rollup");
   const tag = randomBytes(4).toString("hex");
   const orgs = {} as UsageFixture;
   let seedMs = 0;

@@ -45,7 +45,7 @@ export async function measureReplay(
   process.env.WEBHOOKS_ALLOW_LOOPBACK = "true";
   const { resetEnvCache } = await import("../server/env");
   resetEnvCache();
-  const { ensureOrganisation } = await import("../server/services/organisations");
+  const { ensureOrganisation } = await import("../server/platform/organisations");
   const { createWebhookEndpoint } = await import("../server/webhooks/endpoints");
   const { attemptDelivery } = await import("../server/webhooks/deliveries");
   const { startReplay } = await import("../server/webhooks/replays");

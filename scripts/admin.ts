@@ -5,19 +5,19 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { validateRequestedScopes } from "../server/auth/scopes";
 import { closeDb } from "../server/db/client";
 import type { RateLimitPlan } from "../server/db/generated/client";
 import { migrateProcessDatabase } from "../server/db/ready";
 import { withStatementClass } from "../server/db/statement-budget";
+import { seedDemoBook } from "../server/demo/seed";
 import { ApiError } from "../server/errors";
+import { defaultOrigin } from "../server/identity/better-auth";
+import { passwordResetLink } from "../server/identity/password-reset";
+import { createMemberUser, inviteFromCommand, organisationHasOwner } from "../server/identity/team/operator";
 import { closeKv } from "../server/kv";
-import { createApiKey } from "../server/services/api-keys";
-import { defaultOrigin } from "../server/services/auth";
-import { ensureOrganisation } from "../server/services/organisations";
-import { passwordResetLink } from "../server/services/password-reset";
-import { seedDemoBook } from "../server/services/seed";
-import { createMemberUser, inviteFromCommand, organisationHasOwner } from "../server/services/team/operator";
+import { validateRequestedScopes } from "../server/platform/api-keys/scopes";
+import { createApiKey } from "../server/platform/api-keys/service";
+import { ensureOrganisation } from "../server/platform/organisations";
 import { createWebhookEndpoint } from "../server/webhooks/endpoints";
 
 const USAGE = `Usage:

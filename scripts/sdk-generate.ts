@@ -1,7 +1,7 @@
 // `npm run sdk:generate`: writes the client's generated files from the OpenAPI document the API serves (built in
 // process, no server needed): sdk/src/schema.ts, the types (openapi-typescript), and sdk/src/resources.ts, one method
 // per operation grouped by resource (`crm.accounts.list/get/create/update/delete/bulk`, …). `-- --check` only compares
-// and exits 1 on a difference (test/integration/sdk.test.ts runs the same comparison).
+// and exits 1 on a difference (test/integration/contract/sdk.test.ts runs the same comparison).
 // `-- --custom-fields [--url <API base URL>] [--key <API key>] [--out <file>]` instead writes one organisation's custom
 // fields as a type for `createClient<CustomFields>()`, from the JSON Schema its API serves (`GET /custom-fields/schema`;
 // the key needs custom_fields:read; CRM_URL and CRM_KEY are the defaults of --url and --key).

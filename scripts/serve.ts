@@ -95,12 +95,12 @@ async function main(): Promise<void> {
   migrating.catch(() => undefined);
 
   const { createServer } = await import("node:http");
-  const { ensureDemo } = await import("../server/services/demo");
-  const { startupBanner } = await import("../server/services/startup");
-  const { markShuttingDown } = await import("../server/services/status");
+  const { ensureDemo } = await import("../server/demo/demo");
+  const { startupBanner } = await import("../server/platform/status/startup");
+  const { markShuttingDown } = await import("../server/platform/status/service");
   const { nodeApiListener, answerClientError, writeReply } = await import("../server/http/node");
   const { probeOf, probeReply } = await import("../server/http/probes");
-  const { flushAudit } = await import("../server/services/audit");
+  const { flushAudit } = await import("../server/platform/request-log/record");
   const { dispatchesSettled } = await import("../server/webhooks/hand-over");
   const { closeKv } = await import("../server/kv");
   const { stampClientAddress } = await import("../server/http/origin");
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   }
   // Fails before serving when production has no BETTER_AUTH_SECRET (the settings' cookies need one shared secret).
   try {
-    (await import("../server/auth/secret")).authSecret();
+    (await import("../server/identity/secret")).authSecret();
   } catch (error) {
     console.error((error as Error).message);
     await closeDb();
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   }
   // What tells a key worth a lookup from one that is not (the checksum secret, the first-format keys), read before
   // the first request (docs/architecture.md, "API keys and the key cache").
-  await (await import("../server/services/key-recognition")).keyRecognition();
+  await (await import("../server/platform/api-keys/recognition")).keyRecognition();
   const demo = config.SEED_DEMO ? await ensureDemo(config.DATA_DIR) : null;
   // Next.js (about two thirds of a restart's CPU time, a few hundred ms of this thread in one piece) is imported and
   // prepared at the first request for a page: /livez, /readyz and /api/v1 never go through it, so they answer as soon
@@ -199,11 +199,11 @@ async function main(): Promise<void> {
   console.log(banner);
   // Scores missing or more than an hour old (accounts from before the health table, a stopped worker) are computed
   // once now, in the background; while a worker runs, the health refresh keeps them current.
-  const { refreshChangedHealthScores } = await import("../server/services/health");
+  const { refreshChangedHealthScores } = await import("../server/records/health/service");
   refreshChangedHealthScores().catch((error: unknown) => log().error({ err: error }, "health refresh failed"));
   // Search re-indexes a stopped process left unfinished are taken up now, in the background (with a worker, its
   // every-minute run takes them too).
-  const { requestSearchReindex } = await import("../server/services/search-reindex");
+  const { requestSearchReindex } = await import("../server/records/search/reindex");
   requestSearchReindex();
   // Webhook alerts are checked here every minute too: with no worker running, no sweeper would notice the backlog.
   const { startAlertChecks } = await import("../server/webhooks/alerts");

@@ -42,7 +42,7 @@ const optionalUrl = z.preprocess(
  *   16 characters. The standard `OTEL_*` variables (`OTEL_EXPORTER_OTLP_ENDPOINT`, …) are read by the OpenTelemetry
  *   SDK itself (docs/architecture.md, "Observability").
  * - `BETTER_AUTH_SECRET`: signs settings session cookies and encrypts two-factor secrets, at least 32 characters;
- *   required in production with `DATABASE_URL`, else generated once into `DATA_DIR` (server/auth/secret.ts).
+ *   required in production with `DATABASE_URL`, else generated once into `DATA_DIR` (server/identity/secret.ts).
  * - `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…`) and `MAIL_FROM` (`CRM <crm@example.com>`): with both set,
  *   invitations and password-reset links are also mailed (nodemailer); without, they are only shown and printed.
  * - `KV_PREFIX`: prepended to every key this service writes in Redis or Vercel KV (rate-limit windows, the key-cache

@@ -1,8 +1,8 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import type { Scope } from "./auth/scopes";
 import { ApiError, type ErrorCode } from "./errors";
-import type { ApiKeyPrincipal } from "./services/api-keys";
+import type { Scope } from "./platform/api-keys/scopes";
+import type { ApiKeyPrincipal } from "./platform/api-keys/service";
 
 /**
  * Procedure metadata: trpc-to-openapi's `openapi` block plus ours. `scope` is the key scope the operation requires

@@ -1,7 +1,7 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { resetPassword } from "../../server/services/password-reset";
+import { resetPassword } from "../../server/identity/password-reset";
 import type { FormState } from "../(settings)/_lib/form-state";
 import { field, runAction } from "../(settings)/_lib/run-action";
 import { settingsRequest } from "../(settings)/_lib/session";

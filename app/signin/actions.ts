@@ -1,9 +1,9 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { settingsErrorMessage } from "../../server/routers/settings/trpc";
-import { authFor } from "../../server/services/auth";
-import { viaAuth } from "../../server/services/auth-errors";
+import { authFor } from "../../server/identity/better-auth";
+import { viaAuth } from "../../server/identity/better-auth-errors";
+import { settingsErrorMessage } from "../../server/settings/trpc";
 import { safeNextPath, settingsRequest } from "../(settings)/_lib/session";
 
 /**

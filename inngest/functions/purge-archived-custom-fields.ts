@@ -1,4 +1,4 @@
-import { purgeArchivedCustomFields } from "../../server/services/custom-field-definitions";
+import { purgeArchivedCustomFields } from "../../server/records/custom-fields/service";
 import { inngest } from "../client";
 
 /**

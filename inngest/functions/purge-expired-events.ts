@@ -1,4 +1,4 @@
-import { purgeExpiredEvents } from "../../server/services/event-feed";
+import { purgeExpiredEvents } from "../../server/platform/events-feed/service";
 import { purgeWebhookHistory } from "../../server/webhooks/stats";
 import { inngest } from "../client";
 

@@ -1,4 +1,4 @@
-import { purgeExpiredSignIns } from "../../server/services/settings-session";
+import { purgeExpiredSignIns } from "../../server/identity/session";
 import { inngest } from "../client";
 
 /**

@@ -1,4 +1,4 @@
-import { purgeExpiredIdempotencyKeys } from "../../server/services/idempotency";
+import { purgeExpiredIdempotencyKeys } from "../../server/platform/idempotency";
 import { inngest } from "../client";
 
 /**

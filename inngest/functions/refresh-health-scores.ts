@@ -1,4 +1,4 @@
-import { refreshChangedHealthScores } from "../../server/services/health";
+import { refreshChangedHealthScores } from "../../server/records/health/service";
 import { inngest } from "../client";
 
 /**

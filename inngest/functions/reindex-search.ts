@@ -1,4 +1,4 @@
-import { type ReindexStep, reindexSearchStep } from "../../server/services/search-reindex";
+import { type ReindexStep, reindexSearchStep } from "../../server/records/search/reindex";
 import { inngest, searchReindexRequested } from "../client";
 
 /** Steps one run takes at most: 200 windows of 5,000 records; the next run (a minute later at most) continues. */

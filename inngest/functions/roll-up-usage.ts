@@ -1,4 +1,4 @@
-import { rollUpUsage } from "../../server/services/usage-rollup";
+import { rollUpUsage } from "../../server/platform/request-log/usage-rollup";
 import { inngest } from "../client";
 
 /**

@@ -1,6 +1,6 @@
-import { hasScope } from "../auth/scopes";
 import { ApiError } from "../errors";
-import { authenticateApiKey } from "../services/api-keys";
+import { hasScope } from "../platform/api-keys/scopes";
+import { authenticateApiKey } from "../platform/api-keys/service";
 import type { Step } from "./exchange";
 
 /**

@@ -1,4 +1,8 @@
-import { acquireExpensiveSlot, databaseBudgetRefusal, type ExpensiveOperation } from "../services/organisation-budgets";
+import {
+  acquireExpensiveSlot,
+  databaseBudgetRefusal,
+  type ExpensiveOperation,
+} from "../platform/limits/organisation-budgets";
 import type { Exchange, Step } from "./exchange";
 
 // A list's `sort` naming a custom field: sorted by a jsonb expression no index serves (docs/api-contract.md §4.9.5).

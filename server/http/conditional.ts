@@ -1,5 +1,5 @@
 import { ApiError } from "../errors";
-import { tagMatches, writeIfMatch } from "../services/preconditions";
+import { tagMatches, writeIfMatch } from "../records/preconditions";
 import { entityTag } from "./envelope";
 import type { Reply, Step } from "./exchange";
 import { invokeProcedure } from "./procedure";

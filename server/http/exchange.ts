@@ -1,7 +1,7 @@
 // The types every step of the REST facade's pipeline shares (docs/architecture.md, "Layers and the request pipeline"):
 // the request as an adapter hands it in, the reply a step hands back, and the exchange the steps fill in on the way.
-import type { ApiKeyPrincipal } from "../services/api-keys";
-import type { RateLimitDecision } from "../services/rate-limits";
+import type { ApiKeyPrincipal } from "../platform/api-keys/service";
+import type { RateLimitDecision } from "../platform/limits/rate-limits";
 import type { RouteEntry } from "./routes";
 
 /**

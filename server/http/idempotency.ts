@@ -1,4 +1,4 @@
-import { IDEMPOTENCY_HEADER, IDEMPOTENT_METHODS, parseIdempotencyKey, runIdempotent } from "../services/idempotency";
+import { IDEMPOTENCY_HEADER, IDEMPOTENT_METHODS, parseIdempotencyKey, runIdempotent } from "../platform/idempotency";
 import { webhookSecretSeal } from "../webhooks/sealed-secrets";
 import { entityTag } from "./envelope";
 import type { Step } from "./exchange";

@@ -1,5 +1,5 @@
+import { findUnstorableText } from "../contract/storable";
 import { ApiError } from "../errors";
-import { findUnstorableText } from "../schemas/storable";
 import type { ApiRequest, Step } from "./exchange";
 
 /** Largest accepted request body: 1 MiB, in bytes. A bulk request of 500 items is about 150 KiB. */

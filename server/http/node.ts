@@ -8,7 +8,7 @@ import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import { ERROR_CODES, type ErrorCode } from "../errors";
 import { observeRequest } from "../observability/requests";
-import { enforceRateLimit } from "../services/rate-limits";
+import { enforceRateLimit } from "../platform/limits/rate-limits";
 import { docsUrlFor, newRequestId } from "./envelope";
 import type { ApiRequest, Reply } from "./exchange";
 import { clientAddress, publicOrigin } from "./origin";

@@ -1,10 +1,10 @@
 import { generateOpenApiDocument } from "trpc-to-openapi";
-import { SCOPES } from "../auth/scopes";
+import { DATE_TIME_MAX_LENGTH } from "../contract/common";
 import { ERROR_CODES, ERROR_LIMITS, type ErrorCode } from "../errors";
-import { v1Router } from "../routers/v1";
-import { DATE_TIME_MAX_LENGTH } from "../schemas/common";
-import { IDEMPOTENT_METHODS } from "../services/idempotency";
+import { SCOPES } from "../platform/api-keys/scopes";
+import { IDEMPOTENT_METHODS } from "../platform/idempotency";
 import { CONDITION_MAX_LENGTH } from "./conditional";
+import { v1Router } from "./router";
 import { collectRoutes } from "./routes";
 
 type Json = Record<string, unknown>;

@@ -4,8 +4,8 @@
 // truth.
 import type { IncomingHttpHeaders } from "node:http";
 import { isIP } from "node:net";
-import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../auth/client-address";
 import { env, type TrustProxy } from "../env";
+import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../platform/client-address";
 
 /** Reads one request header by lower-case name; repeated headers joined with ", ". */
 export type HeaderReader = (name: string) => string | undefined;
@@ -72,7 +72,7 @@ export function clientAddress(read: HeaderReader, socketAddress: string | null, 
 /**
  * Writes a page request's client address ({@link clientAddress} of its headers and socket) into
  * {@link CLIENT_ADDRESS_HEADER}, which `npm start` (scripts/serve.ts) hands to the pages: the settings' sessions,
- * audit trail and sign-in attempt limits (server/services/auth-attempts.ts) count it. A value the client sent in that
+ * audit trail and sign-in attempt limits (server/identity/attempts.ts) count it. A value the client sent in that
  * header itself is replaced, or removed when no address is known.
  * @param headers node:http's request headers, changed in place.
  */

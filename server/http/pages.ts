@@ -7,11 +7,11 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
-import { CLIENT_ADDRESS_HEADER } from "../auth/client-address";
 import { warnThrottled } from "../kv/warn";
 import { log } from "../observability/logger";
 import { observeRequest } from "../observability/requests";
-import { enforceRateLimit } from "../services/rate-limits";
+import { CLIENT_ADDRESS_HEADER } from "../platform/client-address";
+import { enforceRateLimit } from "../platform/limits/rate-limits";
 import { newRequestId } from "./envelope";
 import { publicOrigin } from "./origin";
 

@@ -1,7 +1,7 @@
 // The request's `Prefer: handling=…` (RFC 7240 §4.4) and what the answer says of it (docs/api-contract.md §4.9;
 // docs/architecture.md, "Cursors and sort"): lists ignore an invalid `sort` pair unless the request asks for strict
 // handling, and name what they ignored in the answer.
-import { type SortHandling, withSortHandling } from "../services/pagination";
+import { type SortHandling, withSortHandling } from "../records/pagination";
 import type { Step } from "./exchange";
 
 /** Splits `text` on `separator` outside quoted strings (RFC 9110 §5.6.4), keeping the quotes. */
@@ -59,7 +59,7 @@ function structuredString(value: string): string {
  * `Prefer` header asks for, `handling=strict` or else lenient, and says on the answer what was applied. When a list
  * read a `sort` and the request named a handling, or lenient handling ignored a pair, the answer carries
  * `Preference-Applied: handling=strict|lenient`; the ignored pairs, as sent, are `Sort-Ignored`, a structured-field
- * list of strings. A strict refusal carries `Preference-Applied` on its 422 (server/services/pagination.ts).
+ * list of strings. A strict refusal carries `Preference-Applied` on its 422 (server/records/pagination.ts).
  */
 export const preferences: Step = async (exchange, next) => {
   const asked = preferenceValue(exchange.request.header("prefer"), "handling")?.toLowerCase();

@@ -2,7 +2,7 @@
 // "Running in production"): plain JSON outside /api/v1, so they carry no envelope, are never rate-limited and write no
 // audit row. `npm start` answers them before Next.js (scripts/serve.ts); on Vercel the route handlers app/livez and
 // app/readyz do.
-import { checkReadiness } from "../services/status";
+import { checkReadiness } from "../platform/status/service";
 import type { Reply } from "./exchange";
 
 /** The paths of the probes. */

@@ -1,14 +1,14 @@
 import { TRPCError } from "@trpc/server";
 import { ZodError } from "zod";
+import { issuesToDetails } from "../contract/common";
 import { databaseRefusal, sqlState } from "../db/statement-budget";
 import { ApiError } from "../errors";
 import { log } from "../observability/logger";
-import { v1Router } from "../routers/v1";
-import { issuesToDetails } from "../schemas/common";
 import { createCallerFactory } from "../trpc";
 import { successReply } from "./envelope";
 import type { Exchange, Step } from "./exchange";
 import { API_PREFIX } from "./parse";
+import { v1Router } from "./router";
 import type { RouteEntry } from "./routes";
 
 type Procedure = (input: unknown) => Promise<unknown>;

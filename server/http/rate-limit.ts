@@ -1,6 +1,6 @@
 import { ApiError } from "../errors";
 import { recordRateLimitRefusal } from "../observability/metrics";
-import { enforceRateLimit } from "../services/rate-limits";
+import { enforceRateLimit } from "../platform/limits/rate-limits";
 import type { Step } from "./exchange";
 
 /**

@@ -1,5 +1,5 @@
 import { ApiError } from "../errors";
-import { accountsByIds } from "../services/accounts";
+import { accountsByIds } from "../records/accounts/service";
 import type { Exchange, Step } from "./exchange";
 import { EXPANDABLE, openApiDocument } from "./openapi";
 

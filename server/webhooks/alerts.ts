@@ -6,7 +6,7 @@ import type { WebhookAlertKind } from "../db/generated/client";
 import { outsideTransaction, prisma, type TransactionClient } from "../db/transaction";
 import { env } from "../env";
 import { log } from "../observability/logger";
-import { mailConfigured, sendMail } from "../services/mail";
+import { mailConfigured, sendMail } from "../platform/mail";
 import { UNDISPATCHED_MAX_AGE_MS } from "./worker";
 
 /** Age of the oldest event waiting for the webhook worker past which an organisation is alerted (ms): 15 minutes. */

@@ -1,5 +1,5 @@
 // A webhook endpoint as the API and the settings area show it (docs/api-contract.md §2.11): never its secret.
-import type { SubscribableEvent } from "../schemas/webhooks";
+import type { SubscribableEvent } from "./schema";
 
 /** An endpoint as the settings area shows it: never its secret (see {@link revealWebhookSecret}). */
 export interface WebhookEndpointView {

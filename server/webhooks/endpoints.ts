@@ -6,9 +6,8 @@ import { isIP } from "node:net";
 import { outsideTransaction, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
-import { WEBHOOK_DESCRIPTION_MAX_LENGTH, WEBHOOK_ENDPOINTS_MAX, WEBHOOK_URL_MAX_LENGTH } from "../schemas/webhooks";
-import { newEventId, recordTestEvent, type WriteOrigin } from "../services/events";
-import { type AuditActor, recordSettingsAudit } from "../services/settings-audit";
+import { type AuditActor, recordSettingsAudit } from "../identity/audit-trail/service";
+import { newEventId, recordTestEvent, type WriteOrigin } from "../records/events";
 import { resolveEndpointAlerts } from "./alerts";
 import {
   attemptDelivery,
@@ -18,6 +17,7 @@ import {
   refuseTestKeySends,
 } from "./deliveries";
 import { toView, viewSelect, type WebhookEndpointView } from "./endpoint-view";
+import { WEBHOOK_DESCRIPTION_MAX_LENGTH, WEBHOOK_ENDPOINTS_MAX, WEBHOOK_URL_MAX_LENGTH } from "./schema";
 import { blockedReason } from "./ssrf";
 import { checkChangedFields, checkEvents } from "./subscriptions";
 

@@ -6,18 +6,13 @@ import { randomBytes } from "node:crypto";
 import { Prisma, type WebhookReplayStatus } from "../db/generated/client";
 import { afterCommit, outsideTransaction, prisma, transaction } from "../db/transaction";
 import { ApiError, type ErrorDetail, notFound } from "../errors";
+import { type AuditActor, recordSettingsAudit } from "../identity/audit-trail/service";
 import { log } from "../observability/logger";
-import { type Actor, EVENT_NAMES, TEST_EVENT_NAME } from "../schemas/events";
-import {
-  REPLAY_MAX_MATCHED,
-  type REPLAY_STATES,
-  type REPLAY_STATUSES,
-  type SubscribableEvent,
-} from "../schemas/webhooks";
-import { eventRetentionMs } from "../services/event-feed";
-import { listPage } from "../services/pagination";
-import { type AuditActor, recordSettingsAudit } from "../services/settings-audit";
+import { type Actor, EVENT_NAMES, TEST_EVENT_NAME } from "../platform/events-feed/schema";
+import { eventRetentionMs } from "../platform/events-feed/service";
+import { listPage } from "../records/pagination";
 import { attemptDelivery, newDeliveryId, refuseTestKeySends } from "./deliveries";
+import { REPLAY_MAX_MATCHED, type REPLAY_STATES, type REPLAY_STATUSES, type SubscribableEvent } from "./schema";
 import { changedFieldsPassSql, checkEvents, subscriptionMatchesSql } from "./subscriptions";
 import { workerMode } from "./worker";
 

@@ -4,7 +4,7 @@
 // column, and a replay never hands out a secret that was rotated away.
 import { createHash } from "node:crypto";
 import { prisma } from "../db/transaction";
-import type { AnswerSeal } from "../services/idempotency";
+import type { AnswerSeal } from "../platform/idempotency";
 
 /** What a stored answer holds in place of a secret: this prefix and the secret's SHA-256 in hex. */
 export const SEALED_SECRET_PREFIX = "whsec-sha256:";

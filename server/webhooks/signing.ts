@@ -1,12 +1,12 @@
 import { createHmac } from "node:crypto";
-import type { EventPayload } from "../schemas/events";
+import type { EventPayload } from "../platform/events-feed/schema";
 
 /** `User-Agent` of every delivery (docs/api-contract.md §6.3, §9). */
 export const WEBHOOK_USER_AGENT = "Service-Webhooks/1.1";
 
 /**
  * Serialises a delivery's body once: the event's payload (docs/api-contract.md §6.2 with `actor`, `changedFields` and
- * `previous`, built by `eventPayload` in server/services/event-feed.ts, the same as the events feed serves). The
+ * `previous`, built by `eventPayload` in server/platform/events-feed/service.ts, the same as the events feed serves). The
  * returned text is both what is signed and what is sent (docs/architecture.md, "Webhooks and the outbox": the bytes
  * signed are the bytes sent).
  */

@@ -3,7 +3,7 @@ import { isIP, type LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
 
 // What a webhook may reach (docs/architecture.md, "Webhooks and the outbox"), checked against IANA's IPv4 and IPv6
-// Special-Purpose Address Registries (RFC 6890) by test/integration/webhooks-ssrf.test.ts. Every block of both
+// Special-Purpose Address Registries (RFC 6890) by test/integration/webhooks/webhooks-ssrf.test.ts. Every block of both
 // registries is refused, the few the registries mark globally reachable included (anycast protocol services, AS112
 // sinkholes, AMT relays, ORCHID and drone identifiers): none of them is a webhook receiver. Two IPv6 forms carry an IPv4
 // address and are judged by it instead: IPv4-mapped `::ffff:0:0/96` (how a dual-stack socket shows an IPv4 peer) and

@@ -5,10 +5,10 @@
 import type { DeliveryStatus, Prisma } from "../db/generated/client";
 import { prisma } from "../db/transaction";
 import { ApiError, notFound } from "../errors";
-import type { AttemptTriggerName } from "../schemas/webhooks";
-import { eventPayload, eventRetentionMs, storedEventSelect } from "../services/event-feed";
-import { listPage } from "../services/pagination";
+import { eventPayload, eventRetentionMs, storedEventSelect } from "../platform/events-feed/service";
+import { listPage } from "../records/pagination";
 import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_DELAYS_MS } from "./deliveries";
+import type { AttemptTriggerName } from "./schema";
 import { serializePayload, signedHeaders } from "./signing";
 
 const MINUTE = 60_000;

@@ -3,9 +3,9 @@
 // The same rules in TypeScript (validation, the waiting list) and in SQL (fan-out, replays), kept side by side here.
 import { Prisma } from "../db/generated/client";
 import type { ErrorDetail } from "../errors";
-import { CUSTOM_FIELD_KEY } from "../schemas/custom-fields";
-import { EVENT_NAMES, EVENT_RESOURCES, type EventResource } from "../schemas/events";
-import { CHANGED_FIELDS_MAX, resourceFields, SUBSCRIBABLE_EVENTS, WILDCARD_SUFFIX } from "../schemas/webhooks";
+import { EVENT_NAMES, EVENT_RESOURCES, type EventResource } from "../platform/events-feed/schema";
+import { CUSTOM_FIELD_KEY } from "../records/custom-fields/schema";
+import { CHANGED_FIELDS_MAX, resourceFields, SUBSCRIBABLE_EVENTS, WILDCARD_SUFFIX } from "./schema";
 
 /** The subscription that matches every event of docs/api-contract.md §6.1. */
 export const ALL_EVENTS = "*";

@@ -1,5 +1,5 @@
 // The operator command run in the test process, on the test database: scripts/admin.ts's `runAdmin`, as
-// `npm run admin -- <args>` runs it, minus the process around it (test/integration/admin.test.ts spawns that once).
+// `npm run admin -- <args>` runs it, minus the process around it (test/integration/platform/admin.test.ts spawns that once).
 import { runAdmin } from "../../scripts/admin";
 
 /** What the command printed. */

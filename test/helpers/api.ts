@@ -1,12 +1,12 @@
 // Test helpers: a real HTTP server around the REST facade, and organisations with keys made through the services.
 import { createSecretKey, randomBytes } from "node:crypto";
 import { expect } from "vitest";
-import { generateApiKey } from "../../server/auth/api-keys";
-import { FULL_ACCESS_SCOPES } from "../../server/auth/scopes";
-import { createApiKey } from "../../server/services/api-keys";
-import { keyRecognition } from "../../server/services/key-recognition";
-import { ensureOrganisation } from "../../server/services/organisations";
-import { CURSOR_KINDS, sealCursor } from "../../server/services/pagination";
+import { generateApiKey } from "../../server/platform/api-keys/format";
+import { keyRecognition } from "../../server/platform/api-keys/recognition";
+import { FULL_ACCESS_SCOPES } from "../../server/platform/api-keys/scopes";
+import { createApiKey } from "../../server/platform/api-keys/service";
+import { ensureOrganisation } from "../../server/platform/organisations";
+import { CURSOR_KINDS, sealCursor } from "../../server/records/pagination";
 
 export { startApi, type TestServer } from "./http-server";
 

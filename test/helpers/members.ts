@@ -2,14 +2,14 @@
 // would be (its session cookie), and the settings router called as that member.
 import { randomBytes } from "node:crypto";
 import { TRPCError } from "@trpc/server";
-import { CLIENT_ADDRESS_HEADER } from "../../server/auth/client-address";
-import type { Role } from "../../server/auth/roles";
 import { prisma } from "../../server/db/transaction";
-import { createSettingsCaller } from "../../server/routers/settings";
-import { authFor } from "../../server/services/auth";
-import { ensureOrganisation } from "../../server/services/organisations";
-import type { SettingsRequest } from "../../server/services/settings-session";
-import { createMemberUser } from "../../server/services/team/operator";
+import { authFor } from "../../server/identity/better-auth";
+import type { Role } from "../../server/identity/roles";
+import type { SettingsRequest } from "../../server/identity/session";
+import { createMemberUser } from "../../server/identity/team/operator";
+import { CLIENT_ADDRESS_HEADER } from "../../server/platform/client-address";
+import { ensureOrganisation } from "../../server/platform/organisations";
+import { createSettingsCaller } from "../../server/settings/router";
 import { TEST_ORG_LIMITS } from "./api";
 
 /** The public origin the tests act on (a better-auth instance per origin). */

@@ -1,11 +1,11 @@
 // Run as its own process with DATABASE_URL set (the migration test's database): signs in through better-auth with
 // the email and password in argv and prints `{ "userId", "activeOrgId" }` as JSON, or `{ "error", "status" }`.
 
-import { CLIENT_ADDRESS_HEADER } from "../../server/auth/client-address";
 import { closeDb } from "../../server/db/client";
 import { prisma } from "../../server/db/transaction";
+import { authFor } from "../../server/identity/better-auth";
 import { closeKv } from "../../server/kv";
-import { authFor } from "../../server/services/auth";
+import { CLIENT_ADDRESS_HEADER } from "../../server/platform/client-address";
 
 const [email = "", password = ""] = process.argv.slice(2);
 try {

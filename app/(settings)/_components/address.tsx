@@ -1,4 +1,4 @@
-import { canonicalAddress } from "../../../server/auth/client-address";
+import { canonicalAddress } from "../../../server/platform/client-address";
 
 /**
  * A client address as every settings page shows it (the sessions and the audit trail alike): the service's one text

@@ -1,7 +1,7 @@
 "use server";
 
 import { redirect } from "next/navigation";
-import { signOut as endSession, switchOrganisation } from "../../../server/services/settings-session";
+import { signOut as endSession, switchOrganisation } from "../../../server/identity/session";
 import { settingsRequest } from "./session";
 
 /** Signs out: the session ends on the server (its cookie no longer works anywhere), then the sign-in page. */

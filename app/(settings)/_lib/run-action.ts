@@ -3,8 +3,8 @@ import { headers } from "next/headers";
 import { redirect, unstable_rethrow } from "next/navigation";
 import { ZodError } from "zod";
 import { ApiError } from "../../../server/errors";
-import { settingsErrorMessage } from "../../../server/routers/settings/trpc";
-import { StepUpRequiredError } from "../../../server/services/settings-session";
+import { StepUpRequiredError } from "../../../server/identity/session";
+import { settingsErrorMessage } from "../../../server/settings/trpc";
 import type { FormState } from "./form-state";
 
 // The page a form was posted from, to come back to after confirming it's the user.

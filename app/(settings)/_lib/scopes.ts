@@ -1,4 +1,4 @@
-import { DEPRECATED_SCOPES, SCOPES } from "../../../server/auth/scopes";
+import { DEPRECATED_SCOPES, SCOPES } from "../../../server/platform/api-keys/scopes";
 
 /** One row of the scope picker: the scope, what it grants (docs/api-contract.md §5.7) and what it implies. */
 export interface ScopeOption {

@@ -1,16 +1,16 @@
 import { headers } from "next/headers";
 import { forbidden, redirect } from "next/navigation";
 import { cache } from "react";
-import { CLIENT_ADDRESS_HEADER } from "../../../server/auth/client-address";
 import { env } from "../../../server/env";
 import { newRequestId } from "../../../server/http/envelope";
 import { clientAddress, publicOrigin } from "../../../server/http/origin";
-import { createSettingsCaller } from "../../../server/routers/settings";
 import {
   resolveSettingsSession,
   type SettingsRequest,
   type SettingsSessionState,
-} from "../../../server/services/settings-session";
+} from "../../../server/identity/session";
+import { CLIENT_ADDRESS_HEADER } from "../../../server/platform/client-address";
+import { createSettingsCaller } from "../../../server/settings/router";
 
 const REQUEST_ID = /^req_[0-9a-f]{24}$/;
 

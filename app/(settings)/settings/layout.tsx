@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import { organisationsOf } from "../../../server/services/settings-session";
+import { organisationsOf } from "../../../server/identity/session";
 import { SettingsNav } from "../_components/nav-links";
 import { WebhookAlerts } from "../_components/webhook-alerts";
 import { signOut, switchOrganisationAction } from "../_lib/auth-actions";

@@ -1,6 +1,6 @@
 /**
  * The complete, runnable TypeScript example of the "Keeping a copy in sync" guide, shown on /docs/sync and
- * in docs/api-contract.md §6.8, and run as written by test/integration/sync-guide.test.ts against a live server. Plain `fetch`, no
+ * in docs/api-contract.md §6.8, and run as written by test/integration/platform/sync-guide.test.ts against a live server. Plain `fetch`, no
  * dependency; Node 22 or later (`npx tsx sync.ts`).
  */
 export const SYNC_EXAMPLE = `// sync.ts: keeps a local copy of every record of your organisation, with no gaps.

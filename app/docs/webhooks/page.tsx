@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from "../../../server/schemas/events";
+import { EVENT_NAMES } from "../../../server/platform/events-feed/schema";
 import {
   DELIVERY_FACTS,
   EXAMPLE_PAYLOAD,

@@ -4,7 +4,7 @@ import { redirect } from "next/navigation";
 import {
   acceptInvitationSignedIn,
   acceptInvitationWithNewAccount,
-} from "../../../server/services/team/accept-invitation";
+} from "../../../server/identity/team/accept-invitation";
 import type { FormState } from "../../(settings)/_lib/form-state";
 import { field, runAction } from "../../(settings)/_lib/run-action";
 import { settingsRequest } from "../../(settings)/_lib/session";

@@ -1,5 +1,5 @@
 import { notFound } from "next/navigation";
-import { getInvitationPage } from "../../../server/services/team/accept-invitation";
+import { getInvitationPage } from "../../../server/identity/team/accept-invitation";
 import { ActionForm } from "../../(settings)/_components/action-form";
 import { Time } from "../../(settings)/_components/time";
 import { signOut } from "../../(settings)/_lib/auth-actions";

@@ -1,7 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import { forbidden } from "next/navigation";
-import { settingsErrorMessage } from "../../../../server/routers/settings/trpc";
-import { SETTINGS_AUDIT_ACTIONS } from "../../../../server/services/settings-audit";
+import { SETTINGS_AUDIT_ACTIONS } from "../../../../server/identity/audit-trail/service";
+import { settingsErrorMessage } from "../../../../server/settings/trpc";
 import { Address } from "../../_components/address";
 import { Time } from "../../_components/time";
 import { requireMember, settingsCaller } from "../../_lib/session";

@@ -1,4 +1,4 @@
-import { CUSTOM_FIELD_RESOURCES } from "../../../../server/schemas/custom-fields";
+import { CUSTOM_FIELD_RESOURCES } from "../../../../server/records/custom-fields/schema";
 import { ConfirmAction } from "../../_components/confirm-action";
 import { Time } from "../../_components/time";
 import { requireMember, settingsCaller } from "../../_lib/session";

@@ -1,4 +1,4 @@
-import { permissionForScope } from "../../../../server/auth/roles";
+import { permissionForScope } from "../../../../server/identity/roles";
 import { ConfirmAction } from "../../_components/confirm-action";
 import { Time } from "../../_components/time";
 import { formatRelativeFuture } from "../../_lib/format";

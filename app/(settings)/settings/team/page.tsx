@@ -1,4 +1,4 @@
-import { ROLE_DESCRIPTIONS, ROLE_NAMES } from "../../../../server/auth/roles";
+import { ROLE_DESCRIPTIONS, ROLE_NAMES } from "../../../../server/identity/roles";
 import { ActionForm } from "../../_components/action-form";
 import { ConfirmAction } from "../../_components/confirm-action";
 import { Time } from "../../_components/time";
@@ -18,7 +18,7 @@ export const metadata = { title: "Team · Settings" };
 
 const ASSIGNABLE = ["admin", "developer", "viewer"] as const;
 
-/** What each role may do, as the server enforces it (server/auth/roles.ts). */
+/** What each role may do, as the server enforces it (server/identity/roles.ts). */
 const TABLE: { what: string; roles: string[] }[] = [
   {
     what: "See keys (prefix, scopes, last use), endpoints, deliveries, usage",

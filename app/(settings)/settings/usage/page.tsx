@@ -1,5 +1,5 @@
-import { settingsErrorMessage } from "../../../../server/routers/settings/trpc";
-import { PLAN_LIMITS } from "../../../../server/services/organisations";
+import { PLAN_LIMITS } from "../../../../server/platform/organisations";
+import { settingsErrorMessage } from "../../../../server/settings/trpc";
 import { type ChartSeries, StackedBarChart } from "../../_components/chart";
 import { Time } from "../../_components/time";
 import { formatDuration } from "../../_lib/format";

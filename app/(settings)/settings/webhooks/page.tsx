@@ -1,4 +1,4 @@
-import { EVENT_NAMES, EVENT_RESOURCES } from "../../../../server/schemas/events";
+import { EVENT_NAMES, EVENT_RESOURCES } from "../../../../server/platform/events-feed/schema";
 import { Time } from "../../_components/time";
 import { WorkerBanner } from "../../_components/worker-banner";
 import { requireMember, settingsCaller } from "../../_lib/session";

@@ -1,10 +1,10 @@
 import { toNextJsHandler } from "better-auth/next-js";
-import { AUTH_BASE_PATH, authFor } from "../../../../server/services/auth";
+import { AUTH_BASE_PATH, authFor } from "../../../../server/identity/better-auth";
 import {
   factorStepUpRequired,
   mayChangeSignInFactors,
   resolveSettingsSession,
-} from "../../../../server/services/settings-session";
+} from "../../../../server/identity/session";
 import { settingsRequestFrom } from "../../../(settings)/_lib/session";
 
 export const dynamic = "force-dynamic";

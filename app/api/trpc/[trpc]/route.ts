@@ -1,5 +1,5 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { settingsRouter } from "../../../../server/routers/settings";
+import { settingsRouter } from "../../../../server/settings/router";
 import { settingsRequestFrom } from "../../../(settings)/_lib/session";
 
 export const dynamic = "force-dynamic";

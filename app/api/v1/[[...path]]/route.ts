@@ -1,6 +1,6 @@
 import { after } from "next/server";
 import { handleFetchRequest } from "../../../../server/http/fetch";
-import { auditWritten } from "../../../../server/services/audit";
+import { auditWritten } from "../../../../server/platform/request-log/record";
 import { dispatchesSettled } from "../../../../server/webhooks/hand-over";
 
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
-import { createSettingsCaller } from "../../../../../server/routers/settings";
-import { isApiError, settingsErrorMessage } from "../../../../../server/routers/settings/trpc";
+import { createSettingsCaller } from "../../../../../server/settings/router";
+import { isApiError, settingsErrorMessage } from "../../../../../server/settings/trpc";
 import { settingsRequestFrom } from "../../../_lib/session";
 import { usageParams } from "../params";
 

@@ -1,8 +1,8 @@
 import { TRPCError } from "@trpc/server";
 import { notFound } from "next/navigation";
 import { env } from "../../../../../server/env";
-import { settingsErrorMessage } from "../../../../../server/routers/settings/trpc";
-import { EVENT_NAMES, EVENT_RESOURCES, TEST_EVENT_NAME } from "../../../../../server/schemas/events";
+import { EVENT_NAMES, EVENT_RESOURCES, TEST_EVENT_NAME } from "../../../../../server/platform/events-feed/schema";
+import { settingsErrorMessage } from "../../../../../server/settings/trpc";
 import { ActionForm } from "../../../_components/action-form";
 import { AutoRefresh } from "../../../_components/auto-refresh";
 import { ConfirmAction } from "../../../_components/confirm-action";

@@ -1,0 +1,268 @@
+import { afterCommit, outsideTransaction, prisma, transaction } from "../../db/transaction";
+import { ApiError } from "../../errors";
+import { type AuditActor, recordSettingsAudit } from "../../identity/audit-trail/service";
+import { PLAN_LIMITS } from "../organisations";
+import { generateApiKey, hashApiKey, parseApiKey } from "./format";
+import { cachedKey, cacheKey, forgetCachedKeys, keyRefused, rememberRefusedKey } from "./key-cache";
+import { keyRecognition } from "./recognition";
+import { validateRequestedScopes } from "./scopes";
+
+/** The caller behind a valid API key: its organisation, key id, granted scopes and whether it is a test key. */
+export interface ApiKeyPrincipal {
+  orgId: string;
+  apiKeyId: string;
+  scopes: string[];
+  isTest: boolean;
+  /**
+   * The organisation's sliding-window limits in requests per minute (docs/api-contract.md §8): plan default or operator
+   * override.
+   */
+  rateLimit: { perKey: number; perOrg: number };
+}
+
+/** A key as listed to its owner: never the raw key nor its hash. */
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  prefix: string;
+  isTest: boolean;
+  scopes: string[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  /** When the key stops authenticating (the old key of a rotation); null = until revoked. */
+  expiresAt: Date | null;
+  /**
+   * The member who created it; null for the operator command's and start-up's keys (or a deleted user). The key
+   * belongs to the organisation: it keeps working when its creator leaves, until someone revokes it.
+   */
+  createdBy: { id: string; email: string; name: string } | null;
+}
+
+/** Who makes a key change from the settings: the key's creator and, to record it, the audit entry's actor. */
+export interface KeyChangeBy {
+  /** The member recorded as the new key's creator; null for the operator command. */
+  createdById: string | null;
+  actor?: AuditActor;
+}
+
+/** A key in the audit trail's words: `live key "PSA sync" (msp_live_AbCd…)`. */
+export function describeKey(key: Pick<ApiKeySummary, "isTest" | "name" | "prefix">): string {
+  return `${key.isTest ? "test" : "live"} key "${key.name}" (${key.prefix}…)`;
+}
+
+/**
+ * Creates an API key in an organisation (docs/api-contract.md §5), in the current format (§5.2: its checksum keyed with
+ * the service's secret). The raw key is returned once and never stored. With `by`, the key records its creator and
+ * (with `by.actor`) the settings audit trail an `apiKey.created` entry, in one transaction. Inside an enclosing
+ * transaction, {@link keyRecognition} must have been read before it opened.
+ * @returns `{ key: ApiKeySummary, raw: "msp_live_…" | "msp_test_…" }`
+ * @throws ApiError `insufficient_scope` (403) for deprecated scopes that can no longer be granted;
+ *         `validation_error` (422) for unknown scopes (see `validateRequestedScopes`).
+ */
+export async function createApiKey(
+  orgId: string,
+  input: { name: string; scopes: readonly string[]; isTest: boolean },
+  by?: KeyChangeBy,
+): Promise<{ key: ApiKeySummary; raw: string }> {
+  const scopes = validateRequestedScopes(input.scopes);
+  const generated = generateApiKey(input.isTest, (await keyRecognition()).checksumSecret);
+  return transaction(async () => {
+    const key = await prisma().apiKey.create({
+      data: {
+        orgId,
+        name: input.name,
+        scopes,
+        isTest: input.isTest,
+        keyHash: generated.hash,
+        prefix: generated.prefix,
+        createdById: by?.createdById ?? null,
+        checksumKeyed: true,
+      },
+      select: summarySelect,
+    });
+    if (by?.actor) {
+      await recordSettingsAudit(orgId, by.actor, {
+        action: "apiKey.created",
+        target: describeKey(key),
+        details: { mode: key.isTest ? "test" : "live", keyId: key.id, scopes: key.scopes.join(" ") },
+      });
+    }
+    return { key, raw: generated.raw };
+  });
+}
+
+const summarySelect = {
+  id: true,
+  name: true,
+  prefix: true,
+  isTest: true,
+  scopes: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+  expiresAt: true,
+  createdBy: { select: { id: true, email: true, name: true } },
+} as const;
+
+const lastUsedWrites = new Map<string, number>();
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Resolves the `Authorization` header to the key's principal (docs/api-contract.md §5.1–5.4). Unknown, revoked,
+ * expired and malformed keys get the same answer. Only a key that may be valid costs a database lookup
+ * (docs/architecture.md, "API keys and the key cache"): a key that fails its checksum (keyed with the service's secret,
+ * §5.2), a first-format key that was not usable when this process started, and a key the database refused before in
+ * this process are refused from memory. A valid key's record is kept in this process for 10 s (key-cache.ts), so the
+ * hot path asks the database once per key every 10 s; a revocation empties every instance's cache within 0.5 s.
+ * `lastUsedAt` is refreshed at most once a minute per key, off the response path.
+ * @returns the principal.
+ * @throws ApiError `unauthorized` (401) when the header is missing, not `Bearer`, or the key is not valid; the database
+ *   error when a lookup (or this process's first read of {@link keyRecognition}) fails.
+ */
+export async function authenticateApiKey(authorization: string | null): Promise<ApiKeyPrincipal> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+  if (!match?.[1]) {
+    throw new ApiError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY>");
+  }
+  const raw = match[1];
+  // Built only on failure: an Error captures a stack trace, which the hot path should not pay for.
+  const invalid = () => new ApiError("unauthorized", "Invalid API key");
+  const recognition = await keyRecognition();
+  const parsed = parseApiKey(raw, recognition.checksumSecret);
+  if (!parsed) throw invalid();
+  const hash = hashApiKey(raw);
+  if (parsed.legacy && !recognition.legacyKeyHashes.has(hash)) throw invalid();
+  const now = Date.now();
+  const cached = cachedKey<ApiKeyPrincipal>(hash, now);
+  if (cached) {
+    if (cached.expiresAt !== null && cached.expiresAt <= now) throw invalid();
+    touchLastUsed(cached.value.apiKeyId);
+    return cached.value;
+  }
+  if (keyRefused(hash)) throw invalid();
+  const key = await prisma().apiKey.findUnique({
+    where: { keyHash: hash },
+    select: {
+      id: true,
+      orgId: true,
+      scopes: true,
+      isTest: true,
+      revokedAt: true,
+      expiresAt: true,
+      org: { select: { plan: true, rateLimitPerKey: true, rateLimitPerOrg: true } },
+    },
+  });
+  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now)) {
+    rememberRefusedKey(hash);
+    throw invalid();
+  }
+  touchLastUsed(key.id);
+  const plan = PLAN_LIMITS[key.org.plan];
+  const principal: ApiKeyPrincipal = {
+    orgId: key.orgId,
+    apiKeyId: key.id,
+    scopes: key.scopes,
+    isTest: key.isTest,
+    rateLimit: { perKey: key.org.rateLimitPerKey ?? plan.perKey, perOrg: key.org.rateLimitPerOrg ?? plan.perOrg },
+  };
+  cacheKey(hash, principal, key.expiresAt?.getTime() ?? null, now);
+  return principal;
+}
+
+function touchLastUsed(apiKeyId: string): void {
+  const now = Date.now();
+  if (now - (lastUsedWrites.get(apiKeyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+  lastUsedWrites.set(apiKeyId, now);
+  // A failed timestamp refresh must never fail the request it accompanies. Never in a request's transaction, which
+  // may be over by the time this runs.
+  outsideTransaction(() =>
+    prisma().apiKey.update({ where: { id: apiKeyId }, data: { lastUsedAt: new Date(now) } }),
+  ).catch(() => lastUsedWrites.delete(apiKeyId));
+}
+
+/** Lists an organisation's keys, newest first. */
+export function listApiKeys(orgId: string): Promise<ApiKeySummary[]> {
+  return prisma().apiKey.findMany({ where: { orgId }, select: summarySelect, orderBy: { createdAt: "desc" } });
+}
+
+/**
+ * One key of the organisation (the settings check its mode before a change: live keys need more than test keys).
+ * @throws ApiError `not_found` (404) when the key does not exist in this organisation.
+ */
+export async function getApiKey(orgId: string, apiKeyId: string): Promise<ApiKeySummary> {
+  const key = await prisma().apiKey.findFirst({ where: { id: apiKeyId, orgId }, select: summarySelect });
+  if (!key) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
+  return key;
+}
+
+/**
+ * Revokes a key of the organisation; later requests with it get 401, on every instance within 0.5 s. With `actor`,
+ * the settings audit trail gets an `apiKey.revoked` entry in the same transaction.
+ * @throws ApiError `not_found` (404) when the key does not exist in this organisation.
+ */
+export async function revokeApiKey(orgId: string, apiKeyId: string, actor?: AuditActor): Promise<void> {
+  await transaction(async () => {
+    const key = await prisma().apiKey.findFirst({
+      where: { id: apiKeyId, orgId, revokedAt: null },
+      select: summarySelect,
+    });
+    const { count } = await prisma().apiKey.updateMany({
+      where: { id: apiKeyId, orgId, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (count === 0 || !key) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
+    if (actor) {
+      await recordSettingsAudit(orgId, actor, {
+        action: "apiKey.revoked",
+        target: describeKey(key),
+        details: { mode: key.isTest ? "test" : "live", keyId: key.id },
+      });
+    }
+    await afterCommit(forgetCachedKeys);
+  });
+}
+
+/** The keys a member created that still work (not revoked, not expired), newest first. */
+export function activeKeysCreatedBy(orgId: string, userId: string): Promise<ApiKeySummary[]> {
+  return prisma().apiKey.findMany({
+    where: {
+      orgId,
+      createdById: userId,
+      revokedAt: null,
+      OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
+    },
+    select: summarySelect,
+    orderBy: { createdAt: "desc" },
+  });
+}
+
+/**
+ * Revokes every key a member created that still works, each with an `apiKey.revoked` entry naming `reason`, in the
+ * enclosing transaction (removing a member with their keys, docs/api-contract.md §5.10).
+ * @returns the keys revoked.
+ */
+export async function revokeKeysCreatedBy(
+  orgId: string,
+  userId: string,
+  actor: AuditActor,
+  reason: string,
+): Promise<ApiKeySummary[]> {
+  return transaction(async () => {
+    const keys = await activeKeysCreatedBy(orgId, userId);
+    if (keys.length === 0) return keys;
+    await prisma().apiKey.updateMany({
+      where: { id: { in: keys.map((key) => key.id) } },
+      data: { revokedAt: new Date() },
+    });
+    for (const key of keys) {
+      await recordSettingsAudit(orgId, actor, {
+        action: "apiKey.revoked",
+        target: describeKey(key),
+        details: { mode: key.isTest ? "test" : "live", keyId: key.id, reason },
+      });
+    }
+    await afterCommit(forgetCachedKeys);
+    return keys;
+  });
+}
