@@ -583,7 +583,7 @@ async function measureEmbeddedMemory(): Promise<MemoryResult> {
 async function measureHealth(start: ChildServer, client: pg.Client) {
   const { ensureOrganisation } = await import("../server/platform/organisations");
   const { createApiKey } = await import("../server/platform/api-keys/service");
-  const { refreshHealthScores } = await import("../server/records/health/service");
+  const { refreshHealthScores } = await import("../server/records/health/refresh");
   const tag = randomBytes(4).toString("hex");
   const orgs: Record<"large" | "small", { id: string; key: string; accounts: number }> = {} as never;
   for (const [size, accounts] of [

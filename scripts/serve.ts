@@ -199,7 +199,7 @@ async function main(): Promise<void> {
   console.log(banner);
   // Scores missing or more than an hour old (accounts from before the health table, a stopped worker) are computed
   // once now, in the background; while a worker runs, the health refresh keeps them current.
-  const { refreshChangedHealthScores } = await import("../server/records/health/service");
+  const { refreshChangedHealthScores } = await import("../server/records/health/refresh");
   refreshChangedHealthScores().catch((error: unknown) => log().error({ err: error }, "health refresh failed"));
   // Search re-indexes a stopped process left unfinished are taken up now, in the background (with a worker, its
   // every-minute run takes them too).

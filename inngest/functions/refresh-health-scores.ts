@@ -1,4 +1,4 @@
-import { refreshChangedHealthScores } from "../../server/records/health/service";
+import { refreshChangedHealthScores } from "../../server/records/health/refresh";
 import { inngest } from "../client";
 
 /**

@@ -5,7 +5,7 @@ import { ApiError } from "../../errors";
 import { getContact } from "../contacts/service";
 import type { CustomFieldValues } from "../custom-fields/schema";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "../events";
-import { recordNewAccountScores } from "../health/service";
+import { recordNewAccountScores } from "../health/refresh";
 import { defineResource, equalTo, isUniqueViolation, type UpsertOutcome } from "../resource";
 import { getTask } from "../tasks/service";
 import {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../../server/db/ids";
 import { prisma } from "../../../server/db/transaction";
-import { refreshHealthScores } from "../../../server/records/health/service";
+import { refreshHealthScores } from "../../../server/records/health/refresh";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../../helpers/api";
 
 let server: TestServer;

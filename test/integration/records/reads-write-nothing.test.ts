@@ -6,7 +6,7 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { db } from "../../../server/db/client";
 import { ROUTES } from "../../../server/http/pipeline";
-import { refreshHealthScores } from "../../../server/records/health/service";
+import { refreshHealthScores } from "../../../server/records/health/refresh";
 import { client, createTestOrg, startApi, type TestServer } from "../../helpers/api";
 
 let server: TestServer;

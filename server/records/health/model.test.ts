@@ -1,6 +1,6 @@
 // The churn-risk model as a pure function, checked against values computed by hand (docs/architecture.md, "Health scores").
 import { describe, expect, it } from "vitest";
-import { buildHistory, computeHealthScore, HEALTH_WEIGHTS, type HealthInputs, riskLevelOf } from "./service";
+import { buildHistory, computeHealthScore, HEALTH_WEIGHTS, type HealthInputs, riskLevelOf } from "./model";
 
 const NOW = new Date("2026-11-21T12:00:00.000Z");
 const daysAgo = (days: number, extraMs = 0) => new Date(NOW.getTime() - days * 86_400_000 - extraMs);
