@@ -106,10 +106,17 @@ export async function readJsonBody(request: ApiRequest): Promise<Record<string, 
   return parsed as Record<string, unknown>;
 }
 
+/** A query value as its schema's type when its text is one (`20` → 20, `true` → true), else the text as sent. */
+function typedValue(type: "number" | "boolean" | undefined, text: string): unknown {
+  if (type === "number" && NUMBER_TEXT.test(text)) return Number(text);
+  if (type === "boolean" && (text === "true" || text === "false")) return text === "true";
+  return text;
+}
+
 /**
  * Input: builds the operation's input from the body (POST, PATCH, PUT) or the query (other methods) plus the path
- * parameters. Query values of number fields are converted from their text (`limit=20` → 20); anything else stays text
- * for the schema to judge.
+ * parameters. Query values of number and boolean fields are converted from their text (`limit=20` → 20,
+ * `force=true` → true, exactly `true` or `false`); anything else stays text for the schema to judge.
  * @throws ApiError as {@link readJsonBody}; `validation_error` (422) when text holds what PostgreSQL cannot store (NUL,
  *         a lone surrogate), when a path parameter is repeated in the body or query, when a body method gets a query
  *         parameter its route does not declare (`meta.query`, e.g. `mode` of the bulk endpoints), or for a query
@@ -143,7 +150,7 @@ export const readInput: Step = async (exchange, next) => {
     source = {};
     if (exchange.query.has(PROTOTYPE_KEY)) throw prototypeKeyRefused([PROTOTYPE_KEY]);
     for (const [name, value] of exchange.query) {
-      source[name] = route.numericQuery.has(name) && NUMBER_TEXT.test(value) ? Number(value) : value;
+      source[name] = typedValue(route.typedQuery.get(name), value);
     }
   }
   const repeated = route.pathParams.filter((name) => Object.hasOwn(source, name));

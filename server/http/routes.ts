@@ -4,6 +4,7 @@ import {
   getInputOutputParsers,
   getPathParameters,
   instanceofZodTypeCoercible,
+  instanceofZodTypeKind,
   instanceofZodTypeLikeVoid,
   instanceofZodTypeObject,
   unwrapZodType,
@@ -26,8 +27,11 @@ export interface RouteEntry {
   meta: Meta;
   /** `accounts.get`: the procedure to call through tRPC's caller; absent for documents. */
   procedure?: string;
-  /** Query parameters whose schema is a number: their text is converted before validation (`limit=20` → 20). */
-  numericQuery: ReadonlySet<string>;
+  /**
+   * Query parameters whose schema is a number or a boolean, by type: their text is converted before validation
+   * (`limit=20` → 20, `force=true` → true); text of another form stays text for the schema to refuse.
+   */
+  typedQuery: ReadonlyMap<string, "number" | "boolean">;
   /** The procedure takes no input (`z.void()`): it is called without one, and any query or body field is refused. */
   voidInput?: boolean;
   /** Which served document this route answers with, for `/openapi.json` and `/postman.json`. */
@@ -49,19 +53,20 @@ function inputSchemaOf(procedure: unknown) {
   return unwrapZodType(inputParser, true);
 }
 
-function numericQueryKeys(procedure: unknown): Set<string> {
+function typedQueryKeys(procedure: unknown): Map<string, "number" | "boolean"> {
   const schema = inputSchemaOf(procedure) as unknown as { shape?: Record<string, unknown> };
-  if (!instanceofZodTypeObject(schema as never) || !schema.shape) return new Set();
-  return new Set(
-    Object.entries(schema.shape)
-      .filter(([, field]) => instanceofZodTypeCoercible(field as never))
-      .map(([key]) => key),
-  );
+  const types = new Map<string, "number" | "boolean">();
+  if (!instanceofZodTypeObject(schema as never) || !schema.shape) return types;
+  for (const [key, field] of Object.entries(schema.shape)) {
+    if (!instanceofZodTypeCoercible(field as never)) continue;
+    types.set(key, instanceofZodTypeKind(unwrapZodType(field as never, false), "boolean") ? "boolean" : "number");
+  }
+  return types;
 }
 
 /** A route that is not a tRPC procedure (the served documents), with its method, path and meta. */
 export function documentRoute(path: string, document: NonNullable<RouteEntry["document"]>, meta: Meta): RouteEntry {
-  return { method: "GET", path, segments: segmentsOf(path), pathParams: [], meta, numericQuery: new Set(), document };
+  return { method: "GET", path, segments: segmentsOf(path), pathParams: [], meta, typedQuery: new Map(), document };
 }
 
 /** Every REST operation declared in a router's `openapi` meta, in declaration order. */
@@ -76,7 +81,7 @@ export function collectRoutes(router: AnyRouter): RouteEntry[] {
       pathParams: getPathParameters(openapi.path),
       meta: meta as Meta,
       procedure: path,
-      numericQuery: numericQueryKeys(procedure),
+      typedQuery: typedQueryKeys(procedure),
       voidInput: instanceofZodTypeLikeVoid(inputSchemaOf(procedure)),
     });
   });

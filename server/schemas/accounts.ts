@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BulkModeSchema, bulkItem } from "./bulk";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema, toNfc } from "./common";
+import { BooleanQuerySchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema, toNfc } from "./common";
 import { CustomFieldsInputSchema, CustomFieldValuesSchema, withCustomFieldParams } from "./custom-fields";
 import {
   ACCOUNT_BULK_EXAMPLE,
@@ -144,10 +144,9 @@ export const AccountListSchema = listOf(AccountSchema);
 /** Path and query of `DELETE /accounts/{id}`. */
 export const AccountDeleteSchema = z.strictObject({
   id: IdSchema,
-  force: z
-    .enum(["true", "false"])
-    .describe("true removes the record for good (hard delete); otherwise the account is soft-deleted (CHURNED).")
-    .optional(),
+  force: BooleanQuerySchema.describe(
+    "true removes the record for good (hard delete); otherwise the account is soft-deleted (CHURNED).",
+  ).optional(),
 });
 
 /** Result of a hard delete. */
