@@ -1,13 +1,13 @@
 import { ApiError } from "../errors";
 import { findUnstorableText } from "../schemas/storable";
 import type { ApiRequest, Step } from "./exchange";
+import { BODY_METHODS } from "./routes";
+import { parameterHint } from "./unknown-parameters";
 
 /** Largest accepted request body: 1 MiB, in bytes. A bulk request of 500 items is about 150 KiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deepest accepted nesting of JSON objects and arrays; our deepest schema needs 4. */
 export const MAX_JSON_DEPTH = 32;
-/** Methods whose input is the JSON body; the others take theirs from the query. */
-const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
 const NUMBER_TEXT = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 function tooLarge(): ApiError {
@@ -131,7 +131,10 @@ export const readInput: Step = async (exchange, next) => {
     const unknown = [...exchange.query.keys()].filter((name) => !allowed.has(name));
     if (unknown.length > 0) {
       throw new ApiError("validation_error", `${exchange.method} ${route.path} takes no such query parameter`, {
-        details: unknown.map((name) => ({ path: [name], message: "unknown query parameter; send fields in the body" })),
+        details: unknown.map((name) => ({
+          path: [name],
+          message: `unknown query parameter; ${parameterHint(name, route.queryParams) ?? "send fields in the body"}`,
+        })),
       });
     }
     const body = await readJsonBody(exchange.request);
