@@ -4820,7 +4820,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description true removes the record for good (hard delete); otherwise the account is soft-deleted (CHURNED). */
-                force?: "true" | "false";
+                force?: boolean;
             };
             header?: {
                 /** @description The ETag of the record as you read it: the write runs only if the record still has it, else 412 precondition_failed with the current ETag, so two integrations cannot overwrite each other's changes silently. At most 8,192 characters (400 bad_request otherwise). */
@@ -9653,9 +9653,9 @@ export interface operations {
                 /** @description Only devices of this account (an unknown id gives an empty list). */
                 accountId?: string;
                 /** @description Only devices that are online (true) or offline (false). */
-                isOnline?: "true" | "false";
+                isOnline?: boolean;
                 /** @description Only devices that are (true) or are not (false) end-of-life. */
-                isEndOfLife?: "true" | "false";
+                isEndOfLife?: boolean;
                 /** @description Only records whose hostname is equal to this text (case-insensitive). */
                 "hostname[eq]"?: string;
                 /** @description Only records whose hostname is not equal to (records where the field is empty do not match) this text. */
@@ -19510,7 +19510,7 @@ export interface operations {
                 /** @description Only the fields of this resource. */
                 resource?: "account" | "contact" | "deal" | "device" | "task";
                 /** @description true lists archived fields too (until their values are purged); default false. */
-                includeArchived?: "true" | "false";
+                includeArchived?: boolean;
                 /** @description Sparse fieldset: comma-separated fields of the record to return; id is always included. An unknown field gives 422. */
                 fields?: string;
             };

@@ -104,11 +104,13 @@ export const DateSchema = z.iso
   .refine((value) => !value.startsWith("0000-"), DATE_RANGE_MESSAGES.year)
   .meta({ maxLength: 10 });
 
-/** A boolean query parameter: the strings `true` or `false`. */
-export const BooleanQuerySchema = z
-  .enum(["true", "false"])
-  .transform((value) => value === "true")
-  .describe("`true` or `false`.");
+/**
+ * A boolean query parameter (docs/api-contract.md §4.12): `true` or `false` in the query string, documented as a
+ * boolean so that typed clients pass `true`, not the text `"true"`. The facade turns exactly the texts `true` and
+ * `false` into booleans before validation (server/http/input.ts); any other text reaches this schema as a string and
+ * is 422 `validation_error` naming the parameter.
+ */
+export const BooleanQuerySchema = z.boolean({ error: "expected true or false" }).describe("`true` or `false`.");
 
 /**
  * Longest cursor the service makes or reads, in characters (docs/api-contract.md §4.9.1): a list's is a record id of

@@ -1,13 +1,13 @@
 import { findUnstorableText } from "../contract/storable";
 import { ApiError } from "../errors";
 import type { ApiRequest, Step } from "./exchange";
+import { BODY_METHODS } from "./routes";
+import { parameterHint } from "./unknown-parameters";
 
 /** Largest accepted request body: 1 MiB, in bytes. A bulk request of 500 items is about 150 KiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deepest accepted nesting of JSON objects and arrays; our deepest schema needs 4. */
 export const MAX_JSON_DEPTH = 32;
-/** Methods whose input is the JSON body; the others take theirs from the query. */
-const BODY_METHODS = new Set(["POST", "PATCH", "PUT"]);
 const NUMBER_TEXT = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 function tooLarge(): ApiError {
@@ -106,10 +106,17 @@ export async function readJsonBody(request: ApiRequest): Promise<Record<string, 
   return parsed as Record<string, unknown>;
 }
 
+/** A query value as its schema's type when its text is one (`20` → 20, `true` → true), else the text as sent. */
+function typedValue(type: "number" | "boolean" | undefined, text: string): unknown {
+  if (type === "number" && NUMBER_TEXT.test(text)) return Number(text);
+  if (type === "boolean" && (text === "true" || text === "false")) return text === "true";
+  return text;
+}
+
 /**
  * Input: builds the operation's input from the body (POST, PATCH, PUT) or the query (other methods) plus the path
- * parameters. Query values of number fields are converted from their text (`limit=20` → 20); anything else stays text
- * for the schema to judge.
+ * parameters. Query values of number and boolean fields are converted from their text (`limit=20` → 20,
+ * `force=true` → true, exactly `true` or `false`); anything else stays text for the schema to judge.
  * @throws ApiError as {@link readJsonBody}; `validation_error` (422) when text holds what PostgreSQL cannot store (NUL,
  *         a lone surrogate), when a path parameter is repeated in the body or query, when a body method gets a query
  *         parameter its route does not declare (`meta.query`, e.g. `mode` of the bulk endpoints), or for a query
@@ -124,7 +131,10 @@ export const readInput: Step = async (exchange, next) => {
     const unknown = [...exchange.query.keys()].filter((name) => !allowed.has(name));
     if (unknown.length > 0) {
       throw new ApiError("validation_error", `${exchange.method} ${route.path} takes no such query parameter`, {
-        details: unknown.map((name) => ({ path: [name], message: "unknown query parameter; send fields in the body" })),
+        details: unknown.map((name) => ({
+          path: [name],
+          message: `unknown query parameter; ${parameterHint(name, route.queryParams) ?? "send fields in the body"}`,
+        })),
       });
     }
     const body = await readJsonBody(exchange.request);
@@ -143,7 +153,7 @@ export const readInput: Step = async (exchange, next) => {
     source = {};
     if (exchange.query.has(PROTOTYPE_KEY)) throw prototypeKeyRefused([PROTOTYPE_KEY]);
     for (const [name, value] of exchange.query) {
-      source[name] = route.numericQuery.has(name) && NUMBER_TEXT.test(value) ? Number(value) : value;
+      source[name] = typedValue(route.typedQuery.get(name), value);
     }
   }
   const repeated = route.pathParams.filter((name) => Object.hasOwn(source, name));

@@ -9,7 +9,8 @@ import { successReply } from "./envelope";
 import type { Exchange, Step } from "./exchange";
 import { API_PREFIX } from "./parse";
 import { v1Router } from "./router";
-import type { RouteEntry } from "./routes";
+import { BODY_METHODS, type RouteEntry } from "./routes";
+import { unknownParametersError } from "./unknown-parameters";
 
 type Procedure = (input: unknown) => Promise<unknown>;
 type CallerTree = { [key: string]: CallerTree | Procedure };
@@ -18,7 +19,8 @@ const createCaller = createCallerFactory(v1Router);
 
 /**
  * Maps what a procedure threw to the code (docs/api-contract.md §7), status and message. Input validation errors are
- * 400 `bad_request` when every issue is in a path parameter, else 422 `validation_error`; a statement the database
+ * 400 `bad_request` when every issue is in a path parameter, else 422 `validation_error` (naming a query's unknown
+ * parameters with the parameter each most likely meant, docs/api-contract.md §4.12); a statement the database
  * cancelled at its timeout or a deadlock that outlived its retries is 503 `timeout` or 409 `conflict`
  * (`databaseRefusal`, logged at warn); anything unexpected (an
  * output that fails its schema, a database error) is logged with the request id and becomes 500 `internal_error`
@@ -28,6 +30,18 @@ function toApiError(error: unknown, exchange: Exchange): ApiError {
   const cause = error instanceof TRPCError ? error.cause : error;
   if (cause instanceof ApiError) return cause;
   if (error instanceof TRPCError && error.code === "BAD_REQUEST" && cause instanceof ZodError) {
+    const route = exchange.route;
+    // A query's unknown parameters are named with the parameter each most likely meant (`lifecycleStatus`: did you
+    // mean `lifecycle`?); a body's unknown fields stay issues like the others.
+    const unknownInQuery =
+      route && !BODY_METHODS.has(route.method)
+        ? cause.issues.filter((issue) => issue.code === "unrecognized_keys" && issue.path.length === 0)
+        : [];
+    const names = unknownInQuery.flatMap((issue) => (issue.code === "unrecognized_keys" ? issue.keys : []));
+    if (route && names.length > 0) {
+      const others = issuesToDetails(cause.issues.filter((issue) => !unknownInQuery.includes(issue)));
+      return unknownParametersError(names, route.queryParams, others);
+    }
     const details = issuesToDetails(cause.issues);
     const pathParams = exchange.route?.pathParams ?? [];
     const inPath = details.every((detail) => detail.path.length === 1 && pathParams.includes(detail.path[0] as string));

@@ -4,11 +4,15 @@ import {
   getInputOutputParsers,
   getPathParameters,
   instanceofZodTypeCoercible,
+  instanceofZodTypeKind,
   instanceofZodTypeLikeVoid,
   instanceofZodTypeObject,
   unwrapZodType,
 } from "trpc-to-openapi";
 import type { Meta } from "../trpc";
+
+/** Methods whose input is the JSON body; the others take theirs from the query. */
+export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "PUT"]);
 
 /** One segment of a route's path template: a literal (`accounts`) or a parameter (`{id}`). */
 type Segment = { literal: string } | { param: string };
@@ -26,8 +30,16 @@ export interface RouteEntry {
   meta: Meta;
   /** `accounts.get`: the procedure to call through tRPC's caller; absent for documents. */
   procedure?: string;
-  /** Query parameters whose schema is a number: their text is converted before validation (`limit=20` → 20). */
-  numericQuery: ReadonlySet<string>;
+  /**
+   * Query parameters whose schema is a number or a boolean, by type: their text is converted before validation
+   * (`limit=20` → 20, `force=true` → true); text of another form stays text for the schema to refuse.
+   */
+  typedQuery: ReadonlyMap<string, "number" | "boolean">;
+  /**
+   * The query parameters the operation takes, as its OpenAPI document names them (`limit`, `lifecycle`,
+   * `name[eq]`, …; a body method only its `meta.query`): what an unknown parameter's hint is chosen from.
+   */
+  queryParams: readonly string[];
   /** The procedure takes no input (`z.void()`): it is called without one, and any query or body field is refused. */
   voidInput?: boolean;
   /** Which served document this route answers with, for `/openapi.json` and `/postman.json`. */
@@ -49,19 +61,36 @@ function inputSchemaOf(procedure: unknown) {
   return unwrapZodType(inputParser, true);
 }
 
-function numericQueryKeys(procedure: unknown): Set<string> {
+function queryParamsOf(procedure: unknown, method: string, pathParams: readonly string[], meta: Meta): string[] {
+  if (BODY_METHODS.has(method)) return [...(meta.query ?? [])];
   const schema = inputSchemaOf(procedure) as unknown as { shape?: Record<string, unknown> };
-  if (!instanceofZodTypeObject(schema as never) || !schema.shape) return new Set();
-  return new Set(
-    Object.entries(schema.shape)
-      .filter(([, field]) => instanceofZodTypeCoercible(field as never))
-      .map(([key]) => key),
-  );
+  if (!instanceofZodTypeObject(schema as never) || !schema.shape) return [];
+  return Object.keys(schema.shape).filter((name) => !pathParams.includes(name));
+}
+
+function typedQueryKeys(procedure: unknown): Map<string, "number" | "boolean"> {
+  const schema = inputSchemaOf(procedure) as unknown as { shape?: Record<string, unknown> };
+  const types = new Map<string, "number" | "boolean">();
+  if (!instanceofZodTypeObject(schema as never) || !schema.shape) return types;
+  for (const [key, field] of Object.entries(schema.shape)) {
+    if (!instanceofZodTypeCoercible(field as never)) continue;
+    types.set(key, instanceofZodTypeKind(unwrapZodType(field as never, false), "boolean") ? "boolean" : "number");
+  }
+  return types;
 }
 
 /** A route that is not a tRPC procedure (the served documents), with its method, path and meta. */
 export function documentRoute(path: string, document: NonNullable<RouteEntry["document"]>, meta: Meta): RouteEntry {
-  return { method: "GET", path, segments: segmentsOf(path), pathParams: [], meta, numericQuery: new Set(), document };
+  return {
+    method: "GET",
+    path,
+    segments: segmentsOf(path),
+    pathParams: [],
+    meta,
+    typedQuery: new Map(),
+    queryParams: [],
+    document,
+  };
 }
 
 /** Every REST operation declared in a router's `openapi` meta, in declaration order. */
@@ -69,14 +98,16 @@ export function collectRoutes(router: AnyRouter): RouteEntry[] {
   const routes: RouteEntry[] = [];
   forEachOpenApiProcedure(router._def.procedures, ({ path, procedure, meta }) => {
     const { openapi } = meta as Meta & { openapi: NonNullable<Meta["openapi"]> };
+    const pathParams = getPathParameters(openapi.path);
     routes.push({
       method: openapi.method,
       path: openapi.path,
       segments: segmentsOf(openapi.path),
-      pathParams: getPathParameters(openapi.path),
+      pathParams,
       meta: meta as Meta,
       procedure: path,
-      numericQuery: numericQueryKeys(procedure),
+      typedQuery: typedQueryKeys(procedure),
+      queryParams: queryParamsOf(procedure, openapi.method, pathParams, meta as Meta),
       voidInput: instanceofZodTypeLikeVoid(inputSchemaOf(procedure)),
     });
   });

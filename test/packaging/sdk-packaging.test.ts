@@ -1,9 +1,9 @@
 // The client as a user gets it, both ways sdk/README.md gives: the packed tarball (`npm pack` builds dist/ through the
 // package's `prepare` script) and the folder itself as a dependency (`npm install <repository>/sdk`, whose `prepare`
 // builds dist/ in place). Each goes into an empty project outside the repository, where an example using the resource
-// methods is compiled with `tsc --strict` against the installed declarations and run against a live server; with the
-// organisation's custom fields as types written by `npm run sdk:generate -- --custom-fields`, which the compiler then
-// holds the example to.
+// methods (a hard delete with `force: true` among them) is compiled with `tsc --strict` against the installed
+// declarations and run against a live server; with the organisation's custom fields as types written by
+// `npm run sdk:generate -- --custom-fields`, which the compiler then holds the example to.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -52,6 +52,9 @@ try {
   if (error instanceof ApiError) console.log(error.code);
 }
 console.log(read.name, count, failed, updated);
+const removed = await crm.accounts.delete(created.id, { force: true });
+const after = await crm.accounts.get(created.id).catch((error: unknown) => (error instanceof ApiError ? error.status : 0));
+console.log("deleted" in removed && removed.deleted, after);
 
 const typed = createClient<CustomFields>({ apiKey: process.env.CRM_KEY ?? "", baseUrl: process.env.CRM_URL });
 const tiered = await typed.accounts.create({ name: "Typed Ltd", customFields: { seats: 12, contract_tier: "gold" } });
@@ -150,7 +153,7 @@ it("npm pack builds dist/ itself; the tarball installs in an empty project, comp
   };
   for (const dependency of Object.keys(manifest.dependencies))
     expect(existsSync(path.join(project, "node_modules", dependency, "package.json")), dependency).toBe(true);
-  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0", "12 gold 12 number"]);
+  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0", "true 404", "12 gold 12 number"]);
 });
 
 it("npm install <repository>/sdk as a folder dependency builds dist/ (prepare) and the same program runs", {
@@ -162,7 +165,7 @@ it("npm install <repository>/sdk as a folder dependency builds dist/ (prepare) a
   await run(NPM, [...INSTALL, SDK], { cwd: project });
   expect(existsSync(path.join(SDK, "dist", "index.js")), "prepare compiled sdk/dist").toBe(true);
   expect(existsSync(path.join(project, "node_modules", "@msp-crm", "sdk", "dist", "index.d.ts"))).toBe(true);
-  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0", "12 gold 12 number"]);
+  expect(await compileAndRun(project)).toEqual(["not_found", "Packaged Ltd 1 1 0", "true 404", "12 gold 12 number"]);
 });
 
 it("documents its real dependencies: sdk/README.md and the README name each, and the sources import no other", () => {

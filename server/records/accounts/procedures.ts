@@ -106,5 +106,5 @@ export const accountsRouter = router({
     })
     .input(AccountDeleteSchema)
     .output(z.union([AccountSchema, DeletedSchema]))
-    .mutation(({ ctx, input }) => deleteAccount(ctx.principal.orgId, input.id, input.force === "true", ctx.principal)),
+    .mutation(({ ctx, input }) => deleteAccount(ctx.principal.orgId, input.id, input.force === true, ctx.principal)),
 });

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema, toNfc } from "../../contract/common";
+import {
+  BooleanQuerySchema,
+  IdSchema,
+  ListQueryBase,
+  listOf,
+  sortParam,
+  TimestampSchema,
+  toNfc,
+} from "../../contract/common";
 import {
   ACCOUNT_BULK_EXAMPLE,
   ACCOUNT_BULK_RESULT_EXAMPLE,
@@ -144,10 +152,9 @@ export const AccountListSchema = listOf(AccountSchema);
 /** Path and query of `DELETE /accounts/{id}`. */
 export const AccountDeleteSchema = z.strictObject({
   id: IdSchema,
-  force: z
-    .enum(["true", "false"])
-    .describe("true removes the record for good (hard delete); otherwise the account is soft-deleted (CHURNED).")
-    .optional(),
+  force: BooleanQuerySchema.describe(
+    "true removes the record for good (hard delete); otherwise the account is soft-deleted (CHURNED).",
+  ).optional(),
 });
 
 /** Result of a hard delete. */

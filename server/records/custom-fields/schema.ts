@@ -3,7 +3,7 @@
 // an object of typed values whatever an organisation defines, so it stays one document; an organisation's own shape is
 // served as JSON Schema (`GET /custom-fields/schema`).
 import { z } from "zod";
-import { IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "../../contract/common";
+import { BooleanQuerySchema, IdSchema, ListQueryBase, listOf, sortParam, TimestampSchema } from "../../contract/common";
 import {
   CUSTOM_FIELD_CREATE_EXAMPLE,
   CUSTOM_FIELD_EXAMPLE,
@@ -273,10 +273,9 @@ export const CustomFieldListQuerySchema = z.strictObject({
   ...ListQueryBase,
   sort: sortParam(Object.keys(CUSTOM_FIELD_SORT_FIELDS), "createdAt:asc"),
   resource: ResourceSchema.describe("Only the fields of this resource.").optional(),
-  includeArchived: z
-    .enum(["true", "false"])
-    .describe("true lists archived fields too (until their values are purged); default false.")
-    .optional(),
+  includeArchived: BooleanQuerySchema.describe(
+    "true lists archived fields too (until their values are purged); default false.",
+  ).optional(),
 });
 
 /** A validated definition list query. */

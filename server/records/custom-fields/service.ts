@@ -88,7 +88,7 @@ const DAY_MS = 86_400_000;
 export function listCustomFields(orgId: string, query: CustomFieldListQuery) {
   const filters: Prisma.CustomFieldWhereInput[] = [{ orgId }];
   if (query.resource) filters.push({ resource: query.resource });
-  if (query.includeArchived !== "true") filters.push({ archivedAt: null });
+  if (!query.includeArchived) filters.push({ archivedAt: null });
   return listPage({
     query,
     fields: CUSTOM_FIELD_SORT_FIELDS,

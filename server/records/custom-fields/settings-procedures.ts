@@ -40,7 +40,7 @@ export const customFieldsRouter = router({
           limit: 100,
           cursor,
           resource,
-          includeArchived: "true",
+          includeArchived: true,
         });
         fields.push(...page.data);
         cursor = page.hasMore ? (page.nextCursor ?? undefined) : undefined;

@@ -67,7 +67,10 @@ export function resourceMethodCases(target: SdkTarget): void {
     for await (const event of crm.events.list({ resource: "account" })) events.push(event);
     expect(events.map((event) => event.event)).toEqual(["account.created", "account.updated"]);
     expect((await crm.events.get(events[0]?.id ?? "")).id).toBe(events[0]?.id);
-    expect(await crm.accounts.delete(account.id, { force: "true" })).toEqual({ id: account.id, deleted: true });
+    // force is a boolean in the document, so a typed client passes true; the query string carries force=true.
+    expect(await crm.accounts.delete(account.id, { force: true })).toEqual({ id: account.id, deleted: true });
+    const gone = await crm.accounts.get(account.id).catch((error) => error);
+    expect(gone).toMatchObject({ status: 404, code: "not_found" });
 
     const etag = await crm.tasks.create({ title: "Guarded" });
     const stale = await crm.tasks
@@ -77,6 +80,27 @@ export function resourceMethodCases(target: SdkTarget): void {
     expect(stale).toMatchObject({ status: 412, code: "precondition_failed" });
     const missing = await crm.deals.get("nosuchdeal00").catch((error) => error);
     expect(missing).toMatchObject({ status: 404, code: "not_found", requestId: expect.stringMatching(/^req_/) });
+  });
+  it("takes the boolean query parameters as booleans: force, isOnline, isEndOfLife, includeArchived", async () => {
+    const crm = createClient({ apiKey: await target.newKey(), baseUrl: target.baseUrl() });
+    const kept = await crm.accounts.create({ name: "Kept Ltd" });
+    expect(await crm.accounts.delete(kept.id, { force: false })).toMatchObject({
+      id: kept.id,
+      lifecycleStatus: "CHURNED",
+    });
+    expect((await crm.accounts.get(kept.id)).lifecycleStatus).toBe("CHURNED");
+    await crm.devices.create({ rmmAgentId: "on-1", accountId: kept.id, hostname: "ON-1" });
+    await crm.devices.create({ rmmAgentId: "off-1", accountId: kept.id, hostname: "OFF-1", isOnline: false });
+    const offline = [];
+    for await (const device of crm.devices.list({ isOnline: false, isEndOfLife: false })) offline.push(device.hostname);
+    expect(offline).toEqual(["OFF-1"]);
+    const field = await crm.customFields.create({ resource: "account", key: "seats", label: "Seats", type: "number" });
+    await crm.customFields.delete(field.id);
+    const active = [];
+    for await (const item of crm.customFields.list()) active.push(item.key);
+    const all = [];
+    for await (const item of crm.customFields.list({ includeArchived: true })) all.push(item.key);
+    expect({ active, all }).toEqual({ active: [], all: ["seats"] });
   });
 }
 

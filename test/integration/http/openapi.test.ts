@@ -291,6 +291,26 @@ describe("a document tools can use as served", () => {
     expect(missing, missing.join("\n")).toEqual([]);
   });
 
+  it("types the boolean query parameters as booleans, so typed clients pass true rather than the text", () => {
+    const found: Record<string, unknown> = {};
+    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, Node>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const parameter of operation.parameters ?? []) {
+          const schema = parameter.schema as { type?: string; enum?: string[] } | undefined;
+          if (parameter.in !== "query") continue;
+          if (schema?.type === "boolean" || schema?.enum?.includes("true"))
+            found[`${method} ${path} ${parameter.name}`] = schema.type;
+        }
+      }
+    }
+    expect(found).toEqual({
+      "delete /accounts/{id} force": "boolean",
+      "get /devices isOnline": "boolean",
+      "get /devices isEndOfLife": "boolean",
+      "get /custom-fields includeArchived": "boolean",
+    });
+  });
+
   it("names no repository file, specification section or issue number in what it tells readers", () => {
     // A reader of the served document has no clone: a citation of a repository file or an issue helps nobody there.
     const cited: string[] = [];

@@ -119,9 +119,13 @@ describe("DELETE /accounts/{id}", () => {
 
   it("refuses a force value other than true/false", async () => {
     const created = (await api("POST", "/accounts", { name: "Force?" })).body.data;
-    const res = await api("DELETE", `/accounts/${created.id}?force=yes`);
-    expect(res.status).toBe(422);
-    expect(res.body.error.details[0].path).toEqual(["force"]);
+    for (const value of ["yes", "TRUE", "1", "", "true,true"]) {
+      const res = await api("DELETE", `/accounts/${created.id}?force=${value}`);
+      expect(res.status, value).toBe(422);
+      expect(res.body.error.code).toBe("validation_error");
+      expect(res.body.error.details, value).toEqual([{ path: ["force"], message: "expected true or false" }]);
+    }
+    expect((await api("GET", `/accounts/${created.id}`)).body.data.lifecycleStatus).toBe("PROSPECT");
   });
 });
 

@@ -101,6 +101,71 @@ describe("list filters", () => {
     }
   });
 
+  it("refuses an unknown parameter naming the one it most likely meant, in the message and its details entry", async () => {
+    const refused = await api("GET", "/accounts?lifecycleStatus=ACTIVE");
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ success: false, error: { code: "validation_error" } });
+    expect(refused.body.error.message).toBe("Unknown query parameter lifecycleStatus; did you mean lifecycle?");
+    expect(refused.body.error.details).toEqual([
+      { path: ["lifecycleStatus"], message: "unknown query parameter; did you mean lifecycle?" },
+    ]);
+    // The hint names a parameter that works; the name sent stays refused (one name per filter).
+    expect(await names("/accounts?lifecycle=ACTIVE")).toEqual(["ACME Legal 100%"]);
+
+    const hints: Array<[string, string, string]> = [
+      ["/accounts?Limit=2", "Limit", "did you mean limit?"],
+      ["/accounts?sortBy=name", "sortBy", "did you mean sort?"],
+      ["/accounts?name=Globex", "name", "did you mean name[eq]?"],
+      ["/accounts?Name[EQ]=Globex", "Name[EQ]", "did you mean name[eq]?"],
+      [
+        "/accounts?createdAt=2026-01-01T00:00:00Z",
+        "createdAt",
+        "did you mean one of createdAt[gt], createdAt[gte], createdAt[lt] or createdAt[lte]?",
+      ],
+      ["/deals?owner=u1", "owner", "did you mean ownerId?"],
+      ["/health-scores?lifecycleStatus=ACTIVE", "lifecycleStatus", "did you mean lifecycle?"],
+      [`/accounts/${ids["a-1"]}?Force=true`, "Force", "did you mean force?"],
+    ];
+    for (const [path, name, hint] of hints) {
+      const method = path.includes("Force") ? "DELETE" : "GET";
+      const res = await api(method, path);
+      expect(res.status, path).toBe(422);
+      expect(res.body.error.message, path).toBe(`Unknown query parameter ${name}; ${hint}`);
+      expect(res.body.error.details, path).toEqual([{ path: [name], message: `unknown query parameter; ${hint}` }]);
+    }
+    expect((await api("GET", `/accounts/${ids["a-1"]}`)).body.data.lifecycleStatus).toBe("PROSPECT");
+
+    // Nothing close: the parameter is named without a hint.
+    const colour = await api("GET", "/accounts?colour=red");
+    expect(colour.status).toBe(422);
+    expect(colour.body.error.message).toBe("Unknown query parameter colour");
+    expect(colour.body.error.details).toEqual([{ path: ["colour"], message: "unknown query parameter" }]);
+
+    // Several unknown parameters and another issue: each named, the other issue still listed.
+    const several = await api("GET", "/accounts?lifecycleStatus=ACTIVE&colour=red&limit=0");
+    expect(several.status).toBe(422);
+    expect(several.body.error.message).toBe(
+      "Unknown query parameters lifecycleStatus (did you mean lifecycle?), colour",
+    );
+    expect(several.body.error.details).toEqual([
+      { path: ["lifecycleStatus"], message: "unknown query parameter; did you mean lifecycle?" },
+      { path: ["colour"], message: "unknown query parameter" },
+      { path: ["limit"], message: expect.any(String) },
+    ]);
+
+    // A body method's query: its documented parameter is hinted, anything else belongs in the body.
+    const bulk = await api("POST", "/accounts/bulk?Mode=partial", { accounts: [{ name: "Hinted" }] });
+    expect(bulk.status).toBe(422);
+    expect(bulk.body.error.details).toEqual([
+      { path: ["Mode"], message: "unknown query parameter; did you mean mode?" },
+    ]);
+    const create = await api("POST", "/accounts?name=Hinted", { name: "Hinted" });
+    expect(create.status).toBe(422);
+    expect(create.body.error.details).toEqual([
+      { path: ["name"], message: "unknown query parameter; send fields in the body" },
+    ]);
+  });
+
   it("bounds a request's filters: contains at most 100 characters, in at most 50 values, 30 filters a list, each 422 naming it", async () => {
     const refusal = async (query: string) => {
       const res = await api("GET", `/accounts?${query}`);
