@@ -93,6 +93,7 @@ export function termSql(term: SearchTerm, column: FilteredColumn, params: SqlPar
     if (term.op === "ne") return `NOT (${equalsTextSql(expression, [String(term.value)], params)})`;
     if (term.op === "in") return equalsTextSql(expression, values(term.value).map(String), params);
   }
+  if (term.kind === "number" && cast === "bigint") return integerTermSql(term, expression, params);
   const type = term.kind === "number" ? "numeric" : cast;
   const value = (one: unknown) =>
     type === "timestamp"
@@ -109,6 +110,43 @@ export function termSql(term: SearchTerm, column: FilteredColumn, params: SqlPar
     return `${expression} BETWEEN ${value(low)} AND ${value(high)}`;
   }
   return `${expression} ${SYMBOLS[term.op]} ${value(term.value)}`;
+}
+
+/**
+ * SQL: a number filter on an integer column, with each bound rounded to the integers it admits (`> 400.5` is `> 400`,
+ * `>= 400.5` is `>= 401`; an `eq` of 400.5 matches nothing) and compared as `bigint`. Comparing the column with a
+ * `numeric` value would cast every row to numeric: no index on the column serves that and the planner cannot estimate
+ * it, so a selective filter scanned the whole organisation (docs/architecture.md, "Search"). Values are bounded to
+ * ±10^12 by the filter schemas, well inside `bigint`.
+ */
+function integerTermSql(term: SearchTerm, expression: string, params: SqlParams): string {
+  const numbers = (value: unknown) => (Array.isArray(value) ? value : String(value).split(",")).map(Number);
+  const bound = (value: number) => `${params.add(String(value))}::bigint`;
+  const value = Number(Array.isArray(term.value) ? term.value[0] : term.value);
+  switch (term.op) {
+    case "eq":
+      return Number.isInteger(value) ? `${expression} = ${bound(value)}` : "FALSE";
+    case "ne":
+      return Number.isInteger(value) ? `${expression} <> ${bound(value)}` : `${expression} IS NOT NULL`;
+    case "gt":
+      return `${expression} > ${bound(Math.floor(value))}`;
+    case "gte":
+      return `${expression} >= ${bound(Math.ceil(value))}`;
+    case "lt":
+      return `${expression} < ${bound(Math.ceil(value))}`;
+    case "lte":
+      return `${expression} <= ${bound(Math.floor(value))}`;
+    case "between": {
+      const [low, high] = numbers(term.value);
+      return `${expression} BETWEEN ${bound(Math.ceil(low as number))} AND ${bound(Math.floor(high as number))}`;
+    }
+    case "in": {
+      const list = numbers(term.value).filter(Number.isInteger);
+      return list.length === 0 ? "FALSE" : `${expression} = ANY(${params.add(list.map(String))}::bigint[])`;
+    }
+    default:
+      throw new Error(`no integer comparison for ${term.op}`);
+  }
 }
 
 /** The prefix of a structured search filter on a custom field: `customFields.<key>` (docs/api-contract.md §4.18). */

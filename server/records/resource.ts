@@ -227,7 +227,9 @@ function sortCast(type: ColumnType | "id"): string {
   const casts: Record<Exclude<ColumnType, object> | "id", string> = {
     id: "text",
     text: "text",
-    int: "numeric",
+    // The column's own family, so an index on it serves the comparison (an int column compared with numeric is cast
+    // to numeric for every row, which no index serves and the planner cannot estimate).
+    int: "bigint",
     money: "numeric",
     boolean: "boolean",
     timestamp: "timestamp",
