@@ -8,8 +8,10 @@ FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /app
 ENV NEXT_TELEMETRY_DISABLED=1 \
     PRISMA_SCHEMA_ENGINE_BINARY=/bin/true
-# Dependencies first, so a change of the sources alone reuses this layer (postinstall generates the Prisma client).
+# Dependencies first, so a change of the sources alone reuses this layer (preinstall checks the Node version,
+# postinstall generates the Prisma client).
 COPY package.json package-lock.json prisma.config.ts ./
+COPY scripts/install-notice.mjs ./scripts/
 COPY prisma ./prisma
 RUN npm ci --no-audit --no-fund
 COPY . .

@@ -1,7 +1,8 @@
 // Operator command for self-hosters and scripts: `npm run admin -- <command> [options]`, compiled to dist/admin.js.
 // `runAdmin` is the command itself, printing through the output it is given and returning the exit status, so tests
 // run it in the test process; run as a program, it prints to the console, closes the database and the key-value store
-// and exits with that status.
+// and exits with that status. Its stdout is its result alone, so `npm run -s admin -- … --json` can be piped: the
+// service's log lines go to stderr, and `-s` keeps npm's own `> msp-crm-api@1.0.0 admin` lines off stdout.
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -15,6 +16,7 @@ import { defaultOrigin } from "../server/identity/better-auth";
 import { passwordResetLink } from "../server/identity/password-reset";
 import { createMemberUser, inviteFromCommand, organisationHasOwner } from "../server/identity/team/operator";
 import { closeKv } from "../server/kv";
+import { logToStderr } from "../server/observability/logger";
 import { validateRequestedScopes } from "../server/platform/api-keys/scopes";
 import { createApiKey } from "../server/platform/api-keys/service";
 import { ensureOrganisation } from "../server/platform/organisations";
@@ -47,7 +49,9 @@ const USAGE = `Usage:
     Prints {"orgId", "email", "role", "link", "expiresAt"} with --json.
   npm run admin -- reset-password --email <email> [--json]
     Prints a one-time link (valid 1 hour) where the user sets a new password; every session of the user then ends.
-    Prints {"email", "link", "expiresAt"} with --json.`;
+    Prints {"email", "link", "expiresAt"} with --json.
+With --json, stdout is that one JSON line and nothing else (log lines go to stderr); add -s so that npm prints
+nothing of its own either: npm run -s admin -- create-key … --json | jq -r .key`;
 
 async function seedDemo(args: string[], io: AdminOutput): Promise<void> {
   const { values } = parseArgs({
@@ -317,6 +321,7 @@ export async function runAdmin(argv: readonly string[], io: AdminOutput = CONSOL
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
+  logToStderr();
   try {
     process.exitCode = await runAdmin(process.argv.slice(2));
   } catch (error) {

@@ -1,11 +1,14 @@
 // What a fresh machine needs from package.json and the lock file: `npm ci` on Linux and macOS, x64 and
 // arm64, and an `engines` range true to every dependency, so that no supported Node prints an engine warning.
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { isSupportedNode, SUPPORTED_NODE } from "./node-runtime";
 
+const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "..");
 const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
 interface LockEntry {
@@ -50,6 +53,34 @@ describe("the README's commands on an older Node", () => {
       expect(source.indexOf(work, check), `${file}: ${work} after the check`).toBeGreaterThan(check);
       expect(source.slice(0, check), `${file}: nothing before the check`).not.toContain(work);
     }
+  });
+});
+
+describe("npm ci on an older Node", () => {
+  it("says in one line which Node is needed, and npm prints no warnings (its engine warnings were ~1,500 lines)", async () => {
+    // What npm reads from the project's .npmrc.
+    const { stdout: loglevel } = await run("npm", ["config", "get", "loglevel"], { cwd: root });
+    expect(loglevel.trim()).toBe("error");
+    expect(pkg.scripts.preinstall).toBe("node scripts/install-notice.mjs");
+    // npm hands the script `engines.node`; run here it is on a supported Node, so a range this Node is outside of
+    // stands for an older Node.
+    const notice = (range: string) =>
+      run(process.execPath, ["scripts/install-notice.mjs"], {
+        cwd: root,
+        env: { ...process.env, npm_package_engines_node: range },
+      });
+    expect(await notice(pkg.engines.node)).toEqual({ stdout: "", stderr: "" });
+    const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+    const newer = `^${major + 1}.0.0 || ^${major}.${minor + 1}.0`;
+    expect(await notice(newer)).toEqual({
+      stdout: "",
+      stderr: `Node ${process.versions.node} is not supported (${newer}): npm run build, npm start and npm test will run on Node 24 from the npm registry.\n`,
+    });
+    // The image's build stage runs npm ci before copying the sources: the script must be there already.
+    const dockerfile = readFileSync(path.join(root, "Dockerfile"), "utf8");
+    const copied = dockerfile.indexOf("COPY scripts/install-notice.mjs ./scripts/");
+    expect(copied).toBeGreaterThan(0);
+    expect(copied).toBeLessThan(dockerfile.indexOf("RUN npm ci --no-audit --no-fund"));
   });
 });
 

@@ -50,6 +50,8 @@ const holder = globalThis as unknown as {
   __crmLogger?: Logger;
   __crmRequestLogger?: Logger;
   __crmTraceFields?: TraceFields;
+  /** The file descriptor log lines go to: 1 (stdout) unless {@link logToStderr} was called. */
+  __crmLogFd?: 1 | 2;
 };
 
 /**
@@ -74,7 +76,7 @@ function createLogger(): Logger {
     // Written asynchronously as soon as possible (no buffering threshold), so a burst costs one write, a quiet
     // server's lines appear at once, and the request path never blocks on a slow stdout; flushed on exit. A reader
     // that stops reading costs at most 16 MB of buffered lines, then lines are dropped rather than memory grown.
-    pino.destination({ dest: 1, sync: false, minLength: 0, maxLength: 16 * 1024 * 1024 }),
+    pino.destination({ dest: holder.__crmLogFd ?? 1, sync: false, minLength: 0, maxLength: 16 * 1024 * 1024 }),
   );
 }
 
@@ -89,6 +91,18 @@ function createLogger(): Logger {
 export function log(): Logger {
   holder.__crmLogger ??= createLogger();
   return holder.__crmLogger;
+}
+
+/**
+ * Sends this process's log lines (same format, same level) to stderr instead of stdout, for a command whose stdout is
+ * its result: the operator command, whose `--json` output a pipe reads. Lines already written stay where they went.
+ * Source: docs/architecture.md, "Observability".
+ */
+export function logToStderr(): void {
+  holder.__crmLogFd = 2;
+  // Made again at the next line, on the new descriptor.
+  holder.__crmLogger = undefined;
+  holder.__crmRequestLogger = undefined;
 }
 
 /**

@@ -89,6 +89,17 @@ function owner(): { pid: number; url: string } {
   return JSON.parse(readFileSync(lockFile, "utf8"));
 }
 
+/**
+ * The `curl` commands of the README's `sh` blocks as a reader pastes them: continuation lines joined, comments kept
+ * (the shell drops them).
+ */
+function readmeCurlCommands(): string[] {
+  const readme = readFileSync(path.join(root, "README.md"), "utf8");
+  return [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)]
+    .flatMap((block) => (block[1] as string).replace(/\\\n\s*/g, " ").split("\n"))
+    .filter((line) => line.startsWith("curl "));
+}
+
 let server: Started | undefined;
 let demoKey = "";
 /** A key the admin command makes while the server runs (organisation "ops", high limits). */
@@ -160,20 +171,77 @@ describe("npm start (embedded defaults)", () => {
     expect(await docs.text()).toContain("/docs/scalar.js");
   });
 
-  it("answers the curl walkthrough: create, list, page, bulk", async () => {
-    const api = client(`${server?.base}/api/v1`, demoKey);
-    expect((await api("POST", "/accounts", { name: "Walkthrough Co", industry: "Legal" })).status).toBe(201);
-    const bulk = await api("POST", "/accounts/bulk", {
-      accounts: [
-        { name: "Bulk A", externalId: "w-1" },
-        { name: "Bulk B", externalId: "w-2" },
-      ],
-    });
-    expect(bulk.body.data).toMatchObject({ created: 2, updated: 0, total: 2 });
-    const first = await api("GET", "/accounts?limit=3&sort=name:asc");
-    const second = await api("GET", `/accounts?limit=3&sort=name:asc&cursor=${first.body.nextCursor}`);
-    expect(second.status).toBe(200);
-    expect(second.body.data[0].id).not.toBe(first.body.data[2].id);
+  it("answers every curl command of the README as written: each exits 0 and prints a JSON body that says success", {
+    timeout: 60_000,
+  }, async () => {
+    const { base } = server as Started;
+    const walkthrough = readmeCurlCommands();
+    expect(walkthrough.length).toBeGreaterThan(15);
+    // The README's own variables: its API with this server's origin, and the demo key it says KEY is.
+    const readme = readFileSync(path.join(root, "README.md"), "utf8");
+    expect(readme).toMatch(/^KEY=msp_test_…\s+# the demo key printed at start-up$/m);
+    const documented = new URL(/^API=(\S+)$/m.exec(readme)?.[1] ?? "");
+    const env = { ...inherited, API: `${base}${documented.pathname}`, KEY: demoKey };
+    // The demo key's plan allows 60 requests a window (5 s here): a refusal is sent again in the next one, as a
+    // reader would, and nothing of it was done.
+    const nextWindow = () => new Promise((resolve) => setTimeout(resolve, 2_500));
+    const demo = client(env.API, demoKey);
+    const api: typeof demo = async (...args) => {
+      for (let attempt = 0; ; attempt++) {
+        const res = await demo(...args);
+        if (res.status !== 429 || attempt === 4) return res;
+        await nextWindow();
+      }
+    };
+    const folder = mkdtempSync(path.join(tmpdir(), "crm-readme-curl-"));
+    /** Runs one command in sh, as a reader pastes it, with the real curl. */
+    const sh = async (command: string) => {
+      for (let attempt = 0; ; attempt++) {
+        const result = await run("sh", ["-c", command], { cwd: folder, env });
+        if (!result.stdout.includes('"code":"rate_limited"') || attempt === 4) return result;
+        await nextWindow();
+      }
+    };
+    /** What a reader puts in for each `<placeholder>`: records of the demo organisation, or made for the command. */
+    const fill = async (command: string): Promise<string> => {
+      let filled = command;
+      if (filled.includes("/accounts/<id>")) {
+        const made = await api("POST", "/accounts", { name: `README ${randomBytes(3).toString("hex")}` });
+        filled = filled.replaceAll("/accounts/<id>", `/accounts/${made.body.data.id}`);
+      }
+      if (filled.includes("/contacts/<id>")) {
+        const contact = (await api("GET", "/contacts?limit=1")).body.data[0];
+        filled = filled.replaceAll("/contacts/<id>", `/contacts/${contact.id}`);
+      }
+      if (filled.includes("<accountId>")) {
+        filled = filled.replaceAll("<accountId>", (await api("GET", "/accounts?limit=1")).body.data[0].id);
+      }
+      if (filled.includes("cursor=<nextCursor>")) {
+        // The previous page: the same command without the cursor.
+        const previous = JSON.parse((await sh(filled.replace(/&cursor=<nextCursor>/, ""))).stdout);
+        filled = filled.replace("<nextCursor>", previous.nextCursor);
+      }
+      expect(filled, "every placeholder filled").not.toMatch(/<\w+>/);
+      return filled;
+    };
+    try {
+      for (const command of walkthrough) {
+        const filled = await fill(command);
+        const { stdout } = await sh(filled).catch((error: { code: number; stderr: string }) => {
+          throw new Error(`${command}\nexited ${error.code}: ${error.stderr}`);
+        });
+        // A command that saves the answer (`> openapi.json`) prints nothing: the files hold the JSON.
+        const saved = [...filled.matchAll(/>\s*(\S+)/g)].map((match) => match[1] as string);
+        const bodies = saved.length ? saved.map((file) => readFileSync(path.join(folder, file), "utf8")) : [stdout];
+        for (const body of bodies) {
+          expect(body.trim(), command).not.toBe("");
+          const parsed = JSON.parse(body);
+          if (saved.length === 0) expect(parsed, command).toMatchObject({ success: true });
+        }
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it("keeps the envelope on unknown paths, odd methods, malformed targets and requests Node.js refuses itself", async () => {

@@ -1,6 +1,6 @@
 // The operator command (scripts/admin.ts): its commands run in this process as `npm run admin -- …` would
-// (test/helpers/admin.ts), and once as the separate process an operator starts, for what only a process shows: its
-// exit status, its output and that it ends by itself.
+// (test/helpers/admin.ts), and in one test as the separate process an operator starts, for what only a process shows:
+// its exit status, its output (through npm, as a pipe reads it) and that it ends by itself.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
@@ -19,16 +19,33 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-it("run as a process (`npm run admin -- --help`), prints the usage and exits 0 without a database", {
-  timeout: 60_000,
+it("run as a process, prints the usage without a database, and `npm run -s admin -- … --json` prints only JSON", {
+  timeout: 90_000,
 }, async () => {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", "--help"], {
+  const usage = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", "--help"], {
     cwd: root,
     // Nothing answers on port 1: a database connection would fail the command.
     env: { ...process.env, DATABASE_URL: "postgresql://postgres@127.0.0.1:1/none" },
   });
-  expect(stdout).toMatch(/^Usage:/);
-  expect(stdout).toContain("npm run admin -- create-key");
+  expect(usage.stdout).toMatch(/^Usage:/);
+  expect(usage.stdout).toContain("npm run admin -- create-key");
+
+  // As the README shows it, through npm, for a pipe: stdout is the one JSON line, whatever is logged meanwhile.
+  const slug = `pipe-${randomBytes(4).toString("hex")}`;
+  const { stdout } = await run(
+    "npm",
+    ["run", "-s", "admin", "--", "create-key", "--org", slug, "--scopes", "accounts:read", "--json"],
+    { cwd: root, env: { ...process.env, LOG_LEVEL: "trace" } },
+  );
+  expect(stdout.endsWith("\n")).toBe(true);
+  expect(stdout.trim().split("\n")).toHaveLength(1);
+  const printed = JSON.parse(stdout);
+  expect(printed).toEqual({
+    orgId: expect.any(String),
+    key: expect.stringMatching(/^msp_live_/),
+    scopes: ["accounts:read"],
+  });
+  expect((await client(server.url, printed.key)("GET", "/accounts")).status).toBe(200);
 });
 
 it("-h, help and a command's --help print the usage too", async () => {
