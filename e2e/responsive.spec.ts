@@ -213,6 +213,11 @@ test("a viewer's overview offers only what a viewer may do (docs/api-contract.md
     await expect(start.getByRole("link", { name: "Register a webhook endpoint" })).toHaveCount(offered ? 1 : 0);
     await expect(page.getByRole("link", { name: "Manage keys" })).toHaveCount(offered ? 1 : 0);
     await expect(page.getByRole("link", { name: "Manage endpoints" })).toHaveCount(offered ? 1 : 0);
+    // The usage card leads to the usage page, and to the audit trail for the roles that may read it.
+    await expect(page.getByRole("link", { name: "See the usage" })).toHaveAttribute("href", "/settings/usage");
+    const audit = page.getByRole("link", { name: "See the audit trail" });
+    if (offered) await expect(audit).toHaveAttribute("href", "/settings/audit");
+    else await expect(audit).toHaveCount(0);
     if (!offered) {
       await expect(start).toContainText("Ask an owner, admin or developer");
       await expect(page.getByRole("link", { name: "See the keys" })).toBeVisible();

@@ -28,7 +28,8 @@ test.beforeAll(async () => {
       for (let i = 0; i < count; i++) {
         const status = i % 4 === 3 ? 404 : i % 9 === 5 ? 500 : 200;
         rows.push([
-          `/api/v1/accounts/${i}`,
+          // Some paths as long as real ones get (a record under a record, ids of 32 characters and more).
+          i % 10 === 1 ? `/api/v1/accounts/acc_${"0123456789abcdef".repeat(6)}/contacts/${i}` : `/api/v1/accounts/${i}`,
           status,
           status === 404 ? "not_found" : status === 500 ? "internal_error" : null,
           5 + i,
@@ -129,4 +130,39 @@ test("at 390 px the chart keeps its labels readable and its bars clickable", asy
   await chart.locator("[data-bar]").last().locator(".chart-hit").click();
   await expect(page).toHaveURL(/range=custom/);
   await expect(chart.locator("[data-bar]")).toHaveCount(6);
+});
+
+test("the request log is one line a row, long paths cut with the whole in their title, in a frame that scrolls at 390 px", async ({
+  page,
+}) => {
+  await signIn(page, user);
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await page.goto("/settings/usage?range=7d");
+    const log = page.getByTestId("audit-log");
+    await expect(log.locator("tbody tr")).toHaveCount(50);
+    // One line is about 40 px a row: 50 rows of wrapped paths were 5,800 px tall at 1280 px.
+    const heights = await log.locator("tbody tr").evaluateAll((rows) => rows.map((row) => row.clientHeight));
+    expect(Math.max(...heights) - Math.min(...heights), `rows of different heights at ${width} px`).toBeLessThanOrEqual(
+      1,
+    );
+    expect((await log.boundingBox())?.height, `the log's height at ${width} px`).toBeLessThan(2_200);
+    const long = log.locator("code[title*='/contacts/']").first();
+    const whole = (await long.getAttribute("title")) as string;
+    expect(whole).toMatch(/^GET \/api\/v1\/accounts\/acc_(0123456789abcdef){6}\/contacts\/\d+$/);
+    expect(await long.evaluate((node) => node.scrollWidth > node.clientWidth)).toBe(true);
+    const frame = page.locator(".table-wrap").filter({ has: log });
+    const scroll = await frame.evaluate((node) => ({
+      overflowX: getComputedStyle(node).overflowX,
+      scrolls: node.scrollWidth > node.clientWidth,
+      hint: getComputedStyle(node, "::before").content,
+    }));
+    // On a phone the frame scrolls and says so; on a desktop screen the log fits.
+    expect(scroll).toEqual(
+      width === 390
+        ? { overflowX: "auto", scrolls: true, hint: '"Scroll for more columns →"' }
+        : { overflowX: "auto", scrolls: false, hint: "none" },
+    );
+  }
+  await screenshot(page, "usage-log-390");
 });

@@ -1,6 +1,7 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ApiError, type ErrorCode } from "./errors";
+import type { ApiKeyActor } from "./identity/audit-trail/service";
 import type { Scope } from "./platform/api-keys/scopes";
 import type { ApiKeyPrincipal } from "./platform/api-keys/service";
 
@@ -49,11 +50,15 @@ export type Meta = OpenApiMeta<{
 }>;
 
 /**
- * tRPC context of the public API, built by the REST facade for each call: the request id and, on routes that need a
- * key, the principal it authenticated and authorised (server/http/authenticate.ts).
+ * tRPC context of the public API, built by the REST facade for each call: the request id, the client's address and
+ * user agent and, on routes that need a key, the principal it authenticated and authorised
+ * (server/http/authenticate.ts).
  */
 export interface Context {
   requestId: string;
+  /** The client address as the request log records it (`clientAddress`, server/http/origin.ts). */
+  clientIp: string | null;
+  userAgent: string | null;
   principal?: ApiKeyPrincipal;
 }
 
@@ -72,12 +77,18 @@ export const publicProcedure = t.procedure;
  * A procedure that needs a Bearer API key holding `scope`, or any one of several scopes (docs/api-contract.md §5). The
  * REST facade authenticates the key and checks the scope before the input is parsed, so an unauthenticated caller
  * learns nothing about the schema; this narrows `ctx.principal` (`orgId`, `apiKeyId`, `scopes`, `isTest`) for the
- * procedure.
+ * procedure, and gives `ctx.auditActor`: the key, its client address and user agent as the settings audit trail
+ * records a change made with it (docs/api-contract.md §5.10).
  * @throws ApiError `unauthorized` (401) when called without a principal.
  */
 export function apiProcedure(scope: Scope | readonly Scope[]) {
   return t.procedure.meta({ scope }).use(({ ctx, next }) => {
     if (!ctx.principal) throw new ApiError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY>");
-    return next({ ctx: { principal: ctx.principal } });
+    const auditActor: ApiKeyActor = {
+      apiKeyId: ctx.principal.apiKeyId,
+      ip: ctx.clientIp,
+      userAgent: ctx.userAgent,
+    };
+    return next({ ctx: { principal: ctx.principal, auditActor } });
   });
 }

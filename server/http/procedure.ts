@@ -81,6 +81,8 @@ export async function invokeProcedure(exchange: Exchange, route: RouteEntry, inp
   if (!route.procedure) throw new Error("invokeProcedure needs a procedure route");
   const caller = createCaller({
     requestId: exchange.requestId,
+    clientIp: exchange.clientIp,
+    userAgent: exchange.request.header("user-agent")?.slice(0, 512) ?? null,
     principal: exchange.principal,
   }) as unknown as CallerTree;
   const procedure = route.procedure

@@ -39,6 +39,10 @@ function newSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
+// What a loopback refusal adds: the setting an operator turns on to allow it (local development and tests).
+const LOOPBACK_HINT =
+  "; for local development the server's operator can allow loopback addresses with WEBHOOKS_ALLOW_LOOPBACK=true";
+
 function validationError(details: ErrorDetail[]): ApiError {
   const reasons = details.map((detail) => `${detail.path.join(".")} ${detail.message}`).join("; ");
   return new ApiError("validation_error", `The webhook endpoint is not valid: ${reasons}`, { details });
@@ -77,9 +81,12 @@ function checkUrl(value: unknown, details: ErrorDetail[]): string | undefined {
 async function checkHost(url: string, details: ErrorDetail[]): Promise<void> {
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
   const allowLoopback = env().WEBHOOKS_ALLOW_LOOPBACK;
+  // A refusal of loopback alone names the operator's setting: a developer pointing at a local receiver is stuck without it.
+  const howToAllow = (address: string) =>
+    !allowLoopback && blockedReason(address, { allowLoopback: true }) === null ? LOOPBACK_HINT : "";
   if (isIP(host)) {
     const reason = blockedReason(host, { allowLoopback });
-    if (reason) details.push({ path: ["url"], message: `must not point at ${reason} (${host})` });
+    if (reason) details.push({ path: ["url"], message: `must not point at ${reason} (${host})${howToAllow(host)}` });
     return;
   }
   let addresses: string[];
@@ -91,7 +98,10 @@ async function checkHost(url: string, details: ErrorDetail[]): Promise<void> {
   for (const address of addresses) {
     const reason = blockedReason(address, { allowLoopback });
     if (reason) {
-      details.push({ path: ["url"], message: `must not point at ${reason}: ${host} resolves to ${address}` });
+      details.push({
+        path: ["url"],
+        message: `must not point at ${reason}: ${host} resolves to ${address}${howToAllow(address)}`,
+      });
       return;
     }
   }

@@ -38,14 +38,10 @@ const tags = ["Webhooks"];
 const RULES =
   'The URL must be an absolute http(s) URL without credentials whose host is not, and does not resolve to, a private, loopback, link-local or metadata address (checked again at every delivery); events are names from the webhook guide, wildcards by resource (deal.*) or ["*"]; changedFields (at most 20, null for none) names fields of the subscribed resources or customFields.<key>, and limits *.updated events to those that changed one of them. A refusal is 422 naming the field and the reason. The same rules and services as the settings area.';
 
-/** The key as the actor of the settings audit entry every change here writes (docs/api-contract.md §5.10). */
-function keyActor(principal: { apiKeyId: string }): ApiKeyActor {
-  return { apiKeyId: principal.apiKeyId };
-}
-
 /** Who starts or cancels a replay through the API: the key, as the replay's actor and in the settings audit trail. */
-function keyRequester(principal: ApiKeyPrincipal): ReplayRequester {
-  return { actor: { type: "api_key", id: principal.apiKeyId }, audit: keyActor(principal), isTest: principal.isTest };
+function keyRequester(ctx: { principal: ApiKeyPrincipal; auditActor: ApiKeyActor }): ReplayRequester {
+  const { principal, auditActor } = ctx;
+  return { actor: { type: "api_key", id: principal.apiKeyId }, audit: auditActor, isTest: principal.isTest };
 }
 
 /** A row with its dates as the API serialises them (ISO 8601 strings). */
@@ -106,7 +102,7 @@ export const webhookEndpointsRouter = router({
     .input(WebhookEndpointCreateSchema)
     .output(WebhookEndpointCreatedSchema)
     .mutation(async ({ ctx, input }) => {
-      const { endpoint, secret } = await createWebhookEndpoint(ctx.principal.orgId, input, keyActor(ctx.principal));
+      const { endpoint, secret } = await createWebhookEndpoint(ctx.principal.orgId, input, ctx.auditActor);
       return { ...iso(endpoint), secret };
     }),
 
@@ -135,7 +131,7 @@ export const webhookEndpointsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { id, enabled, ...changes } = input;
       const orgId = ctx.principal.orgId;
-      const actor = keyActor(ctx.principal);
+      const actor = ctx.auditActor;
       let endpoint = await updateWebhookEndpoint(orgId, id, changes, actor);
       if (enabled !== undefined) endpoint = await setWebhookEndpointEnabled(orgId, id, enabled, actor);
       return iso(endpoint);
@@ -162,7 +158,7 @@ export const webhookEndpointsRouter = router({
         .meta({ example: { id: "wh_5f2c9d0e1a7b4c3d8e6f0a12", deleted: true } }),
     )
     .mutation(async ({ ctx, input }) => {
-      await deleteWebhookEndpoint(ctx.principal.orgId, input.id, keyActor(ctx.principal));
+      await deleteWebhookEndpoint(ctx.principal.orgId, input.id, ctx.auditActor);
       return { id: input.id, deleted: true as const };
     }),
 
@@ -181,9 +177,7 @@ export const webhookEndpointsRouter = router({
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(WebhookSecretSchema)
-    .mutation(async ({ ctx, input }) =>
-      iso(await rotateWebhookSecret(ctx.principal.orgId, input.id, keyActor(ctx.principal))),
-    ),
+    .mutation(async ({ ctx, input }) => iso(await rotateWebhookSecret(ctx.principal.orgId, input.id, ctx.auditActor))),
 
   /** `POST /webhook-endpoints/{id}/test` (webhooks:write): sends a webhook.test event now and answers the attempt. */
   test: apiProcedure("webhooks:write")
@@ -201,7 +195,7 @@ export const webhookEndpointsRouter = router({
     .input(z.strictObject({ id: IdSchema }))
     .output(WebhookTestResultSchema)
     .mutation(async ({ ctx, input }) => {
-      const sent = await sendTestEvent(ctx.principal.orgId, input.id, ctx.principal, keyActor(ctx.principal));
+      const sent = await sendTestEvent(ctx.principal.orgId, input.id, ctx.principal, ctx.auditActor);
       return { eventId: sent.eventId, attempt: iso(sent.attempt) };
     }),
 
@@ -244,7 +238,7 @@ export const webhookEndpointsRouter = router({
     .input(z.strictObject({ id: IdSchema }))
     .output(DeliveryAttemptSchema)
     .mutation(async ({ ctx, input }) =>
-      iso((await redeliver(ctx.principal.orgId, input.id, ctx.principal, keyActor(ctx.principal))).attempt),
+      iso((await redeliver(ctx.principal.orgId, input.id, ctx.principal, ctx.auditActor)).attempt),
     ),
 
   /**
@@ -271,9 +265,7 @@ export const webhookEndpointsRouter = router({
       const { id, dryRun, ...window } = input;
       const orgId = ctx.principal.orgId;
       return iso(
-        dryRun
-          ? await countReplay(orgId, id, window)
-          : await startReplay(orgId, id, window, keyRequester(ctx.principal)),
+        dryRun ? await countReplay(orgId, id, window) : await startReplay(orgId, id, window, keyRequester(ctx)),
       );
     }),
 
@@ -327,6 +319,6 @@ export const webhookEndpointsRouter = router({
     .input(WebhookReplayPathSchema)
     .output(WebhookReplaySchema)
     .mutation(async ({ ctx, input }) =>
-      iso(await cancelReplay(ctx.principal.orgId, input.id, input.replayId, keyRequester(ctx.principal))),
+      iso(await cancelReplay(ctx.principal.orgId, input.id, input.replayId, keyRequester(ctx))),
     ),
 });

@@ -234,6 +234,31 @@ async function endpointFilter(
 }
 
 /**
+ * The endpoint's failed deliveries of test events in a replay's window: what "failed" leaves out (a test event is sent
+ * again with "Send test event", never replayed), counted so the settings can say why nothing matches when only test
+ * deliveries failed. Zero when the replay does not take `failed`.
+ * @throws ApiError `not_found` (404), `validation_error` (422) as {@link countReplay}.
+ */
+export async function countFailedTestDeliveries(
+  orgId: string,
+  endpointId: string,
+  input: ReplayInput,
+  now = new Date(),
+): Promise<number> {
+  const window = checkWindow(input, now);
+  const row = await endpointFilter(orgId, endpointId, false);
+  if (!window.statuses.includes("failed")) return 0;
+  return prisma().webhookDelivery.count({
+    where: {
+      orgId,
+      endpointId: row.id,
+      status: "FAILED",
+      event: { name: TEST_EVENT_NAME, createdAt: { gte: window.since, lt: window.until } },
+    },
+  });
+}
+
+/**
  * A replay's dry run (docs/api-contract.md §6.10): how many deliveries it would send for this window, statuses and
  * events, counted as {@link startReplay} would fix them. Works on a disabled endpoint too; changes nothing.
  * @returns `{dryRun: true, matched, since, until}` (`until` now when not given); `matched` may exceed

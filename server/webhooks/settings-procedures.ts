@@ -15,7 +15,15 @@ import {
   setWebhookEndpointEnabled,
   updateWebhookEndpoint,
 } from "./endpoints";
-import { cancelReplay, countReplay, getReplay, listReplays, type ReplayRequester, startReplay } from "./replays";
+import {
+  cancelReplay,
+  countFailedTestDeliveries,
+  countReplay,
+  getReplay,
+  listReplays,
+  type ReplayRequester,
+  startReplay,
+} from "./replays";
 import { REPLAY_STATUSES } from "./schema";
 import { endpointStats, endpointsHealth, getDeliveryDetail, listDeliveries, STATS_RANGES, statsWindow } from "./stats";
 import { waitingEvents, workerStatus } from "./worker";
@@ -219,10 +227,19 @@ export const webhooksRouter = router({
     .input(z.object({ deliveryId: z.string().min(1).max(64) }))
     .query(({ ctx, input }) => getDeliveryDetail(ctx.member.org.id, input.deliveryId)),
 
-  /** How many deliveries a replay would send (`countReplay`). @returns `{ dryRun, matched, since, until }`. @throws 404; 422. */
-  replayCount: read.input(ReplaySchema).query(({ ctx, input }) => {
+  /**
+   * How many deliveries a replay would send (`countReplay`), and how many failed test deliveries it leaves out
+   * (`countFailedTestDeliveries`), so the page can say why a window with failures has nothing to replay.
+   * @returns `{ dryRun, matched, since, until, testFailed }`. @throws 404; 422.
+   */
+  replayCount: read.input(ReplaySchema).query(async ({ ctx, input }) => {
     const { id, ...window } = input;
-    return countReplay(ctx.member.org.id, id, window);
+    const now = new Date();
+    const [dryRun, testFailed] = await Promise.all([
+      countReplay(ctx.member.org.id, id, window, now),
+      countFailedTestDeliveries(ctx.member.org.id, id, window, now),
+    ]);
+    return { ...dryRun, testFailed };
   }),
 
   /**

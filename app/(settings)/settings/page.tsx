@@ -52,7 +52,11 @@ export default async function SettingsOverview() {
             <strong>{lastDay.total}</strong> calls in the last 24 hours, {lastDay.errors} failed. Plan{" "}
             {limits.plan.toLowerCase()}: {limits.perKey} requests/min per key, {limits.perOrg} per organisation.
           </p>
-          <a href="/settings/usage">See the audit log</a>
+          <p className="card-links">
+            <a href="/settings/usage">See the usage</a>
+            {/* The trail of who changed what is its own page, for the roles that may read it. */}
+            {me.permissions["audit:read"] ? <a href="/settings/audit">See the audit trail</a> : null}
+          </p>
         </div>
       </div>
       {disabled.length > 0 ? (

@@ -59,9 +59,14 @@ export interface SettingsActor {
   userAgent: string | null;
 }
 
-/** An API key acting through /api/v1: the entry names the key and, in `details.keyCreatedBy`, its creator. */
+/**
+ * An API key acting through /api/v1: the entry names the key and, in `details.keyCreatedBy`, its creator, with the
+ * request's client address and user agent as a member's entry has them.
+ */
 export interface ApiKeyActor {
   apiKeyId: string;
+  ip: string | null;
+  userAgent: string | null;
 }
 
 /** Who an entry is by: a member in the settings (or the operator command), or an API key. */
@@ -108,7 +113,7 @@ function row(orgId: string | null, actor: SettingsActor & { apiKeyId?: string },
 }
 
 /** An API key as the actor of an entry: `API key msp_live_AbCd… "PSA sync"`, its creator in the details. */
-async function keyActor(orgId: string, apiKeyId: string) {
+async function keyActor(orgId: string, { apiKeyId, ip, userAgent }: ApiKeyActor) {
   const key = await prisma().apiKey.findFirst({
     where: { id: apiKeyId, orgId },
     select: { prefix: true, name: true, createdBy: { select: { email: true } } },
@@ -118,8 +123,8 @@ async function keyActor(orgId: string, apiKeyId: string) {
       userId: null,
       email: key ? `API key ${key.prefix}… "${key.name}"` : `API key ${apiKeyId}`,
       apiKeyId,
-      ip: null,
-      userAgent: null,
+      ip,
+      userAgent,
     },
     keyCreatedBy: key?.createdBy?.email ?? "operator command",
   };
@@ -132,7 +137,7 @@ async function keyActor(orgId: string, apiKeyId: string) {
  */
 export async function recordSettingsAudit(orgId: string, actor: AuditActor, entry: SettingsAuditInput): Promise<void> {
   if ("apiKeyId" in actor && !("email" in actor)) {
-    const { actor: key, keyCreatedBy } = await keyActor(orgId, actor.apiKeyId);
+    const { actor: key, keyCreatedBy } = await keyActor(orgId, actor);
     await prisma().settingsAuditEntry.create({
       data: row(orgId, key, { ...entry, details: { ...entry.details, keyCreatedBy } }),
     });

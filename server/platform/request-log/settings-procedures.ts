@@ -5,7 +5,7 @@ import { acquireExpensiveSlot } from "../limits/organisation-budgets";
 import { GRANULARITIES, type Granularity } from "./schema";
 import { getAuditEntry, getRateLimitSummary, listAuditLog } from "./usage";
 import { usageCsv } from "./usage-export";
-import { usageRange, usageSeries } from "./usage-rollup";
+import { requestedUsageRange, usageRange, usageSeries } from "./usage-rollup";
 
 const read = orgProcedure("usage:read");
 
@@ -67,7 +67,8 @@ export const usageRouter = router({
     .query(({ ctx, input }) => getAuditEntry(ctx.member.org.id, input.id)),
 
   /**
-   * The CSV export of the log of a range (whole buckets) under the filters: the file name and `open()`, which takes one
+   * The CSV export of the log of a range under the filters: the file name (`usage-<slug>-<from>-<to>.csv`, the range's
+   * own bounds to the minute, UTC) and `open()`, which takes one
    * of the organisation's slots for expensive work and starts the stream (UTF-8 with BOM, header row, formulas
    * neutralised), giving the slot back when it ends. The route handler of `/settings/usage/export` answers it; over
    * `/api/trpc` only the file name travels.
@@ -75,7 +76,9 @@ export const usageRouter = router({
    *   `rate_limited` (429) when the organisation's slots are all taken (docs/api-contract.md §8.5).
    */
   export: read.input(z.object({ ...range, ...filters })).query(({ ctx, input }) => {
-    const { from, to } = usageRange(input);
+    // The range as asked, not widened to buckets: the page links its chart's bucket-aligned range, which aligned again
+    // (a longer range, a wider default bucket) covered hours more than the page showed and than the name said.
+    const { from, to } = requestedUsageRange(input);
     const query = { ...input, from, to };
     const orgId = ctx.member.org.id;
     // An export reads the whole range: one of the organisation's slots for expensive work (docs/api-contract.md §8.5),

@@ -82,16 +82,15 @@ const FIRST_INSTANT_MS = Date.parse(INSTANT_RANGE.min);
 const LAST_INSTANT_MS = Date.parse(INSTANT_RANGE.max);
 
 /**
- * Aligns a requested range to whole buckets (docs/api-contract.md §4.19): `from` rounded down and `to` rounded up to
- * the granularity (default by the range's length); `to` defaults to now and `from` to 24 hours before `to`, but not
- * before 0001-01-01T00:00:00Z (docs/api-contract.md §2.2).
- * @throws ApiError `validation_error` (422) when `from` is not before `to`, the range exceeds 90 days or would hold
- *         more than 1,000 buckets, or its last bucket would end after 9999-12-31T23:59:59.999Z (naming `to`).
+ * A requested range as it stands, not aligned (what the CSV export covers): `to` defaults to now and `from` to 24 hours
+ * before `to`, but not before 0001-01-01T00:00:00Z (docs/api-contract.md §2.2).
+ * @throws ApiError `validation_error` (422) when either is not a timestamp, `from` is not before `to` or the range
+ *         exceeds 90 days.
  */
-export function usageRange(
-  input: { from?: string | Date; to?: string | Date; granularity?: Granularity },
+export function requestedUsageRange(
+  input: { from?: string | Date; to?: string | Date },
   now = new Date(),
-): UsageRange {
+): { from: Date; to: Date } {
   const to = input.to ? new Date(input.to) : now;
   const from = input.from
     ? new Date(input.from)
@@ -101,6 +100,20 @@ export function usageRange(
   if (from >= to) throw new ApiError("validation_error", "from must be before to");
   if (to.getTime() - from.getTime() > USAGE_MAX_RANGE_MS)
     throw new ApiError("validation_error", "The range is longer than 90 days: choose a shorter one");
+  return { from, to };
+}
+
+/**
+ * Aligns a requested range ({@link requestedUsageRange}) to whole buckets (docs/api-contract.md §4.19): `from` rounded
+ * down and `to` rounded up to the granularity (default by the range's length).
+ * @throws ApiError `validation_error` (422) as {@link requestedUsageRange}, and when the range would hold more than
+ *         1,000 buckets, or its last bucket would end after 9999-12-31T23:59:59.999Z (naming `to`).
+ */
+export function usageRange(
+  input: { from?: string | Date; to?: string | Date; granularity?: Granularity },
+  now = new Date(),
+): UsageRange {
+  const { from, to } = requestedUsageRange(input, now);
   const granularity = input.granularity ?? defaultGranularity(to.getTime() - from.getTime());
   const width = GRANULARITIES[granularity] * 1000;
   const aligned = {

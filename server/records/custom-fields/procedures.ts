@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { IdSchema } from "../../contract/common";
-import type { ApiKeyActor } from "../../identity/audit-trail/service";
 import { apiProcedure, router } from "../../trpc";
 import {
   CUSTOM_FIELD_LIMITS,
@@ -22,11 +21,6 @@ import {
 } from "./service";
 
 const tags = ["Custom fields"];
-
-/** The key as the actor of the settings audit entry every change here writes (docs/api-contract.md §5.10). */
-function keyActor(principal: { apiKeyId: string }): ApiKeyActor {
-  return { apiKeyId: principal.apiKeyId };
-}
 
 /**
  * Custom field definitions (docs/api-contract.md §2.13, §4.20): the fields an organisation adds to its accounts,
@@ -66,9 +60,7 @@ export const customFieldsRouter = router({
     })
     .input(CustomFieldCreateSchema)
     .output(CustomFieldSchema)
-    .mutation(({ ctx, input }) =>
-      createCustomField(ctx.principal.orgId, input, ctx.principal, keyActor(ctx.principal)),
-    ),
+    .mutation(({ ctx, input }) => createCustomField(ctx.principal.orgId, input, ctx.principal, ctx.auditActor)),
 
   /** `GET /custom-fields/schema` (custom_fields:read): one resource's fields as JSON Schema. */
   schema: apiProcedure("custom_fields:read")
@@ -115,9 +107,7 @@ export const customFieldsRouter = router({
     })
     .input(CustomFieldUpdateSchema)
     .output(CustomFieldSchema)
-    .mutation(({ ctx, input }) =>
-      updateCustomField(ctx.principal.orgId, input, ctx.principal, keyActor(ctx.principal)),
-    ),
+    .mutation(({ ctx, input }) => updateCustomField(ctx.principal.orgId, input, ctx.principal, ctx.auditActor)),
 
   /** `DELETE /custom-fields/{id}` (custom_fields:write): archives the field. */
   delete: apiProcedure("custom_fields:write")
@@ -132,7 +122,5 @@ export const customFieldsRouter = router({
     })
     .input(z.strictObject({ id: IdSchema }))
     .output(CustomFieldSchema)
-    .mutation(({ ctx, input }) =>
-      archiveCustomField(ctx.principal.orgId, input.id, ctx.principal, keyActor(ctx.principal)),
-    ),
+    .mutation(({ ctx, input }) => archiveCustomField(ctx.principal.orgId, input.id, ctx.principal, ctx.auditActor)),
 });

@@ -113,7 +113,7 @@ describe("removing a member and their keys", () => {
 });
 
 describe("one audit trail: what a key changes through /api/v1 is in the settings audit", () => {
-  it("endpoints, secrets, test events and redeliveries by a key name the key and its creator; the settings' too", async () => {
+  it("endpoints, secrets, test events and redeliveries by a key name the key, its creator and its address; the settings' too", async () => {
     const { orgId, members } = await orgWithRoles();
     // A live key: test keys send no webhooks (docs/api-contract.md §5.6).
     const { key, raw } = await members.admin.caller.apiKeys.create({
@@ -156,6 +156,12 @@ describe("one audit trail: what a key changes through /api/v1 is in the settings
         details: { endpointId: id, keyCreatedBy: members.admin.email },
       });
     }
+    // The audit trail shows where the key called from, as it does for a member: here the test's loopback socket.
+    const trail = await members.owner.caller.audit.list({});
+    const keyRows = trail.data.filter((entry) => entry.actorApiKeyId === key.id);
+    expect(keyRows).toHaveLength(byKey.length);
+    expect(new Set(keyRows.map((entry) => entry.ip))).toEqual(new Set(["127.0.0.1"]));
+    expect(keyRows.every((entry) => entry.userAgent !== null)).toBe(true);
 
     // The same actions from the settings page, by the member.
     const endpoint = await members.developer.caller.webhooks.create({ url: `${receiver.url}/page`, events: ["*"] });

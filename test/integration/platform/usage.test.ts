@@ -276,6 +276,34 @@ describe("CSV export", () => {
     );
   });
 
+  it("names the file after the range it covers, which is the range asked for: the page's 24.5 hours, not wider buckets", async () => {
+    const { orgId: own, slug, members: mine } = await orgWithRoles();
+    // What the page links after a 24-hour range ending at BASE + 40 minutes: its chart's 30-minute buckets, 24.5 hours.
+    const from = BASE - DAY + 30 * 60 * 1000;
+    const to = BASE + 60 * 60 * 1000;
+    const minute = 60 * 1000;
+    await insert([
+      row(own, from - minute, { requestId: "req_usage_before_range" }),
+      row(own, from, { requestId: "req_usage_first_in_range" }),
+      row(own, to - 1000, { requestId: "req_usage_last_in_range" }),
+      row(own, to + minute, { requestId: "req_usage_after_range" }),
+    ]);
+    const response = await exportCsv(exportRequest(mine.viewer, { from: iso(from), to: iso(to) }));
+    expect(response.status).toBe(200);
+    const stamp = (ms: number) => iso(ms).slice(0, 16).replace(/[-:]/g, "");
+    expect(response.headers.get("content-disposition")).toBe(
+      `attachment; filename="usage-${slug}-${stamp(from)}-${stamp(to)}.csv"`,
+    );
+    const rows = new TextDecoder()
+      .decode(new Uint8Array(await response.arrayBuffer()).slice(3))
+      .trimEnd()
+      .split("\n");
+    expect(rows.slice(1).map((line) => line.split(",")[1])).toEqual([
+      "req_usage_last_in_range",
+      "req_usage_first_in_range",
+    ]);
+  });
+
   it("refuses a range over 90 days with the reason, a signed-out browser with 401, and shows no other organisation's rows", async () => {
     const other = await createTestOrg();
     const earlier = { from: iso(BASE - 2 * DAY), to: iso(BASE - DAY) };

@@ -14,6 +14,7 @@ import { redeliver } from "../../../server/webhooks/deliveries";
 import { rotateWebhookSecret } from "../../../server/webhooks/endpoints";
 import { sendReplayStep } from "../../../server/webhooks/replays";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../../helpers/api";
+import { orgWithRoles } from "../../helpers/members";
 import {
   type FakeInngest,
   type Receiver,
@@ -223,6 +224,25 @@ it("missing sends the events of the time the endpoint was disabled, which failed
   expect(await deliveryStates(endpoint.id)).toEqual({ SUCCEEDED: 2 });
   const after = await api("POST", path, { since: sinceAnHourAgo(), statuses: ["failed", "missing"], dryRun: true });
   expect(after.body.data.matched).toBe(0);
+});
+
+it("the settings' count names the failed test deliveries a replay leaves out, so a window of only those is explained", async () => {
+  const { orgId, members } = await orgWithRoles();
+  const { caller } = members.developer;
+  const { endpoint } = await caller.webhooks.create({ url: `${receiver.url}?tests`, events: ["*"] });
+  receiver.reply(() => ({ status: 500, body: "down" }));
+  expect(await caller.webhooks.sendTest({ id: endpoint.id })).toMatchObject({ success: false, responseStatus: 500 });
+  expect(await caller.webhooks.sendTest({ id: endpoint.id })).toMatchObject({ success: false, responseStatus: 500 });
+  const window = { id: endpoint.id, since: sinceAnHourAgo() };
+  expect(await caller.webhooks.replayCount(window)).toMatchObject({ dryRun: true, matched: 0, testFailed: 2 });
+
+  // A live failure is what a replay sends; the test ones are still named beside it.
+  const key = await createKey(orgId, ["accounts:write"]);
+  await createAccounts(client(server.url, key), 1, "live");
+  await attemptAll(await fanOutPending(orgId), 4);
+  expect(await caller.webhooks.replayCount(window)).toMatchObject({ matched: 1, testFailed: 2 });
+  // Only events it never got: failed test deliveries are not the question.
+  expect(await caller.webhooks.replayCount({ ...window, statuses: ["missing"] })).toMatchObject({ testFailed: 0 });
 });
 
 it("refuses a replay of a disabled endpoint and a second while one runs (409), and since before the retention (422); cancel stops it", async () => {

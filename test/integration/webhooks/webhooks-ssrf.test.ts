@@ -5,22 +5,32 @@
 process.env.WEBHOOKS_ALLOW_LOOPBACK = "false";
 
 import ipaddr from "ipaddr.js";
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { IDLE } from "../../../app/(settings)/_lib/form-state";
+import { WebhookForm } from "../../../app/(settings)/settings/webhooks/webhook-form";
 import { prisma } from "../../../server/db/transaction";
 import { resetEnvCache } from "../../../server/env";
 import { ApiError } from "../../../server/errors";
 import { createWebhookEndpoint, sendTestEvent } from "../../../server/webhooks/endpoints";
 import { blockedReason, guardedLookup } from "../../../server/webhooks/ssrf";
 import { postWebhook } from "../../../server/webhooks/transport";
-import { createTestOrg } from "../../helpers/api";
+import { client, createKey, createTestOrg, startApi, type TestServer } from "../../helpers/api";
+import { orgWithRoles, refusal } from "../../helpers/members";
 import { freePort } from "../../helpers/ports";
 import { type Receiver, startReceiver } from "../../helpers/receiver";
 
 let receiver: Receiver;
+let api: TestServer;
 beforeAll(async () => {
   receiver = await startReceiver();
+  api = await startApi();
 });
-afterAll(() => receiver.close());
+afterAll(async () => {
+  await receiver.close();
+  await api.close();
+});
 afterEach(() => {
   process.env.WEBHOOKS_ALLOW_LOOPBACK = "false";
   resetEnvCache();
@@ -244,7 +254,7 @@ it("refuses a host name that resolves to loopback unless allowed; other private 
     {
       path: ["url"],
       message: expect.stringMatching(
-        /^must not point at a loopback address: localhost resolves to (127\.0\.0\.1|::1)$/,
+        /^must not point at a loopback address: localhost resolves to (127\.0\.0\.1|::1); for local development the server's operator can allow loopback addresses with WEBHOOKS_ALLOW_LOOPBACK=true$/,
       ),
     },
   ]);
@@ -261,6 +271,60 @@ it("refuses a host name that resolves to loopback unless allowed; other private 
     (e: unknown) => e,
   );
   expect((creationPrivate as ApiError).code).toBe("validation_error");
+});
+
+it("a loopback refusal names WEBHOOKS_ALLOW_LOOPBACK=true, in the API's answer and the settings' message", async () => {
+  const setting =
+    "for local development the server's operator can allow loopback addresses with WEBHOOKS_ALLOW_LOOPBACK=true";
+  const org = await createTestOrg();
+  const key = await createKey(org.orgId, ["webhooks:write"]);
+  const answer = await client(api.url, key)("POST", "/webhook-endpoints", {
+    url: "http://127.0.0.1/hook",
+    events: ["*"],
+  });
+  expect(answer.status).toBe(422);
+  expect(answer.body.error.message).toBe(
+    `The webhook endpoint is not valid: url must not point at a loopback address (127.0.0.1); ${setting}`,
+  );
+  expect(answer.body.error.details).toEqual([
+    { path: ["url"], message: `must not point at a loopback address (127.0.0.1); ${setting}` },
+  ]);
+
+  const { members } = await orgWithRoles();
+  const refused = await refusal(members.developer.caller.webhooks.create({ url: "http://[::1]:8080/", events: ["*"] }));
+  expect(refused.message).toBe(
+    `The webhook endpoint is not valid: url must not point at a loopback address (::1); ${setting}`,
+  );
+  // Other refusals are no matter of that setting, so they do not name it.
+  const privateAddress = await refusal(
+    members.developer.caller.webhooks.create({ url: "http://10.0.0.1/", events: ["*"] }),
+  );
+  expect(privateAddress.message).toBe(
+    "The webhook endpoint is not valid: url must not point at a private or reserved address (10.0.0.1)",
+  );
+});
+
+it("the endpoint form's hint says what this server accepts: loopback refused, or allowed by WEBHOOKS_ALLOW_LOOPBACK", () => {
+  const hint = (allowLoopback: boolean) =>
+    renderToStaticMarkup(
+      createElement(WebhookForm, {
+        action: async () => IDLE,
+        eventNames: ["account.created"],
+        resources: ["account"],
+        submitLabel: "Register endpoint",
+        idPrefix: "new-endpoint",
+        allowLoopback,
+      }),
+    )
+      .match(/<p id="new-endpoint-url-hint"[^>]*>(.*?)<\/p>/)?.[1]
+      ?.replace(/<[^>]+>/g, "")
+      .replace(/&#x27;/g, "'");
+  expect(hint(false)).toBe(
+    "An https URL your server answers with a 2xx status. Private and loopback addresses are refused; for local development, the server's operator can allow loopback with WEBHOOKS_ALLOW_LOOPBACK=true.",
+  );
+  expect(hint(true)).toBe(
+    "An https URL your server answers with a 2xx status. Private addresses are refused; loopback addresses (localhost, 127.0.0.1) are allowed on this server (WEBHOOKS_ALLOW_LOOPBACK=true), for local development.",
+  );
 });
 
 it("never follows a redirect, even one to the metadata address", async () => {

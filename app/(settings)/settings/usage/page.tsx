@@ -164,6 +164,8 @@ export default async function UsagePage({
                 <tbody>
                   {log.data.map((row) => {
                     const key = row.apiKeyId ? keyNames.get(row.apiKeyId) : undefined;
+                    const request = `${row.method} ${row.path}${row.query ? `?${row.query}` : ""}`;
+                    const keyName = key ? `${key.name} (${key.prefix}…)` : null;
                     return (
                       <tr key={row.id}>
                         <td className="nowrap">
@@ -171,19 +173,23 @@ export default async function UsagePage({
                             <Time value={row.createdAt} />
                           </a>
                         </td>
-                        <td className="breakable">
-                          <code>
-                            {row.method} {row.path}
-                            {row.query ? `?${row.query}` : ""}
-                          </code>
+                        {/* One line a row: a long path is cut, whole in its title and on the request's page. */}
+                        <td className="truncate">
+                          <code title={request}>{request}</code>
                         </td>
-                        <td>
+                        <td className="nowrap">
                           <span className={`badge ${row.status >= 400 ? "error" : "ok"}`}>{row.status}</span>
                           {row.errorCode ? <code> {row.errorCode}</code> : null}
                         </td>
                         <td className="num nowrap">{formatDuration(row.durationMs)}</td>
-                        <td>
-                          {key ? `${key.name} (${key.prefix}…)` : <span className="muted">—</span>}
+                        <td className="nowrap">
+                          {keyName ? (
+                            <span className="ellipsis" title={keyName}>
+                              {keyName}
+                            </span>
+                          ) : (
+                            <span className="muted">—</span>
+                          )}
                           {row.isTest ? <span className="badge test"> test</span> : null}
                         </td>
                       </tr>

@@ -187,16 +187,21 @@ export async function countReplayAction(_previous: FormState, form: FormData): P
   const input = replayInput(form);
   return runAction(
     async () => {
-      const { matched, since, until } = await (await settingsCaller()).webhooks.replayCount({
+      const { matched, since, until, testFailed } = await (await settingsCaller()).webhooks.replayCount({
         ...input,
         statuses: [...input.statuses],
       });
+      // Failed test deliveries are left out of a replay: saying so explains a count lower than the failures listed.
+      const between = `between ${formatTime(since)} and ${formatTime(until)}`;
+      const tests = `${testFailed.toLocaleString("en-GB")} test ${testFailed === 1 ? "delivery" : "deliveries"} failed and ${testFailed === 1 ? "is" : "are"} not replayed (send a new test event instead)`;
       return {
         status: "ok",
         message:
           matched === 0
-            ? `Nothing to replay between ${formatTime(since)} and ${formatTime(until)}.`
-            : `${matched.toLocaleString("en-GB")} ${matched === 1 ? "delivery matches" : "deliveries match"} between ${formatTime(since)} and ${formatTime(until)}.`,
+            ? testFailed > 0
+              ? `No failed live deliveries ${between}; ${tests}.`
+              : `Nothing to replay ${between}.`
+            : `${matched.toLocaleString("en-GB")} ${matched === 1 ? "delivery matches" : "deliveries match"} ${between}.${testFailed > 0 ? ` ${tests}.` : ""}`,
         values: {
           since: since.toISOString(),
           until: until.toISOString(),

@@ -1,3 +1,4 @@
+import { env } from "../../../../server/env";
 import { EVENT_NAMES, EVENT_RESOURCES } from "../../../../server/platform/events-feed/schema";
 import { Time } from "../../_components/time";
 import { WorkerBanner } from "../../_components/worker-banner";
@@ -137,6 +138,7 @@ export default async function WebhooksPage({
             resources={EVENT_RESOURCES}
             submitLabel="Register endpoint"
             idPrefix="new-endpoint"
+            allowLoopback={env().WEBHOOKS_ALLOW_LOOPBACK}
           />
         </section>
       ) : (

@@ -21,6 +21,7 @@ export function WebhookForm({
   endpointId,
   submitLabel,
   idPrefix,
+  allowLoopback,
 }: {
   action: (state: FormState, form: FormData) => Promise<FormState>;
   eventNames: readonly string[];
@@ -30,6 +31,8 @@ export function WebhookForm({
   endpointId?: string;
   submitLabel: string;
   idPrefix: string;
+  /** The server's `WEBHOOKS_ALLOW_LOOPBACK`: the hint says what the server actually accepts. */
+  allowLoopback: boolean;
 }) {
   const [state, formAction, pending] = useActionState(action, IDLE);
   const kept = state.status === "error" ? state.values : undefined;
@@ -53,7 +56,18 @@ export function WebhookForm({
           aria-describedby={`${idPrefix}-url-hint`}
         />
         <p id={`${idPrefix}-url-hint`} className="hint">
-          An https URL your server answers with a 2xx status. Private and loopback addresses are refused.
+          An https URL your server answers with a 2xx status.{" "}
+          {allowLoopback ? (
+            <>
+              Private addresses are refused; loopback addresses (<code>localhost</code>, <code>127.0.0.1</code>) are
+              allowed on this server (<code>WEBHOOKS_ALLOW_LOOPBACK=true</code>), for local development.
+            </>
+          ) : (
+            <>
+              Private and loopback addresses are refused; for local development, the server's operator can allow
+              loopback with <code>WEBHOOKS_ALLOW_LOOPBACK=true</code>.
+            </>
+          )}
         </p>
       </div>
       <div className="field">

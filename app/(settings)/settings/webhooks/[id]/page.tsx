@@ -514,6 +514,7 @@ export default async function EndpointPage({
               endpointId={endpoint.id}
               submitLabel="Save changes"
               idPrefix="edit-endpoint"
+              allowLoopback={env().WEBHOOKS_ALLOW_LOOPBACK}
             />
           </section>
 
