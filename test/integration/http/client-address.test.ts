@@ -4,9 +4,11 @@
 // wrote (with or without a port), never one the client wrote before it.
 
 // The test client stands for one proxy in front of the server, whose X-Forwarded-For entry is believed; a small
-// anonymous window, so a test can fill one.
+// anonymous window, so a test can fill one. The windows are this file's own (its key prefix): test files running at
+// the same time in another worker send anonymous requests from 127.0.0.1 too, which would count in the proxy's window.
 process.env.TRUST_PROXY = "1";
 process.env.RATE_LIMIT_ANONYMOUS_PER_MIN = "5";
+process.env.KV_PREFIX = `${process.env.KV_PREFIX ?? "test:"}client-address-${process.pid}:`;
 resetEnvCache();
 
 import { randomBytes } from "node:crypto";
