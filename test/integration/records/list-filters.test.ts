@@ -48,6 +48,27 @@ describe("list filters", () => {
     expect(await names("/deals?estimatedMrr[gt]=100")).toEqual(["Upsell"]);
   });
 
+  it("compares a fraction with an integer field as numbers compare, in lists and structured search", async () => {
+    expect(await names("/accounts?employeeCount[gt]=54.5")).toEqual(["ACME Legal 100%", "Globex"]);
+    expect(await names("/accounts?employeeCount[gte]=54.5")).toEqual(["ACME Legal 100%", "Globex"]);
+    expect(await names("/accounts?employeeCount[lt]=55.5")).toEqual(["ACME Legal 100%", "Acme Dental"]);
+    expect(await names("/accounts?employeeCount[lte]=54.9")).toEqual(["Acme Dental"]);
+    expect(await names("/accounts?employeeCount[eq]=55.5")).toEqual([]);
+    expect(await names("/accounts?employeeCount[ne]=55.5")).toEqual(["ACME Legal 100%", "Acme Dental", "Globex"]);
+    expect(await names("/accounts?employeeCount[in]=12.5,300")).toEqual(["Globex"]);
+    const searched = async (filters: unknown[]) => {
+      const res = await api("POST", "/accounts/search", { filterGroups: [{ filters }] });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data.map((row: { name: string }) => row.name).sort();
+    };
+    expect(await searched([{ field: "employeeCount", operator: "between", value: [11.5, 55.5] }])).toEqual([
+      "ACME Legal 100%",
+      "Acme Dental",
+    ]);
+    expect(await searched([{ field: "employeeCount", operator: "between", value: [12.5, 54.5] }])).toEqual([]);
+    expect(await searched([{ field: "employeeCount", operator: "gte", value: 1e12 }])).toEqual([]);
+  });
+
   it("matches text case-insensitively and literally", async () => {
     expect(await names("/accounts?name[contains]=acme")).toEqual(["ACME Legal 100%", "Acme Dental"]);
     expect(await names("/accounts?name[contains]=%25")).toEqual(["ACME Legal 100%"]);
