@@ -180,7 +180,9 @@ export default function WebhooksGuidePage() {
         <h2>Endpoint addresses</h2>
         <p>
           Endpoint URLs must be absolute http or https URLs that resolve to public addresses: loopback, private,
-          link-local (including cloud metadata) and other reserved addresses are refused when the request is made.
+          link-local (including cloud metadata) and other reserved addresses are refused when the request is made. For
+          local development the server's operator can allow loopback addresses (a receiver on the same machine) with{" "}
+          <code>WEBHOOKS_ALLOW_LOOPBACK=true</code>; the other reserved addresses stay refused.
         </p>
       </section>
     </>
