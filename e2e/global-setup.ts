@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 // Playwright global setup: a fresh PostgreSQL database with every migration, and the built app served on it with
 // `npm start`'s compiled server (real PostgreSQL and Redis, loopback webhooks allowed for the test receiver). The environment set
 // here reaches the test workers (DATABASE_URL for the admin command, E2E_BASE_URL).
@@ -27,6 +28,10 @@ async function waitForServer(url: string, child: ChildProcess, timeoutMs: number
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.REDIS_URL ??= "redis://127.0.0.1:6379";
+  // Every browser and test signs in from 127.0.0.1: a prefix of the run's own keeps this run's sign-in attempts, rate
+  // limits and windows apart from those of earlier runs and other checkouts on the same Redis (the sign-in limit of
+  // one address spans 15 minutes).
+  process.env.KV_PREFIX ??= `e2e-${randomBytes(4).toString("hex")}:`;
   // Production (NODE_ENV=production with DATABASE_URL) needs the secret; the admin command signs with the same one.
   process.env.BETTER_AUTH_SECRET ??= "e2e-secret-for-settings-cookies-0123456789";
   if (process.env.E2E_BASE_URL) {
