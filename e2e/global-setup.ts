@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 // Playwright global setup: a fresh PostgreSQL database with every migration, and the built app served on it with
 // `npm start`'s compiled server (real PostgreSQL and Redis, loopback webhooks allowed for the test receiver). The environment set
 // here reaches the test workers (DATABASE_URL for the admin command, E2E_BASE_URL).
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
