@@ -51,6 +51,8 @@ export interface Exchange {
   origin: string;
   /** Client address under `TRUST_PROXY`, see `clientAddress`. */
   clientIp: string | null;
+  /** The `User-Agent` header, at most 512 characters, as the request log and the audit trail record it. */
+  userAgent: string | null;
   /** Method the route is matched with: `HEAD` is served as `GET` without a body. */
   method: string;
   /** Path below `/api/v1`, decoded, without a trailing slash (`/accounts/c1`). */

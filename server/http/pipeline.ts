@@ -185,6 +185,7 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
       startedAt: performance.now(),
       origin: publicOrigin(read, request.encrypted),
       clientIp: clientAddress(read, request.socketAddress),
+      userAgent: read("user-agent")?.slice(0, 512) ?? null,
       method: request.method === "HEAD" ? "GET" : request.method,
       path: "",
       query: new Map(),
@@ -223,7 +224,7 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
         errorCode: reply.errorCode ?? null,
         durationMs: Math.round(performance.now() - exchange.startedAt),
         ip: exchange.clientIp,
-        userAgent: request.header("user-agent")?.slice(0, 512) ?? null,
+        userAgent: exchange.userAgent,
         createdAt: new Date(),
       });
     }

@@ -82,7 +82,7 @@ export async function invokeProcedure(exchange: Exchange, route: RouteEntry, inp
   const caller = createCaller({
     requestId: exchange.requestId,
     clientIp: exchange.clientIp,
-    userAgent: exchange.request.header("user-agent")?.slice(0, 512) ?? null,
+    userAgent: exchange.userAgent,
     principal: exchange.principal,
   }) as unknown as CallerTree;
   const procedure = route.procedure

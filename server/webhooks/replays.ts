@@ -234,31 +234,6 @@ async function endpointFilter(
 }
 
 /**
- * The endpoint's failed deliveries of test events in a replay's window: what "failed" leaves out (a test event is sent
- * again with "Send test event", never replayed), counted so the settings can say why nothing matches when only test
- * deliveries failed. Zero when the replay does not take `failed`.
- * @throws ApiError `not_found` (404), `validation_error` (422) as {@link countReplay}.
- */
-export async function countFailedTestDeliveries(
-  orgId: string,
-  endpointId: string,
-  input: ReplayInput,
-  now = new Date(),
-): Promise<number> {
-  const window = checkWindow(input, now);
-  const row = await endpointFilter(orgId, endpointId, false);
-  if (!window.statuses.includes("failed")) return 0;
-  return prisma().webhookDelivery.count({
-    where: {
-      orgId,
-      endpointId: row.id,
-      status: "FAILED",
-      event: { name: TEST_EVENT_NAME, createdAt: { gte: window.since, lt: window.until } },
-    },
-  });
-}
-
-/**
  * A replay's dry run (docs/api-contract.md §6.10): how many deliveries it would send for this window, statuses and
  * events, counted as {@link startReplay} would fix them. Works on a disabled endpoint too; changes nothing.
  * @returns `{dryRun: true, matched, since, until}` (`until` now when not given); `matched` may exceed
@@ -275,6 +250,36 @@ export async function countReplay(
   const window = checkWindow(input, now);
   const row = await endpointFilter(orgId, endpointId, false);
   return { dryRun: true, matched: await countMatching(row, window), since: window.since, until: window.until };
+}
+
+/**
+ * {@link countReplay}'s dry run, with `testFailed`: the endpoint's failed deliveries of test events in the window, which
+ * `failed` leaves out (a test event is sent again with "Send test event", never replayed), so the settings can say why
+ * nothing matches when only test deliveries failed; 0 when the replay does not take `failed`. One window check and
+ * one endpoint lookup for both counts.
+ * @returns `{ dryRun, matched, since, until, testFailed }`.
+ * @throws ApiError `not_found` (404), `validation_error` (422) as {@link countReplay}.
+ */
+export async function countReplayWithTestFailures(
+  orgId: string,
+  endpointId: string,
+  input: ReplayInput,
+  now = new Date(),
+): Promise<ReplayDryRun & { testFailed: number }> {
+  const window = checkWindow(input, now);
+  const row = await endpointFilter(orgId, endpointId, false);
+  const matched = await countMatching(row, window);
+  const testFailed = window.statuses.includes("failed")
+    ? await prisma().webhookDelivery.count({
+        where: {
+          orgId,
+          endpointId: row.id,
+          status: "FAILED",
+          event: { name: TEST_EVENT_NAME, createdAt: { gte: window.since, lt: window.until } },
+        },
+      })
+    : 0;
+  return { dryRun: true, matched, since: window.since, until: window.until, testFailed };
 }
 
 /**

@@ -17,8 +17,7 @@ import {
 } from "./endpoints";
 import {
   cancelReplay,
-  countFailedTestDeliveries,
-  countReplay,
+  countReplayWithTestFailures,
   getReplay,
   listReplays,
   type ReplayRequester,
@@ -228,18 +227,13 @@ export const webhooksRouter = router({
     .query(({ ctx, input }) => getDeliveryDetail(ctx.member.org.id, input.deliveryId)),
 
   /**
-   * How many deliveries a replay would send (`countReplay`), and how many failed test deliveries it leaves out
-   * (`countFailedTestDeliveries`), so the page can say why a window with failures has nothing to replay.
+   * How many deliveries a replay would send, and how many failed test deliveries it leaves out
+   * (`countReplayWithTestFailures`), so the page can say why a window with failures has nothing to replay.
    * @returns `{ dryRun, matched, since, until, testFailed }`. @throws 404; 422.
    */
-  replayCount: read.input(ReplaySchema).query(async ({ ctx, input }) => {
+  replayCount: read.input(ReplaySchema).query(({ ctx, input }) => {
     const { id, ...window } = input;
-    const now = new Date();
-    const [dryRun, testFailed] = await Promise.all([
-      countReplay(ctx.member.org.id, id, window, now),
-      countFailedTestDeliveries(ctx.member.org.id, id, window, now),
-    ]);
-    return { ...dryRun, testFailed };
+    return countReplayWithTestFailures(ctx.member.org.id, id, window);
   }),
 
   /**
