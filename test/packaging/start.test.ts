@@ -41,8 +41,12 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-/** Runs `npm start` in its own process group on a data directory (the test's) and waits until /status answers. */
-async function start(port: number, directory = dataDir): Promise<Started> {
+/**
+ * Runs `npm start` in its own process group on a data directory (the test's) and waits until /status answers. A port
+ * that another process took between `freePort()` and the server's listen (the packaging tests run side by side, and
+ * any outgoing connection may be given it) is replaced by another, up to three times.
+ */
+async function start(port: number, directory = dataDir, attempts = 3): Promise<Started> {
   const env: NodeJS.ProcessEnv = {
     ...inherited,
     DATA_DIR: directory,
@@ -62,6 +66,7 @@ async function start(port: number, directory = dataDir): Promise<Started> {
     output += chunk;
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const base = `http://localhost:${port}`;
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline && child.exitCode === null) {
@@ -72,6 +77,9 @@ async function start(port: number, directory = dataDir): Promise<Started> {
     if (ready) return { child, output: () => output, base, exited };
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+  // Its last words arrive with the pipes' close, which may follow the exit.
+  if (child.exitCode !== null) await closed;
+  if (attempts > 1 && /Port \d+ is in use/.test(output)) return start(await freePort(), directory, attempts - 1);
   throw new Error(`npm start did not become ready:\n${output.slice(-2_000)}`);
 }
 
