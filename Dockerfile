@@ -41,4 +41,4 @@ EXPOSE 3000
 # Slim images have no curl: Node's fetch asks the liveness probe.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 3000}/livez`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=30", "--no-wasm-tier-up", "--no-wasm-dynamic-tiering", "dist/serve.js"]
+CMD ["node", "--max-semi-space-size=16", "--heap-growing-percent=30", "--no-wasm-tier-up", "--no-wasm-dynamic-tiering", "dist/serve.js"]

@@ -3,9 +3,11 @@
 // tsx, no TypeScript): dist/serve.js (`npm start`), dist/migrate.js (the migrations) and dist/admin.js (the operator
 // command), ES modules sharing code through dist/chunks/. The Prisma client generated into server/db/generated is
 // bundled in, so a production install needs no `prisma generate`; packages stay imports of node_modules, so a
-// telemetry SDK can still patch them at run time. It also leaves an initialised, migrated embedded database in dist/
-// for first starts to copy.
-import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
+// telemetry SDK can still patch them at run time. It also leaves in dist/ an initialised, migrated embedded database,
+// and the same with the demo book seeded, for first starts to copy.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
 import { embeddedTemplateDir, openEmbeddedDatabase } from "../server/db/embedded";
@@ -54,34 +56,81 @@ export async function buildServer(outdir = path.join(root, "dist")): Promise<str
 }
 
 /**
- * Leaves a cleanly closed PGlite data directory of the installed PGlite version with every migration applied in
- * `dist/pglite-<version>-<migrations digest>/` (`embeddedTemplateDir`), which a first start on the embedded database
- * copies instead of running initdb and the migrations. Kept across builds while the PGlite version and the migrations
- * stay; other templates are removed.
+ * Leaves cleanly closed PGlite data directories of the installed PGlite version in dist/, which a first start on the
+ * embedded database copies instead of running initdb, the migrations and the demo seed: every migration applied in
+ * `dist/pglite-<version>-<migrations digest>/` (`embeddedTemplateDir("migrated")`), kept across builds while the PGlite
+ * version and the migrations stay, and the same with the demo organisation's book seeded beside it (`…-demo/`), made
+ * again whenever the compiled server (dist/, the seed's code) changed. Other templates are removed.
  * @returns whether a template was made now.
- * @throws Error from PGlite or the migration runner (the message names the migration).
+ * @throws Error from PGlite, the migration runner (the message names the migration) or the demo seed.
  */
 export async function buildEmbeddedTemplate(): Promise<boolean> {
-  const template = embeddedTemplateDir();
+  const template = embeddedTemplateDir("migrated");
+  const demo = embeddedTemplateDir("demo");
+  const demoSource = `${demo}.source`;
   const parent = path.dirname(template);
   if (existsSync(parent)) {
     for (const entry of readdirSync(parent)) {
       const other = path.join(parent, entry);
-      if (entry.startsWith("pglite-") && other !== template) rmSync(other, { recursive: true, force: true });
+      if (entry.startsWith("pglite-") && ![template, demo, demoSource].includes(other)) {
+        rmSync(other, { recursive: true, force: true });
+      }
     }
   }
-  if (existsSync(path.join(template, "PG_VERSION"))) return false;
-  // Made like any new data directory (initdb, then the migrations through the socket), in a staging folder named so
-  // that it is removed above if the build stops half-way.
-  const staging = `${template}.building`;
-  rmSync(staging, { recursive: true, force: true });
-  const database = await openEmbeddedDatabase(staging, { fromTemplate: false });
-  try {
-    await migrateDatabase({ url: database.url }, { log: () => undefined });
-  } finally {
-    await database.close();
+  let made = false;
+  if (!existsSync(path.join(template, "PG_VERSION"))) {
+    // Made like any new data directory (initdb, then the migrations through the socket), in a staging folder named so
+    // that it is removed above if the build stops half-way.
+    const staging = `${template}.building`;
+    rmSync(staging, { recursive: true, force: true });
+    const database = await openEmbeddedDatabase(staging, { template: false });
+    try {
+      await migrateDatabase({ url: database.url }, { log: () => undefined });
+    } finally {
+      await database.close();
+    }
+    renameSync(path.join(staging, "pglite"), template);
+    rmSync(staging, { recursive: true, force: true });
+    made = true;
   }
-  renameSync(path.join(staging, "pglite"), template);
-  rmSync(staging, { recursive: true, force: true });
-  return true;
+  const source = serverDigest(template);
+  if (
+    !existsSync(path.join(demo, "PG_VERSION")) ||
+    !existsSync(demoSource) ||
+    readFileSync(demoSource, "utf8") !== source
+  ) {
+    rmSync(demo, { recursive: true, force: true });
+    const staging = `${demo}.building`;
+    rmSync(staging, { recursive: true, force: true });
+    // A process of its own: the seed runs the server's modules, whose database is one per process.
+    const seeded = spawnSync(process.execPath, ["--import", "tsx", path.join("scripts", "seed-demo-template.ts")], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: "", DATA_DIR: staging, LOG_LEVEL: "warn" },
+      stdio: "inherit",
+    });
+    if (seeded.status !== 0)
+      throw new Error(`Seeding the demo template failed (exit ${seeded.status ?? seeded.signal})`);
+    renameSync(path.join(staging, "pglite"), demo);
+    rmSync(staging, { recursive: true, force: true });
+    writeFileSync(demoSource, source);
+    made = true;
+  }
+  return made;
+}
+
+/** A digest of the compiled server in dist/ and of the migrated template it seeds from: what the demo template is of. */
+function serverDigest(template: string): string {
+  const hash = createHash("sha256").update(path.basename(template));
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!entry.name.startsWith("pglite-")) walk(file);
+      } else if (entry.name.endsWith(".js")) {
+        hash.update(`${path.relative(dir, file)}\0`).update(readFileSync(file));
+      }
+    }
+  };
+  walk(path.join(root, "dist"));
+  return hash.digest("hex");
 }

@@ -29,5 +29,9 @@ const started = performance.now();
 const files = await buildServer();
 const scripts = files.filter((file) => file.endsWith(".js")).length;
 console.log(`Compiled the server into dist/ (${scripts} files) in ${Math.round(performance.now() - started)} ms`);
-if (await buildEmbeddedTemplate())
-  console.log(`Initialised and migrated the embedded database's template in ${embeddedTemplateDir()}`);
+const templateStarted = performance.now();
+if (await buildEmbeddedTemplate()) {
+  console.log(
+    `Made the embedded database's templates (migrated; with the demo book) in ${path.dirname(embeddedTemplateDir())} in ${Math.round(performance.now() - templateStarted)} ms`,
+  );
+}

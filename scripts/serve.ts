@@ -76,7 +76,10 @@ async function main(): Promise<void> {
   // telemetry and the server. Neither PGlite nor the lock needs instrumenting.
   let opening: Promise<import("../server/db/embedded").EmbeddedDatabase> | undefined;
   if (!config.DATABASE_URL) {
-    opening = (await import("../server/db/embedded")).openEmbeddedDatabase(config.DATA_DIR);
+    // A new data directory starts as the build's copy with the demo book already in it when the demo is wanted.
+    opening = (await import("../server/db/embedded")).openEmbeddedDatabase(config.DATA_DIR, {
+      template: config.SEED_DEMO ? "demo" : "migrated",
+    });
     opening.catch(() => undefined);
   }
   // Telemetry first: what it instruments (the database client, ioredis) is imported below (docs/architecture.md,

@@ -136,35 +136,47 @@ const { parentPort, workerData } = require("node:worker_threads");
 `;
 
 /**
+ * Which of the build's templates a new data directory starts as (docs/architecture.md, "The embedded database"):
+ * `migrated`, every migration applied and nothing else; `demo`, the same with the demo organisation's book seeded
+ * (no key, no user, no secret: those are made at the first start).
+ */
+export type EmbeddedTemplate = "migrated" | "demo";
+
+/**
  * Where `npm run build` leaves a cleanly closed data directory of the installed PGlite version with every migration
  * of `prisma/migrations` applied (`dist/pglite-<version>-<migrations digest>/`, resolved from the working directory
- * like the migrations folder; {@link migrationsDigest}). A first start copies it instead of running PGlite's initdb
- * and the migrations, which cost several seconds of CPU (docs/architecture.md, "The embedded database"); a build with
- * other migrations or another PGlite makes another template.
+ * like the migrations folder; {@link migrationsDigest}), and beside it the same with the demo book seeded (`…-demo/`).
+ * A first start copies one instead of running PGlite's initdb, the migrations and the demo seed, which cost several
+ * seconds of CPU and leave their memory in PGlite's WebAssembly heap (docs/architecture.md, "The embedded database");
+ * a build with other migrations or another PGlite makes other templates.
  */
-export function embeddedTemplateDir(): string {
+export function embeddedTemplateDir(kind: EmbeddedTemplate = "migrated"): string {
   const entry = fileURLToPath(import.meta.resolve("@electric-sql/pglite"));
   const manifest = path.join(path.dirname(entry), "..", "package.json");
   const { version } = JSON.parse(readFileSync(manifest, "utf8")) as { version: string };
-  return path.resolve("dist", `pglite-${version}-${migrationsDigest()}`);
+  return path.resolve("dist", `pglite-${version}-${migrationsDigest()}${kind === "demo" ? "-demo" : ""}`);
 }
 
 /**
- * The template a new data directory `dir` starts as ({@link embeddedTemplateDir}), or null when `dir` already holds
- * files or the build left no template for this PGlite version and these migrations. The worker thread copies it
- * beside `dir` and renames the copy into place, so a crash mid-copy leaves no half directory PGlite would take for a
- * database.
+ * The template a new data directory `dir` starts as ({@link embeddedTemplateDir}): `kind`, or the migrated one when the
+ * build left no demo template; null when `dir` already holds files or the build left no template for this PGlite
+ * version and these migrations. The worker thread copies it beside `dir` and renames the copy into place, so a crash
+ * mid-copy leaves no half directory PGlite would take for a database.
  */
-function templateFor(dir: string): string | null {
+function templateFor(dir: string, kind: EmbeddedTemplate): string | null {
   if (existsSync(dir) && readdirSync(dir).length > 0) return null;
-  let template: string;
-  try {
-    template = embeddedTemplateDir();
-  } catch {
-    // No migrations folder here: no template to pick; the migration runner reports the missing folder.
-    return null;
+  const kinds: EmbeddedTemplate[] = kind === "demo" ? ["demo", "migrated"] : ["migrated"];
+  for (const candidate of kinds) {
+    let template: string;
+    try {
+      template = embeddedTemplateDir(candidate);
+    } catch {
+      // No migrations folder here: no template to pick; the migration runner reports the missing folder.
+      return null;
+    }
+    if (existsSync(path.join(template, "PG_VERSION"))) return template;
   }
-  return existsSync(path.join(template, "PG_VERSION")) ? template : null;
+  return null;
 }
 
 /** The worker's first message: where it serves the database, or why it could not open it. */
@@ -183,21 +195,23 @@ function firstMessage(worker: Worker): Promise<WorkerReply> {
  * is gone is taken over), opens PGlite in `DATA_DIR/pglite` (created when missing, from the build's template when
  * there is one: {@link embeddedTemplateDir}) in a worker thread, and serves it
  * with `@electric-sql/pglite-socket` on 127.0.0.1 at an ephemeral port, which the lock then records.
- * @param options.fromTemplate false: a new directory is made by PGlite's initdb, without migrations (the template's
- *   own build; tests of the migration runner). Default true.
+ * @param options.template which of the build's templates a new directory starts as (default `migrated`; `demo` falls
+ *   back to it when the build made none); false: a new directory is made by PGlite's initdb, without migrations (the
+ *   templates' own build; tests of the migration runner).
+ * @param options.settings more PostgreSQL settings (`-c name=value` pairs) for this open only.
  * @returns the URL (`postgresql://postgres@127.0.0.1:<port>/postgres`) and `close()`.
  * @throws EmbeddedDatabaseBusyError when a live process already owns the directory; Error with PGlite's message when
  *         the directory cannot be opened.
  */
 export async function openEmbeddedDatabase(
   dataDir: string,
-  options: { fromTemplate?: boolean } = {},
+  options: { template?: EmbeddedTemplate | false; settings?: readonly string[] } = {},
 ): Promise<EmbeddedDatabase> {
   const file = acquireLock(dataDir);
   let worker: Worker | undefined;
   try {
     const dir = path.resolve(dataDir, "pglite");
-    const template = options.fromTemplate === false ? null : templateFor(dir);
+    const template = options.template === false ? null : templateFor(dir, options.template ?? "migrated");
     if (!template) mkdirSync(dir, { recursive: true });
     worker = new Worker(WORKER_SOURCE, {
       eval: true,
@@ -207,7 +221,7 @@ export async function openEmbeddedDatabase(
         socket: import.meta.resolve("@electric-sql/pglite-socket"),
         extensions: extensionModules(),
         maxConnections: MAX_CONNECTIONS,
-        settings: SETTINGS,
+        settings: [...SETTINGS, ...(options.settings ?? [])],
         template,
       },
     });

@@ -8,12 +8,15 @@ import { FULL_ACCESS_SCOPES } from "../platform/api-keys/scopes";
 import { createApiKey } from "../platform/api-keys/service";
 import { ensureOrganisation } from "../platform/organisations";
 import { seedDemoBook } from "./seed";
+import { bringDemoBookToToday } from "./today";
 
 /**
  * Slug of the demo organisation that start-up seeds into an empty database (docs/architecture.md,
  * "Running in production").
  */
 export const DEMO_ORG_SLUG = "demo";
+
+const DEMO_ORGANISATION = { name: "Demo MSP", plan: "GROWTH" } as const;
 
 /** Email of the demo organisation's owner, the settings login start-up prints. */
 export const DEMO_USER_EMAIL = "demo@example.com";
@@ -41,10 +44,13 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
   const state = await demoState(saved.apiKey);
   if (!state.orgId && state.otherOrgs) return null;
 
-  const orgId = state.orgId ?? (await ensureOrganisation(DEMO_ORG_SLUG, { name: "Demo MSP", plan: "GROWTH" })).id;
+  const orgId = state.orgId ?? (await ensureOrganisation(DEMO_ORG_SLUG, DEMO_ORGANISATION)).id;
+  // A book with no owner yet came with the build's template (docs/architecture.md, "The embedded database"): it is
+  // moved to the present first, before the key and the owner are made, so their own times stay as they are.
+  // Maintenance work: no statement timeout (the embedded database at first start is slower than any budget).
+  if (state.orgId && !state.ownerId) await withStatementClass("maintenance", () => bringDemoBookToToday(orgId));
   // The book is written by the database's own thread (the embedded one's worker, or PostgreSQL) while this thread
   // loads the sign-in library and hashes the owner's password: together, not one after the other.
-  // Maintenance work: no statement timeout (the embedded database at first start is slower than any budget).
   const seeding = state.orgId ? undefined : withStatementClass("maintenance", () => seedDemoBook(orgId));
   seeding?.catch(() => undefined);
 
@@ -66,6 +72,18 @@ export async function ensureDemo(dataDir: string): Promise<DemoCredentials | nul
     writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
   }
   return credentials;
+}
+
+/**
+ * Creates the demo organisation ({@link DEMO_ORG_SLUG}, "Demo MSP", Growth plan) and seeds its book (`seedDemoBook`),
+ * without a key, a user or a secret: at the first start on an empty PostgreSQL database, and when `npm run build`
+ * makes the embedded database's demo template (docs/architecture.md, "The embedded database").
+ * @returns the organisation's id.
+ */
+export async function createDemoOrganisation(): Promise<string> {
+  const { id } = await ensureOrganisation(DEMO_ORG_SLUG, DEMO_ORGANISATION);
+  await withStatementClass("maintenance", () => seedDemoBook(id));
+  return id;
 }
 
 /** What the database holds about the demo organisation, its saved key and its owner (null where there is none). */

@@ -105,3 +105,40 @@ it("a new data directory starts as a copy of the build's migrated template, not 
   expect(identifiers[0]).toMatch(/^\d+$/);
   expect(identifiers[1]).toBe(identifiers[0]);
 }, 60_000);
+
+it("a new data directory for the demo starts as the build's demo template: the book, and no key, user or secret", async () => {
+  expect(existsSync(path.join(embeddedTemplateDir("demo"), "PG_VERSION")), "run `npm run build` first").toBe(true);
+  const dir = mkdtempSync(path.join(tmpdir(), "crm-embedded-demo-"));
+  const embedded = await openEmbeddedDatabase(dir, { template: "demo" });
+  const sql = new pg.Client({ connectionString: embedded.url });
+  try {
+    await sql.connect();
+    const { rows } = await sql.query<Record<string, number>>(
+      `SELECT (SELECT count(*)::int FROM "Organisation" WHERE "slug" = 'demo') AS "organisations",
+              (SELECT count(*)::int FROM "Organisation") AS "allOrganisations",
+              (SELECT count(*)::int FROM "Account") AS "accounts",
+              (SELECT count(*)::int FROM "Device") AS "devices",
+              (SELECT count(*)::int FROM "ApiKey") AS "keys",
+              (SELECT count(*)::int FROM "ApiKeyChecksumSecret") AS "secrets",
+              (SELECT count(*)::int FROM "User") AS "users",
+              (SELECT count(*)::int FROM "Session") AS "sessions",
+              (SELECT count(*)::int FROM "Member") AS "members"`,
+    );
+    // Each installation makes its own key, owner, password and checksum secret at its first start.
+    expect(rows[0]).toEqual({
+      organisations: 1,
+      allOrganisations: 1,
+      accounts: 200,
+      devices: 5_000,
+      keys: 0,
+      secrets: 0,
+      users: 0,
+      sessions: 0,
+      members: 0,
+    });
+  } finally {
+    await sql.end();
+    await embedded.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);

@@ -50,7 +50,7 @@ async function withEmbedded<T>(
 ): Promise<T> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "migrations-embedded-"));
   // A fresh initdb: the build's template already holds every migration.
-  const embedded = await openEmbeddedDatabase(dataDir, { fromTemplate: false });
+  const embedded = await openEmbeddedDatabase(dataDir, { template: false });
   const client = new pg.Client({ connectionString: embedded.url });
   await client.connect();
   try {
