@@ -8,7 +8,7 @@
 //      and a bare node:http server (bench/bare-server.ts; target ≥ 0.6×, OpenTelemetry off); the facade alone on node:http for
 //      reference. Memory (target ≤ 400 MB peak RSS each): a fresh npm start under that read load, then browsing every
 //      settings page and /docs as the demo owner (bench/settings-pages.ts); and the README's first command, npm start
-//      on embedded defaults (first start, demo seed), browsing the same pages.
+//      on embedded defaults (first start: the demo template copied, key and owner made), browsing the same pages.
 //   2. POST /api/v1/accounts/bulk of 500 new and of 500 existing accounts, versus what such a write must commit, by
 //      hand: one statement that upserts the 500 rows (INSERT … ON CONFLICT DO UPDATE) and inserts their 500 event rows
 //      numbered after the organisation's counter; target ≤ 2× (the worse of the two cases counts).
@@ -28,7 +28,7 @@
 //      (target: at least 9 s, never more than 10 in a second at the receiver), with the endpoint's normal deliveries
 //      made meanwhile and alone.
 //  10. Start-up (bench/startup.ts): spawn → first 200 of `npm start` for a first start on an empty embedded database
-//      (migrations, demo seed; target ≤ 5 s) and a restart on it (target ≤ 1.5 s), beside a bare node:http server.
+//      (the demo template copied, key and owner made; target ≤ 5 s) and a restart on it (target ≤ 1.5 s), beside a bare node:http server.
 //  11. Usage (bench/usage.ts): the usage page and GET /api/v1/usage over 30 days for an organisation with 1,000,000
 //      logged requests versus one with 1,000 (target ≤ 2× each), and the RSS growth of a fresh `npm start` streaming
 //      the CSV of the 1,000,000 rows (target ≤ 100 MB over idle). `-- --only=usage` runs this section alone.
@@ -533,7 +533,7 @@ async function measureMemory(databaseUrl: string, fixture: Fixture): Promise<Mem
 
 /**
  * Memory of the README's first command: `npm start` (its flags, dist/serve.js) on embedded defaults in a new data
- * directory, so a first start (template copy, demo seed), then the demo owner (signed in by a helper process through
+ * directory, so a first start (the demo template copied, key and owner made), then the demo owner (signed in by a helper process through
  * the server's socket, bench/settings-pages.ts) browsing every settings page and /docs {@link PAGE_ROUNDS} times.
  */
 async function measureEmbeddedMemory(): Promise<MemoryResult> {
@@ -1540,7 +1540,7 @@ async function main(): Promise<void> {
   lines.push(`  ${pad("start", 40)}${pad("wall ms", 9, true)}${pad("CPU ms", 9, true)}  every run (wall ms)`);
   for (const [label, kind] of [
     ["bare node:http server", "bare"],
-    ["npm start, first (migrations + demo seed)", "firstStart"],
+    ["npm start, first (demo template copy, key, owner)", "firstStart"],
     ["npm start, restart", "restart"],
   ] as const) {
     lines.push(

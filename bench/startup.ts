@@ -1,6 +1,6 @@
 // Start-up times of `npm start` (the compiled server, dist/serve.js, with npm start's Node flags) against a bare
 // node:http server: how long from spawning the process to its first 200 on GET /readyz, for the first start on an
-// empty embedded database (migrations and the demo seed included) and for a restart on that database (targets:
+// empty embedded database (the build's demo template copied, its key and owner made) and for a restart on that database (targets:
 // 5 s and 1.5 s). Runs are interleaved with the bare server's, so load from other processes on the machine falls on
 // both; each run also reports the CPU time the server process used until then, which that load does not inflate.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -95,7 +95,7 @@ function medianSample(samples: readonly StartSample[]): StartSample {
 
 /**
  * Measures {@link StartupResult}: `rounds` rounds, each a bare start, a first start of `npm start` on a new empty data
- * directory (embedded database: migrations, demo seed) and `restartsPerRound` restarts on that directory, each with
+ * directory (embedded database: the demo template copied, key and owner made) and `restartsPerRound` restarts on that directory, each with
  * a bare start before it. `nodeFlags` are npm start's Node flags; `env` the servers' environment (DATABASE_URL and
  * REDIS_URL are removed: the README's first command runs on the embedded defaults).
  */
