@@ -159,33 +159,78 @@ export const CUSTOM_FIELD_FILTER_PREFIX = "customFields.";
 export type CustomFilterSql = (term: SearchTerm, at: readonly (string | number)[]) => string;
 
 /**
- * The conditions of the `field[op]` filters a parsed list query holds, and the condition of structured search's filter
- * groups when the query carries them under {@link FILTER_GROUPS} (docs/api-contract.md §4.18): a record matches when it
- * matches every filter of any one group.
+ * The conditions of the `field[op]` filters a parsed list query holds (docs/api-contract.md §4.9.3); structured
+ * search's filter groups are {@link groupConditions}.
  * @param columnOf the column a field of `table` is, as the statement reads it.
- * @param customFilter the condition of a group's filter on `customFields.<key>`, for a resource with custom fields.
  */
 export function filterConditions(
   query: Readonly<Record<string | symbol, unknown>>,
   table: FilterTable,
   columnOf: (field: string) => FilteredColumn,
   params: SqlParams,
-  customFilter?: CustomFilterSql,
 ): string[] {
-  const conditions = filterTerms(query, table).map((term) => termSql(term, columnOf(term.field), params));
+  return filterTerms(query, table).map((term) => termSql(term, columnOf(term.field), params));
+}
+
+/** One filter group's SQL condition, and whether an index finds its records (docs/architecture.md, "Search"). */
+export interface GroupCondition {
+  sql: string;
+  seeks: boolean;
+}
+
+/** How a list statement reads structured search's filter groups (docs/api-contract.md §4.18). */
+export interface GroupSources {
+  /** The column a field is, as the statement reads it. */
+  columnOf: (field: string) => FilteredColumn;
+  /** Fields an index of the table leads with after `orgId` (docs/architecture.md, "Search"). */
+  indexed?: readonly string[];
+  /** The condition of a filter on `customFields.<key>`, for a resource with custom fields. */
+  customFilter?: CustomFilterSql;
+  /** Whether the table's index of custom field values serves a filter on `customFields.<key>`. */
+  customSeeks?: (term: SearchTerm) => boolean;
+}
+
+// Operators an index on the column serves when the column is compared as itself (not folded by `lower`).
+const SEEKING_OPERATORS: ReadonlySet<SearchOperator> = new Set([
+  "eq",
+  "in",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "between",
+  "exists",
+  "notExists",
+]);
+
+/**
+ * The condition of each of structured search's filter groups a list query carries under {@link FILTER_GROUPS}
+ * (docs/api-contract.md §4.18), in order, none without groups: a record matches the search when it matches every
+ * filter of any one group. A group `seeks` when one of its filters compares an indexed column exactly (text fields
+ * compare folded, which their indexes do not serve) or is a custom field's equality (containment, which the table's
+ * GIN index serves), so that its records are found without reading the organisation's.
+ * @throws ApiError `validation_error` (422) from `customFilter` for a custom field filter the organisation's
+ *         definitions refuse, naming `filterGroups.<g>.filters.<f>`.
+ */
+export function groupConditions(
+  query: Readonly<Record<string | symbol, unknown>>,
+  params: SqlParams,
+  sources: GroupSources,
+): GroupCondition[] {
   const groups = query[FILTER_GROUPS] as readonly (readonly SearchTerm[])[] | undefined;
-  if (groups && groups.length > 0) {
-    const any = groups.map((group, g) => {
-      const all = group.map((term, f) =>
-        customFilter && term.field.startsWith(CUSTOM_FIELD_FILTER_PREFIX)
-          ? customFilter(term, ["filterGroups", g, "filters", f])
-          : termSql(term, columnOf(term.field), params),
-      );
-      return `(${all.join(" AND ") || "true"})`;
+  const indexed = new Set(sources.indexed ?? []);
+  return (groups ?? []).map((group, g) => {
+    let seeks = false;
+    const all = group.map((term, f) => {
+      if (sources.customFilter && term.field.startsWith(CUSTOM_FIELD_FILTER_PREFIX)) {
+        seeks ||= sources.customSeeks?.(term) === true;
+        return sources.customFilter(term, ["filterGroups", g, "filters", f]);
+      }
+      seeks ||= indexed.has(term.field) && term.kind !== "text" && SEEKING_OPERATORS.has(term.op);
+      return termSql(term, sources.columnOf(term.field), params);
     });
-    conditions.push(`(${any.join(" OR ")})`);
-  }
-  return conditions;
+    return { sql: `(${all.join(" AND ") || "true"})`, seeks };
+  });
 }
 
 /** Whether a list query carries a structured search filter on a custom field. */

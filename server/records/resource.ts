@@ -16,6 +16,7 @@ import {
   checkValues,
   customFieldConditions,
   customFieldFilterSql,
+  customFilterSeeks,
   fieldsOf,
   insertedValuesSql,
   keyLiteral,
@@ -30,6 +31,7 @@ import {
   filterConditions,
   filtersCustomFields,
   foldSql,
+  groupConditions,
   type SearchTerm,
   type SqlParams,
   termSql,
@@ -167,6 +169,11 @@ export interface ListView {
   filters: FilterTable;
   terms?: readonly SearchTerm[];
   where?: (params: SqlParams) => string[];
+  /**
+   * The filter fields an index of the table leads with after `orgId`: a structured search group comparing one of them
+   * is found through that index (docs/architecture.md, "Search").
+   */
+  indexed?: readonly string[];
 }
 
 /**
@@ -462,23 +469,24 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
       return rows[0] ?? null;
     },
     /**
-     * One keyset page of the organisation's records (docs/api-contract.md §4.9), in one statement: the view's own
-     * filters, the `field[op]` filters, the custom field filters and sort (docs/api-contract.md §4.9.5), `updatedAfter`
-     * (strictly later), and the records after the cursor's in the order of `sort` plus `id` (null values of nullable
-     * fields last in both directions), `limit + 1` rows to know whether more follow. Never OFFSET: a deep page costs
-     * what the first costs where an index serves the order (docs/architecture.md, "Data and migrations").
-     * @returns `{ data, hasMore, nextCursor }`.
-     * `cursor` is a record id, or a signed cursor of the form lists answered before; `nextCursor` is the id of the
-     * page's last record (docs/api-contract.md §4.9.1).
-     * @throws ApiError `bad_request` (400) when `cursor` is neither or names no record of the organisation;
-     *         `validation_error` (422) for a custom field parameter the organisation's fields refuse, or an invalid
-     *         `sort` under strict handling (`parseSort`).
+     * The statement of one keyset page of the organisation's records (docs/api-contract.md §4.9, §4.18), which
+     * {@link list} runs: the view's own filters, the `field[op]` filters, structured search's filter groups, the custom
+     * field filters and sort (docs/api-contract.md §4.9.5), `updatedAfter` (strictly later), and the records after the
+     * cursor's in the order of `sort` plus `id` (null values of nullable fields last in both directions), `limit + 1`
+     * rows to know whether more follow. Never OFFSET: a deep page costs what the first costs where an index serves the
+     * order (docs/architecture.md, "Data and migrations"). Two or more filter groups that an index each finds become
+     * one limited query per group, united (docs/architecture.md, "Search"): an OR of them in one condition made the
+     * planner read every record of the organisation.
+     * @returns the SQL text and its parameters (`$1` the organisation).
+     * @throws ApiError `bad_request` (400) when `cursor` is neither a record id nor a list cursor, or names no record
+     *         of the organisation; `validation_error` (422) for a custom field parameter or filter the organisation's
+     *         fields refuse, or an invalid `sort` under strict handling (`parseSort`).
      */
-    async list(
+    async listStatement(
       orgId: string,
       given: ListQuery & Readonly<Record<string | symbol, unknown>>,
       view: ListView,
-    ): Promise<{ data: Out[]; hasMore: boolean; nextCursor: string | null }> {
+    ): Promise<{ sql: string; values: unknown[] }> {
       const wantsFields =
         Object.keys(given).some((name) => CUSTOM_FIELD_PARAM.test(name)) ||
         (given.sort ?? "").includes("customFields.") ||
@@ -514,7 +522,17 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
       for (const term of view.terms ?? []) where.push(termSql(term, columnOf(term.field), params));
       const customFilter: CustomFilterSql | undefined =
         fields && ((term, at) => customFieldFilterSql(fields, term, params, at));
-      where.push(...filterConditions(given, view.filters, columnOf, params, customFilter));
+      where.push(...filterConditions(given, view.filters, columnOf, params));
+      const groups = groupConditions(given, params, {
+        columnOf,
+        indexed: view.indexed,
+        customFilter,
+        customSeeks: fields && ((term) => customFilterSeeks(fields, term)),
+      });
+      // Two or more groups that an index each finds are one branch each (below); otherwise one condition, which
+      // reads the organisation's rows once for all groups (a group no index finds reads them anyway).
+      const branched = groups.length > 1 && groups.every((group) => group.seeks);
+      if (groups.length > 0 && !branched) where.push(`(${groups.map((group) => group.sql).join(" OR ")})`);
       if (view.where) where.push(...view.where(params));
       if (fields) where.push(...customFieldConditions(fields, given, params));
       if (given.updatedAfter)
@@ -553,11 +571,43 @@ export function defineResource<Row extends { id: string }, Out>(spec: ResourceSp
           (sort, index) => `${expressions[index]} ${sort.direction.toUpperCase()}${sort.nullable ? " NULLS LAST" : ""}`,
         )
         .join(", ");
-      const statement = folds.resolve(`${table} AS t`, `WHERE ${where.join(" AND ")}`);
-      const rows = await query<Row>(
-        `SELECT ${select} FROM ${statement.from} ${statement.sql} ORDER BY ${order} LIMIT ${params.add(given.limit + 1)}`,
-        ...params.values,
-      );
+      const limit = params.add(given.limit + 1);
+      if (!branched) {
+        const statement = folds.resolve(`${table} AS t`, `WHERE ${where.join(" AND ")}`);
+        return {
+          sql: `SELECT ${select} FROM ${statement.from} ${statement.sql} ORDER BY ${order} LIMIT ${limit}`,
+          values: params.values,
+        };
+      }
+      // One index-ordered, limited query per group, each with the same keyset and tenancy; the page is the first
+      // `limit + 1` of their union (each branch's first `limit + 1` hold the union's), read back by primary key.
+      const branches = groups.map((group) => {
+        const statement = folds.resolve(`${table} AS t`, `WHERE ${[...where, group.sql].join(" AND ")}`);
+        return `(SELECT t."id" FROM ${statement.from} ${statement.sql} ORDER BY ${order} LIMIT ${limit})`;
+      });
+      return {
+        sql: `SELECT ${select} FROM ${table} AS t
+          WHERE t."orgId" = $1 AND t."id" IN (${branches.join(" UNION ALL ")})
+          ORDER BY ${order} LIMIT ${limit}`,
+        values: params.values,
+      };
+    },
+    /**
+     * One keyset page of the organisation's records (docs/api-contract.md §4.9, §4.18): runs {@link listStatement}.
+     * @returns `{ data, hasMore, nextCursor }`.
+     * `cursor` is a record id, or a signed cursor of the form lists answered before; `nextCursor` is the id of the
+     * page's last record (docs/api-contract.md §4.9.1).
+     * @throws ApiError `bad_request` (400) when `cursor` is neither or names no record of the organisation;
+     *         `validation_error` (422) for a custom field parameter or filter the organisation's fields refuse, or an
+     *         invalid `sort` under strict handling (`parseSort`).
+     */
+    async list(
+      orgId: string,
+      given: ListQuery & Readonly<Record<string | symbol, unknown>>,
+      view: ListView,
+    ): Promise<{ data: Out[]; hasMore: boolean; nextCursor: string | null }> {
+      const statement = await resource.listStatement(orgId, given, view);
+      const rows = await query<Row>(statement.sql, ...statement.values);
       const page = toPage(rows, given.limit);
       return { data: page.rows.map(spec.serialise), hasMore: page.hasMore, nextCursor: page.nextCursor };
     },

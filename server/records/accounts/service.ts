@@ -6,7 +6,7 @@ import { getContact } from "../contacts/service";
 import type { CustomFieldValues } from "../custom-fields/schema";
 import { type EventInput, recordEvents, tombstone, type WriteOrigin } from "../events";
 import { recordNewAccountScores } from "../health/refresh";
-import { defineResource, equalTo, isUniqueViolation, type UpsertOutcome } from "../resource";
+import { defineResource, equalTo, isUniqueViolation, type ListView, type UpsertOutcome } from "../resource";
 import { getTask } from "../tasks/service";
 import {
   ACCOUNT_DEFAULT_SORT,
@@ -78,18 +78,36 @@ export function accountsByIds(orgId: string, ids: readonly string[]): Promise<Ma
   return accounts.many(orgId, ids);
 }
 
-/**
- * Lists an organisation's accounts, one keyset page at a time (docs/api-contract.md §4.1, §4.9).
- * @returns `{ data: Account[], hasMore, nextCursor }`
- * @throws ApiError `bad_request` (400) when `cursor` names no account of the organisation.
- */
-export function listAccounts(orgId: string, query: AccountListQuery) {
-  return accounts.list(orgId, query, {
+/** How the accounts list reads its query (docs/api-contract.md §4.1, §4.9). */
+function accountListView(query: AccountListQuery): ListView {
+  return {
     sortable: ACCOUNT_SORT_FIELDS,
     defaultSort: ACCOUNT_DEFAULT_SORT,
     filters: ACCOUNT_FILTERS,
+    // Leading columns (after orgId) of the table's indexes in prisma/schema.prisma.
+    indexed: ["lifecycleStatus", "employeeCount", "externalId", "createdAt", "updatedAt"],
     terms: [...equalTo("lifecycleStatus", query.lifecycle), ...equalTo("industry", query.industry, "text")],
-  });
+  };
+}
+
+/**
+ * Lists an organisation's accounts, one keyset page at a time (docs/api-contract.md §4.1, §4.9), and structured
+ * search's pages (§4.18).
+ * @returns `{ data: Account[], hasMore, nextCursor }`
+ * @throws ApiError `bad_request` (400) when `cursor` names no account of the organisation; `validation_error` (422)
+ *         for a custom field filter the organisation's fields refuse.
+ */
+export function listAccounts(orgId: string, query: AccountListQuery) {
+  return accounts.list(orgId, query, accountListView(query));
+}
+
+/**
+ * The SQL statement and parameters {@link listAccounts} runs for `query`, to read its plan with `EXPLAIN`
+ * (docs/architecture.md, "Search").
+ * @throws ApiError as {@link listAccounts}, for the cursor's lookup and the custom field filters.
+ */
+export function accountListStatement(orgId: string, query: AccountListQuery) {
+  return accounts.listStatement(orgId, query, accountListView(query));
 }
 
 /**

@@ -119,6 +119,8 @@ export function listContacts(orgId: string, query: ContactListQuery) {
     columns: { email: "emailKey" },
     defaultSort: CONTACT_DEFAULT_SORT,
     filters: CONTACT_FILTERS,
+    // Leading columns (after orgId) of the table's indexes in prisma/schema.prisma.
+    indexed: ["createdAt", "updatedAt"],
     terms: equalTo("emailKey", query.email === undefined ? undefined : emailKeyOf(query.email)),
     where: (params) =>
       query.accountId === undefined

@@ -646,6 +646,16 @@ export function customFieldFilterSql(
 }
 
 /**
+ * Whether the table's GIN index of custom field values (`jsonb_path_ops`) serves a structured search filter on
+ * `customFields.<key>` (docs/architecture.md, "Search"): `eq` and `in` of a field compared by containment (not text,
+ * which compares folded); false for a key that names no active field (its filter is refused anyway).
+ */
+export function customFilterSeeks(fields: ResourceFields, filter: { field: string; op: string }): boolean {
+  const field = fields.active.get(filter.field.slice("customFields.".length));
+  return field !== undefined && !TEXT_TYPES.has(field.type) && (filter.op === "eq" || filter.op === "in");
+}
+
+/**
  * The JSON Schema (2020-12) of one resource's `customFields` in the organisation (docs/api-contract.md §2.13): one
  * optional property per active field, typed as its values are (select and multiSelect enumerate every option value a
  * record may carry, archived ones included), no other keys.

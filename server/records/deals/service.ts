@@ -103,6 +103,8 @@ export function listDeals(orgId: string, query: DealListQuery) {
     sortable: DEAL_SORT_FIELDS,
     defaultSort: DEAL_DEFAULT_SORT,
     filters: DEAL_FILTERS,
+    // Leading columns (after orgId) of the table's indexes in prisma/schema.prisma.
+    indexed: ["stage", "accountId", "estimatedMrr", "probability", "createdAt", "updatedAt"],
     terms: [
       ...equalTo("stage", query.stage),
       ...equalTo("accountId", query.accountId),

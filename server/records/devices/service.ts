@@ -113,6 +113,8 @@ export function listDevices(orgId: string, query: DeviceListQuery) {
     sortable: DEVICE_SORT_FIELDS,
     defaultSort: DEVICE_DEFAULT_SORT,
     filters: DEVICE_FILTERS,
+    // Leading columns (after orgId) of the table's indexes in prisma/schema.prisma.
+    indexed: ["rmmAgentId", "accountId", "createdAt", "updatedAt"],
     terms: [
       ...equalTo("accountId", query.accountId),
       ...equalTo("isOnline", query.isOnline),

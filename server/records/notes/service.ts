@@ -67,6 +67,8 @@ export function listNotes(orgId: string, query: NoteListQuery) {
     sortable: NOTE_SORT_FIELDS,
     defaultSort: NOTE_DEFAULT_SORT,
     filters: NOTE_FILTERS,
+    // Leading columns (after orgId) of the table's indexes in prisma/schema.prisma.
+    indexed: ["createdAt", "updatedAt"],
     terms: [...equalTo("objectType", query.objectType), ...equalTo("objectId", query.objectId)],
   });
 }

@@ -1,6 +1,7 @@
 // Structured search (docs/api-contract.md §4.18): `POST /{resource}/search` runs the resource's own list (its filters,
 // sort allow-list, keyset pages and serialiser: pagination.ts, filters.ts) with the body's filter groups, an OR of
-// ANDs, added as one more condition. There is no second filter engine: a group's filter is the condition the list's
+// ANDs: one more condition, or one limited query per group when an index finds each (resource.ts, `listStatement`;
+// docs/architecture.md, "Search"). There is no second filter engine: a group's filter is the condition the list's
 // `field[op]` parameter makes (`termSql`).
 
 import { FILTER_GROUPS, type SearchTerm } from "../filters";

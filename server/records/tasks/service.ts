@@ -128,6 +128,8 @@ export function listTasks(orgId: string, query: TaskListQuery) {
     sortable: TASK_SORT_FIELDS,
     defaultSort: TASK_DEFAULT_SORT,
     filters: TASK_FILTERS,
+    // Leading columns (after orgId) of the table's indexes in prisma/schema.prisma.
+    indexed: ["accountId", "dealId", "dueAt", "createdAt", "updatedAt"],
     terms: [
       ...equalTo("status", query.status),
       ...equalTo("assigneeId", query.assigneeId),

@@ -85,6 +85,8 @@ export function listTouchpoints(orgId: string, query: TouchpointListQuery) {
     sortable: TOUCHPOINT_SORT_FIELDS,
     defaultSort: TOUCHPOINT_DEFAULT_SORT,
     filters: TOUCHPOINT_FILTERS,
+    // Leading columns (after orgId) of the table's indexes in prisma/schema.prisma.
+    indexed: ["accountId", "occurredAt", "createdAt", "updatedAt"],
     terms: [...equalTo("accountId", query.accountId), ...equalTo("type", query.type)],
   });
 }
