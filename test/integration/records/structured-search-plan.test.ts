@@ -183,6 +183,58 @@ describe("POST /accounts/search with OR groups", () => {
   });
 });
 
+describe("POST /deals/search with OR groups", () => {
+  it("answers the single OR condition's rows and pages over an enum, a number, a money amount and a reference", async () => {
+    const org = await newOrg();
+    const bulk = await ok(org.api, "POST", "/accounts/bulk", { accounts: [{ name: "A" }, { name: "B" }] });
+    const [a, b] = bulk.results.map((result: { id: string }) => result.id);
+    const stages = ["QUALIFICATION", "DISCOVERY", "PROPOSAL", "NEGOTIATION"] as const;
+    await ok(org.api, "POST", "/deals/bulk", {
+      deals: Array.from({ length: 36 }, (_, i) => ({
+        name: `Deal ${i}`,
+        accountId: i % 9 === 0 ? b : a,
+        stage: stages[i % 4],
+        probability: (i * 7) % 100,
+        estimatedMrr: i % 5 === 0 ? 5000.5 : i % 7 === 0 ? 5000.49 : 100 + i,
+      })),
+    });
+    const groups = [
+      { filters: [f("stage", "eq", "PROPOSAL"), f("probability", "gte", 50)] },
+      { filters: [f("estimatedMrr", "gte", 5000.5)] },
+      { filters: [f("accountId", "eq", b)] },
+    ];
+    const condition = `(("stage" = 'PROPOSAL' AND "probability" >= 50) OR "estimatedMrr" >= 5000.5 OR "accountId" = $2)`;
+    for (const { sort, order } of [
+      { sort: undefined, order: `"createdAt" ASC, "id" ASC` },
+      { sort: "estimatedMrr:desc", order: `"estimatedMrr" DESC, "id" DESC` },
+    ]) {
+      const expected = (
+        await prisma().$queryRawUnsafe<Array<{ id: string }>>(
+          `SELECT "id" FROM "Deal" WHERE "orgId" = $1 AND ${condition} ORDER BY ${order}`,
+          org.orgId,
+          b,
+        )
+      ).map((row) => row.id);
+      expect(expected.length).toBeGreaterThan(10);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 50; page++) {
+        const res = await org.api("POST", "/deals/search", {
+          filterGroups: groups,
+          limit: 4,
+          ...(sort ? { sort } : {}),
+          ...(cursor ? { cursor } : {}),
+        });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        seen.push(...res.body.data.map((deal: { id: string }) => deal.id));
+        if (!res.body.hasMore) break;
+        cursor = res.body.nextCursor;
+      }
+      expect(seen, `sort=${sort}`).toEqual(expected);
+    }
+  });
+});
+
 describe("the plan of OR groups on a large organisation", () => {
   it("reads each group through an index and never scans the organisation's accounts", async () => {
     const org = await newOrg();
