@@ -13,7 +13,10 @@ export const SEARCH_SIZES = { small: 1_000, medium: 100_000, large: 1_000_000 } 
 type Size = keyof typeof SEARCH_SIZES;
 const ORDER: readonly Size[] = ["small", "medium", "large"];
 
-/** One request measured on each organisation: medians in ms, and the large one's over the small one's. */
+/**
+ * One request measured on each organisation (docs/architecture.md, "Search"): medians in ms by size (NaN for a size
+ * not measured), and the large one's over the small one's.
+ */
 export interface SearchCase {
   ms: Record<Size, number>;
   ratio: number;
@@ -330,7 +333,10 @@ export function searchLines(search: SearchResult, runs: number): string[] {
   return lines;
 }
 
-/** The search targets: each case at 1,000,000 accounts within `target` times its time at 1,000. */
+/**
+ * The search targets (docs/architecture.md, "Search"): each case's median at 1,000,000 accounts within `target` times
+ * its median at 1,000, as the report's `{ name, value, target, pass }` rows.
+ */
 export function searchRatios(search: SearchResult, target: number) {
   const cases: Array<[string, SearchCase]> = [
     ["search quick", search.quick],
