@@ -11,6 +11,8 @@ import { type FilterKind, type FilterOperator, type FilterTable, filterTerms } f
 export interface SqlParams {
   add(value: unknown): string;
   fold?(expression: string): string;
+  /** The placeholder of the organisation's id (`$1`), for conditions an index keyed by organisation serves. */
+  organisation?: string;
 }
 
 /** SQL: `expression` folded for {@link containsSql}: PostgreSQL's `lower`, as UTF-8 bytes. */

@@ -189,6 +189,7 @@ function paramsFrom(orgId: string): SqlParams & { values: unknown[] } {
   const values: unknown[] = [orgId];
   return {
     values,
+    organisation: "$1",
     add(value) {
       values.push(value);
       return `$${values.length}`;

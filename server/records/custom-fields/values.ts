@@ -497,12 +497,18 @@ function containing(field: CustomField, value: Json): string {
 }
 
 /**
- * The SQL condition "the field equals one of `values`": containment (`@>`, served by the GIN index), text
+ * The SQL condition "the field equals one of `values`": containment of `{"<orgId>": {key: value}}` in
+ * `custom_fields_of("orgId", "customFields")`, which the table's GIN index serves with the organisation's entries
+ * alone (migration 20261129170000_custom_fields_index_by_organisation; docs/architecture.md, "Custom fields"); text
  * case-insensitively (the value folded once per row, whatever the number of values).
+ * @throws Error when `params` names no organisation placeholder (a statement not built for one organisation).
  */
 function equals(field: CustomField, values: readonly Json[], params: SqlParams, key: () => string): string {
   if (TEXT_TYPES.has(field.type)) return equalsTextSql(`(t."customFields" ->> ${key()})`, values.map(String), params);
-  const one = (value: Json) => `t."customFields" @> ${params.add(containing(field, value))}::jsonb`;
+  const organisation = params.organisation;
+  if (!organisation) throw new Error("a custom field equality needs the organisation's placeholder");
+  const one = (value: Json) =>
+    `"custom_fields_of"(t."orgId", t."customFields") @> jsonb_build_object(${organisation}::text, ${params.add(containing(field, value))}::jsonb)`;
   return values.length === 1 ? one(values[0] as Json) : `(${values.map(one).join(" OR ")})`;
 }
 

@@ -294,3 +294,49 @@ describe("the plan of OR groups on a large organisation", () => {
     expect(all.body.data).toHaveLength(20);
   });
 });
+
+it("looks a custom value up among the organisation's own records: another organisation's 20,000 with it are not read", async () => {
+  const [mine, theirs] = [await newOrg(), await newOrg()];
+  await defineTier(mine.api);
+  await defineTier(theirs.api);
+  await prisma().$transaction([
+    prisma().$executeRawUnsafe(`SET LOCAL session_replication_role = replica`),
+    prisma().$executeRawUnsafe(
+      `INSERT INTO "Account" ("id", "orgId", "name", "lifecycleStatus", "customFields", "createdAt", "updatedAt")
+       SELECT 'theirs_' || $1 || '_' || i, $1, 'Account ' || i, 'ACTIVE'::"LifecycleStatus", '{"tier":"platinum"}'::jsonb, now(), now()
+       FROM generate_series(1, 20000) AS i
+       UNION ALL
+       SELECT 'mine_' || $2 || '_' || i, $2, 'Account ' || i, 'ACTIVE'::"LifecycleStatus",
+              CASE WHEN i <= 4 THEN '{"tier":"platinum"}' ELSE '{"tier":"gold"}' END::jsonb, now(), now()
+       FROM generate_series(1, 2000) AS i`,
+      theirs.orgId,
+      mine.orgId,
+    ),
+  ]);
+  await prisma().$executeRawUnsafe(`ANALYZE "Account"`);
+  const body = { limit: 50, filterGroups: [{ filters: [f("customFields.tier", "eq", "platinum")] }] };
+  const statement = await accountListStatement(
+    mine.orgId,
+    listQueryOf(body as StructuredSearch, ACCOUNT_FILTERS) as AccountListQuery,
+  );
+  const [row] = await prisma().$queryRawUnsafe<Array<{ "QUERY PLAN": unknown }>>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql}`,
+    ...statement.values,
+  );
+  const scans: Array<{ index: string; rows: number }> = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (typeof node["Index Name"] === "string") {
+      scans.push({ index: node["Index Name"] as string, rows: node["Actual Rows"] as number });
+    }
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk((row?.["QUERY PLAN"] as Array<{ Plan: Record<string, unknown> }>)[0]?.Plan as Record<string, unknown>);
+  // The index hands over this organisation's four matches, not the other's 20,000 to be dropped by "orgId".
+  expect(scans).toContainEqual({ index: "Account_customFields_idx", rows: 4 });
+  const found = await mine.api("POST", "/accounts/search", body);
+  expect(found.body.data.map((account: { id: string }) => account.id).sort()).toEqual(
+    [1, 2, 3, 4].map((i) => `mine_${mine.orgId}_${i}`).sort(),
+  );
+  const listed = await mine.api("GET", "/accounts?customFields.tier=platinum");
+  expect(listed.body.data).toHaveLength(4);
+});
