@@ -330,7 +330,9 @@ it("looks a custom value up among the organisation's own records: another organi
     }
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
-  walk((row?.["QUERY PLAN"] as Array<{ Plan: Record<string, unknown> }>)[0]?.Plan as Record<string, unknown>);
+  const [explained] = (row?.["QUERY PLAN"] ?? []) as Array<{ Plan: Record<string, unknown> }>;
+  expect(explained).toBeDefined();
+  walk(explained?.Plan ?? {});
   // The index hands over this organisation's four matches, not the other's 20,000 to be dropped by "orgId".
   expect(scans).toContainEqual({ index: "Account_customFields_idx", rows: 4 });
   const found = await mine.api("POST", "/accounts/search", body);
