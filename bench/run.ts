@@ -1,4 +1,4 @@
-// Performance report of the public API: `npm run bench` (about 4 minutes plus a build), `-- --quick` (about 2),
+// Performance report of the public API: `npm run bench` (about 17 minutes plus a build), `-- --quick` (shorter runs of each measure),
 // `-- --build` to rebuild first, `-- --profile` to also CPU-profile the servers (slower; the numbers then include the
 // profiler's overhead) and print their hottest functions; profiles land in bench/results/profiles/.
 // Measures, in one run on this machine, against a fresh PostgreSQL database that is dropped afterwards:
