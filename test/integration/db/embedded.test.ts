@@ -96,6 +96,9 @@ it("a new data directory starts as a copy of the build's migrated template, not 
         `SELECT migration_name AS name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL ORDER BY migration_name`,
       );
       expect(recorded.rows.map((row) => row.name)).toEqual(migrationNames());
+      // What `SEED_DEMO=false` starts from: the schema and nothing in it.
+      const organisations = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM "Organisation"`);
+      expect(organisations.rows[0]?.n).toBe(0);
     } finally {
       await sql.end();
       await embedded.close();
