@@ -30,9 +30,7 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
  * @param from when the book was seeded (its organisation's `createdAt`), for the day count of `date` columns.
  */
 export async function shiftOrganisationTimes(orgId: string, from: Date, byMs: number): Promise<void> {
-  const days = Math.round(
-    (Math.floor((from.getTime() + byMs) / DAY_MS) * DAY_MS - Math.floor(from.getTime() / DAY_MS) * DAY_MS) / DAY_MS,
-  );
+  const days = Math.floor((from.getTime() + byMs) / DAY_MS) - Math.floor(from.getTime() / DAY_MS);
   const interval = `${byMs} milliseconds`;
   await transaction(async (tx) => {
     const columns = await tx.$queryRawUnsafe<TimeColumn[]>(
