@@ -17,6 +17,9 @@ export function canonicalAddress(address: string | null | undefined): string | n
   const family = isIP(text);
   if (family === 4) return text;
   if (family !== 6) return null;
+  // An IPv4 peer of a dual-stack listener arrives in this form on every request: answered without parsing the address
+  // into a native object, which is what the general form below costs.
+  if (text.startsWith("::ffff:") && isIP(text.slice(7)) === 4) return text.slice(7);
   const compact = new SocketAddress({ address: text, family: "ipv6" }).address;
   return compact.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
 }

@@ -1,6 +1,6 @@
 // The API key format (docs/api-contract.md §5.2; docs/architecture.md, "API keys and the key cache"): what a key looks
 // like, and what can be told about a presented one without any I/O.
-import { createHash, createHmac, type KeyObject, randomInt, timingSafeEqual } from "node:crypto";
+import { createHmac, hash, type KeyObject, randomInt, timingSafeEqual } from "node:crypto";
 import { crc32 } from "node:zlib";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -63,7 +63,7 @@ export function generateApiKey(isTest: boolean, checksumSecret: KeyObject): Gene
 
 /** SHA-256 hex of a raw key: the only form stored (docs/api-contract.md §5.3). */
 export function hashApiKey(raw: string): string {
-  return createHash("sha256").update(raw).digest("hex");
+  return hash("sha256", raw, "hex");
 }
 
 /** What a presented key's shape says: its mode, and whether it has the first (legacy) format. */

@@ -129,17 +129,19 @@ export async function authenticateApiKey(authorization: string | null): Promise<
   // Built only on failure: an Error captures a stack trace, which the hot path should not pay for.
   const invalid = () => new ApiError("unauthorized", "Invalid API key");
   const recognition = await keyRecognition();
-  const parsed = parseApiKey(raw, recognition.checksumSecret);
-  if (!parsed) throw invalid();
   const hash = hashApiKey(raw);
-  if (parsed.legacy && !recognition.legacyKeyHashes.has(hash)) throw invalid();
   const now = Date.now();
+  // A cached key passed its checksum when it was cached, and its hash is its identity: the keyed checksum (an HMAC,
+  // the costlier of the two digests) is paid by the keys the cache does not hold, not by every request.
   const cached = cachedKey<ApiKeyPrincipal>(hash, now);
   if (cached) {
     if (cached.expiresAt !== null && cached.expiresAt <= now) throw invalid();
     touchLastUsed(cached.value.apiKeyId);
     return cached.value;
   }
+  const parsed = parseApiKey(raw, recognition.checksumSecret);
+  if (!parsed) throw invalid();
+  if (parsed.legacy && !recognition.legacyKeyHashes.has(hash)) throw invalid();
   if (keyRefused(hash)) throw invalid();
   const key = await prisma().apiKey.findUnique({
     where: { keyHash: hash },
