@@ -3,7 +3,7 @@
 // template (docs/architecture.md, "Observability"); a server action posted from another origin is refused before
 // Next.js (docs/architecture.md, "Settings: sign-in, team and roles").
 
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
@@ -135,7 +135,7 @@ export function limitedPages(
     const cookie = SESSION_COOKIE.exec(String(req.headers.cookie ?? ""))?.[1];
     const address = req.headers[CLIENT_ADDRESS_HEADER];
     const visitor = cookie
-      ? `s:${createHash("sha256").update(cookie).digest("base64url").slice(0, 22)}`
+      ? `s:${hash("sha256", cookie, "base64url").slice(0, 22)}`
       : `ip:${String(address ?? "unknown").slice(0, 64)}`;
     const decision = await enforceRateLimit({ kind: "pages", visitor });
     if (decision.allowed) return handle(req, res);

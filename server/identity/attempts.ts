@@ -2,7 +2,7 @@
 // docs/api-contract.md §5.10): every better-auth path that checks one (sign-in, the second step of a sign-in,
 // step-up, authenticator set-up and removal, backup codes, password change) counts an attempt here first, in the
 // key-value store, so the limit holds across instances.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import ipaddr from "ipaddr.js";
 import { prisma } from "../db/transaction";
 import { kv } from "../kv";
@@ -60,7 +60,7 @@ export function attemptAddress(address: string): string {
 }
 
 function hashed(value: string): string {
-  return createHash("sha256").update(value).digest("hex").slice(0, 32);
+  return hash("sha256", value, "hex").slice(0, 32);
 }
 
 async function knownAddress(userId: string, address: string): Promise<boolean> {

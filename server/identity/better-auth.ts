@@ -3,7 +3,7 @@
 // embedded database alike), its rate limits in our key-value store; our plugin (auth-plugin.ts) limits and records
 // every password and code check.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createHash } from "node:crypto";
+import { hash as digest } from "node:crypto";
 import { passkey } from "@better-auth/passkey";
 import { betterAuth } from "better-auth";
 import { prismaAdapter } from "better-auth/adapters/prisma";
@@ -41,7 +41,7 @@ export const INVITATION_TTL_SECONDS = 7 * 24 * 60 * 60;
 export const PASSWORD_RESET_TTL_SECONDS = 60 * 60;
 
 function hashed(value: string): string {
-  return createHash("sha256").update(value).digest("hex").slice(0, 32);
+  return digest("sha256", value, "hex").slice(0, 32);
 }
 
 // The Prisma client better-auth queries through: always the current one (`prisma()`), so its writes join the

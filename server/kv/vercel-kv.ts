@@ -1,10 +1,10 @@
-import { createHash, randomUUID } from "node:crypto";
+import { hash, randomUUID } from "node:crypto";
 import { createClient } from "@vercel/kv";
 import { BUDGET_LUA, LEASE_LUA, parseBudgetReply, parseLeaseReply } from "./budget-scripts";
 import { parseSlidingWindowReply, SLIDING_WINDOW_LUA, slidingWindowArgs } from "./sliding-window";
 import type { KeyValueStore } from "./store";
 
-const sha1 = (script: string) => createHash("sha1").update(script).digest("hex");
+const sha1 = (script: string) => hash("sha1", script, "hex");
 const SCRIPT_SHA = sha1(SLIDING_WINDOW_LUA);
 const LEASE_SHA = sha1(LEASE_LUA);
 const BUDGET_SHA = sha1(BUDGET_LUA);

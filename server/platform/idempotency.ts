@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { prisma, type TransactionClient, transaction } from "../db/transaction";
 import { ApiError } from "../errors";
 import { log } from "../observability/logger";
@@ -67,9 +67,7 @@ function canonicalJson(value: unknown): string {
  * §8).
  */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash("sha256")
-    .update(`${method} ${path}\n${body === undefined ? "" : canonicalJson(body)}`)
-    .digest("hex");
+  return hash("sha256", `${method} ${path}\n${body === undefined ? "" : canonicalJson(body)}`, "hex");
 }
 
 /** Carries a failed operation's response out of the transaction it rolls back. */

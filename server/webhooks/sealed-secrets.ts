@@ -2,7 +2,7 @@
 // a rotation is stored with its secret replaced by the SHA-256 of it, and a replay reads the secret back from the
 // endpoint's own column while it is still the endpoint's current secret. So no secret rests in plaintext outside that
 // column, and a replay never hands out a secret that was rotated away.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { prisma } from "../db/transaction";
 import type { AnswerSeal } from "../platform/idempotency";
 
@@ -11,7 +11,7 @@ export const SEALED_SECRET_PREFIX = "whsec-sha256:";
 const SEALED = /"whsec-sha256:([0-9a-f]{64})"/;
 
 function digest(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
+  return hash("sha256", secret, "hex");
 }
 
 /**
