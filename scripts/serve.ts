@@ -108,6 +108,7 @@ async function main(): Promise<void> {
   const { closeKv } = await import("../server/kv");
   const { stampClientAddress } = await import("../server/http/origin");
   const { limitedPages, observedPages, pageRoutes, sameOriginActions } = await import("../server/http/pages");
+  const { isMcpTarget, mcpListener } = await import("../server/mcp/endpoint");
   const { log } = await import("../server/observability/logger");
   // While the database opens: the query compiler its first query would load.
   await preloadQueryCompiler();
@@ -174,6 +175,7 @@ async function main(): Promise<void> {
   const server = createServer((req, res) => {
     const target = req.url ?? "/";
     if (isApiTarget(target)) return api(req, res);
+    if (isMcpTarget(target)) return mcpListener(req, res);
     const probe = probeOf(target);
     if (probe) {
       probeReply(probe, req.method ?? "GET").then(

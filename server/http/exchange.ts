@@ -29,6 +29,12 @@ export interface ApiRequest {
   socketAddress: string | null;
   /** Whether the request arrived over TLS. */
   encrypted: boolean;
+  /**
+   * Set only by a caller inside this process that authenticated the key and counted the request in its windows
+   * itself (the MCP server, docs/architecture.md, "The MCP server"): the principal the operation runs as, and the
+   * request id its log lines and idempotency record carry.
+   */
+  inProcess?: { principal: ApiKeyPrincipal; requestId: string };
 }
 
 /** An answer of the pipeline: status, headers and the body text, serialised once; null for no body. */

@@ -115,11 +115,14 @@ export const PIPELINE: readonly Step[] = [
   callProcedure,
 ];
 
-/** Options of {@link createApiHandler}; `npm run bench` turns layers off to measure what each costs. */
+/**
+ * Options of {@link createApiHandler}: `npm run bench` turns layers off to measure what each costs, and
+ * {@link handleInProcessRequest} leaves out what its caller did already.
+ */
 export interface ApiHandlerOptions {
-  /** Steps to leave out of {@link PIPELINE} (benchmarks only). */
+  /** Steps to leave out of {@link PIPELINE}. */
   without?: ReadonlyArray<Step>;
-  /** Record no audit rows (benchmarks only). */
+  /** Record no audit rows. */
   audit?: boolean;
 }
 
@@ -181,7 +184,7 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
     const read = (name: string) => request.header(name);
     const exchange: Exchange = {
       request,
-      requestId: newRequestId(),
+      requestId: request.inProcess?.requestId ?? newRequestId(),
       startedAt: performance.now(),
       origin: publicOrigin(read, request.encrypted),
       clientIp: clientAddress(read, request.socketAddress),
@@ -190,6 +193,7 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
       path: "",
       query: new Map(),
       pathParams: {},
+      principal: request.inProcess?.principal,
     };
     const observation = observeRequest(exchange.requestId, request.method, read);
     const measured = await measureDatabaseTime(() =>
@@ -241,3 +245,11 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
 
 /** The facade with every layer on: what `npm start` and the route handlers serve. */
 export const handleApiRequest = createApiHandler();
+
+/**
+ * The facade for a caller inside this process that has authenticated the key and counted the call in the key's
+ * rate-limit windows itself, and records the call in the request log under its own name: the MCP server's tools
+ * (docs/architecture.md, "The MCP server"). Every other step runs as for `/api/v1` (scope, validation, budgets,
+ * idempotency, preconditions, the procedure), with the principal and request id of `request.inProcess`.
+ */
+export const handleInProcessRequest = createApiHandler({ without: [identify, rateLimit], audit: false });

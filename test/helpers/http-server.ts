@@ -1,13 +1,16 @@
-// A real HTTP server around the REST facade, for tests and the benchmark: the node:http listener `npm start` serves
-// /api/v1 with (server/http/node.ts), without Next.js.
+// A real HTTP server around the REST facade, for tests and the benchmark: the node:http listeners `npm start` serves
+// /api/v1 and /mcp with (server/http/node.ts, server/mcp/endpoint.ts), without Next.js.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientError, nodeApiListener } from "../../server/http/node";
 import { type ApiHandlerOptions, createApiHandler } from "../../server/http/pipeline";
+import { isMcpTarget, mcpListener } from "../../server/mcp/endpoint";
 
-/** A running HTTP server that serves `/api/v1` with the facade's pipeline. */
+/** A running HTTP server that serves `/api/v1` with the facade's pipeline, and `/mcp`. */
 export interface TestServer {
   url: string;
+  /** The MCP endpoint's URL. */
+  mcpUrl: string;
   close(): Promise<void>;
 }
 
@@ -16,12 +19,14 @@ export interface TestServer {
  * @param options pipeline options (the benchmark leaves layers out); default: every layer on.
  */
 export async function startApi(port = 0, options?: ApiHandlerOptions): Promise<TestServer> {
-  const server = createServer(nodeApiListener(options ? createApiHandler(options) : undefined));
+  const api = nodeApiListener(options ? createApiHandler(options) : undefined);
+  const server = createServer((req, res) => (isMcpTarget(req.url ?? "/") ? mcpListener(req, res) : api(req, res)));
   server.on("clientError", answerClientError);
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: `${origin}/api/v1`,
+    mcpUrl: `${origin}/mcp`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -13,7 +13,12 @@ export const STORE_RETRY_AFTER_MS = 1_000;
 export type RateLimitSubject =
   | { kind: "key"; apiKeyId: string; orgId: string; perKey: number; perOrg: number }
   | { kind: "anonymous"; ip: string; window?: "status" }
-  | { kind: "pages"; visitor: string };
+  | { kind: "pages"; visitor: string }
+  /**
+   * The MCP protocol's own messages of one key (initialize, tools/list, notifications: everything but tool calls,
+   * which count as the key's requests), in a window of `RATE_LIMIT_ANONYMOUS_PER_MIN` (docs/api-contract.md §10.5).
+   */
+  | { kind: "protocol"; apiKeyId: string };
 
 /**
  * The outcome of counting one request (docs/api-contract.md §8): whether it may run, the headers every response carries
@@ -38,6 +43,9 @@ function windowsOf(subject: RateLimitSubject): WindowSpec[] {
   // A person clicking through the settings, prefetches included, stays far below the pages' window; a script hammering
   // a page or an export is refused before the page looks its session up.
   if (subject.kind === "pages") return [{ key: `rl:{pg:${subject.visitor}}`, limit: env().RATE_LIMIT_PAGES_PER_MIN }];
+  if (subject.kind === "protocol") {
+    return [{ key: `rl:{mcp:${subject.apiKeyId}}`, limit: env().RATE_LIMIT_ANONYMOUS_PER_MIN }];
+  }
   // The address comes from a header: bound the key length.
   const key = `rl:{ip:${subject.ip.slice(0, 64)}}${subject.window ? `:${subject.window}` : ""}`;
   return [{ key, limit: env().RATE_LIMIT_ANONYMOUS_PER_MIN }];
@@ -47,6 +55,7 @@ function windowsOf(subject: RateLimitSubject): WindowSpec[] {
 function policyNames(subject: RateLimitSubject): string[] {
   if (subject.kind === "key") return ["key", "org"];
   if (subject.kind === "pages") return ["pages"];
+  if (subject.kind === "protocol") return ["mcp"];
   return [subject.window ?? "ip"];
 }
 
