@@ -8,7 +8,9 @@
 //      and a bare node:http server (bench/bare-server.ts; target ≥ 0.6×, OpenTelemetry off); the facade alone on node:http for
 //      reference. Memory (target ≤ 400 MB peak RSS each): a fresh npm start under that read load, then browsing every
 //      settings page and /docs as the demo owner (bench/settings-pages.ts); and the README's first command, npm start
-//      on embedded defaults (first start: the demo template copied, key and owner made), browsing the same pages.
+//      on embedded defaults (first start: the demo template copied, key and owner made), browsing the same pages. The
+//      same account read through npm start's MCP endpoint (the `fetch` tool, same key; target: the REST read at most
+//      1.5× as fast) and `tools/list`'s size and latency (bench/mcp.ts).
 //   2. POST /api/v1/accounts/bulk of 500 new and of 500 existing accounts, versus what such a write must commit, by
 //      hand: one statement that upserts the 500 rows (INSERT … ON CONFLICT DO UPDATE) and inserts their 500 event rows
 //      numbered after the organisation's counter; target ≤ 2× (the worse of the two cases counts).
@@ -88,6 +90,7 @@ import {
 } from "./events";
 import { FLOOR_PATH, installFloorRoute, removeFloorRoute } from "./floor-route";
 import { type LoadResult, type LoadSample, median, quantile, runLoad, send, summariseLoad } from "./load";
+import { MCP_READ_TARGET, mcpFetchRequest, measureToolsList } from "./mcp";
 import { measureNeighbours, type NeighboursResult, prepareNeighbours } from "./neighbours";
 import { LAYER_ENV, measurePlatformLayers } from "./platform";
 import { measureSearch, type SearchResult, searchLines, searchRatios } from "./search";
@@ -176,6 +179,7 @@ const TARGETS = {
   customWrites: 1.2,
   replaySeconds: 9,
   neighbourP95: 2,
+  mcpRead: MCP_READ_TARGET,
 };
 const DIST_DIR = ".next-bench";
 // One secret for the servers and for the deep page's cursor, which the bench signs as they do.
@@ -446,7 +450,7 @@ function peakRssMb(pid: number | undefined, field: "VmHWM" | "VmRSS" = "VmHWM"):
   return procMemoryMb(pid, field);
 }
 
-type Target = "bare" | "facade" | "floor" | "start";
+type Target = "bare" | "facade" | "floor" | "start" | "mcp";
 
 /**
  * Throughput of GET by id on each target. All are up at once and measured in alternating slices, so load that other
@@ -460,22 +464,26 @@ async function measureGet(servers: Record<ServerKind, ChildServer>, fixture: Fix
     facade: `${servers.facade.origin}/api/v1/accounts/${fixture.accountId}`,
     floor: `${servers.start.origin}${FLOOR_PATH}/${fixture.accountId}`,
     start: `${servers.start.origin}/api/v1/accounts/${fixture.accountId}`,
+    // The same account through the MCP endpoint's `fetch` tool, same key, same process (docs/api-contract.md §10).
+    mcp: `${servers.start.origin}/mcp`,
   };
+  const request = (target: Target) =>
+    target === "mcp" ? mcpFetchRequest(fixture.key, fixture.accountId) : { method: "GET", headers };
   const targets = Object.keys(urls) as Target[];
   const load = (target: Target, durationMs: number) =>
-    runLoad({ url: urls[target], headers, connections: PROFILE.connections, durationMs });
+    runLoad({ url: urls[target], request: () => request(target), connections: PROFILE.connections, durationMs });
 
   for (const target of targets) {
     // A wrong answer measured fast is worth nothing: check once that the endpoint really returns the account.
     const agent = new Agent({ keepAlive: true });
-    const probe = await send(agent, urls[target], { headers });
+    const probe = await send(agent, urls[target], request(target));
     agent.destroy();
     if (probe.status !== 200 || !probe.body.includes(fixture.accountId)) {
       throw new Error(`${target}: GET ${urls[target]} answered ${probe.status}: ${probe.body.slice(0, 300)}`);
     }
     await load(target, PROFILE.warmupMs);
   }
-  const samples: Record<Target, LoadSample[]> = { bare: [], facade: [], floor: [], start: [] };
+  const samples: Record<Target, LoadSample[]> = { bare: [], facade: [], floor: [], start: [], mcp: [] };
   for (let slice = 0; slice < PROFILE.slices; slice++) {
     // Rotating the order keeps any one target from always running right after another's burst (GC, autovacuum).
     for (let i = 0; i < targets.length; i++) {
@@ -1210,13 +1218,17 @@ async function main(): Promise<void> {
     );
   }
   const get = await measureGet(servers, fixture);
+  const toolsList = await measureToolsList(servers.start.origin, fixture.key, PROFILE.pageRuns, PROFILE.pageWarmup);
+  log(
+    `MCP tools/list: ${toolsList.tools} tools, ${toolsList.bytes} bytes, p50 ${toolsList.p50.toFixed(2)} ms, p99 ${toolsList.p99.toFixed(2)} ms`,
+  );
   if (ONLY_READS) {
     await Promise.all(Object.values(servers).map((server) => server.stop()));
-    const { bare, floor, start } = get;
+    const { bare, floor, start, mcp } = get;
     console.log(
       [
         "",
-        `npm start / bare ${(start.rps / bare.rps).toFixed(2)} (target >= ${TARGETS.bare}); npm start / Next route ${(start.rps / floor.rps).toFixed(2)}`,
+        `npm start / bare ${(start.rps / bare.rps).toFixed(2)} (target >= ${TARGETS.bare}); npm start / Next route ${(start.rps / floor.rps).toFixed(2)}; REST / MCP fetch ${(start.rps / mcp.rps).toFixed(2)} (target <= ${TARGETS.mcpRead})`,
       ].join("\n"),
     );
     if (CPU_PROFILE) printHotSpots();
@@ -1311,8 +1323,14 @@ async function main(): Promise<void> {
   }
   const profiles = CPU_PROFILE ? printHotSpots() : undefined;
 
-  const { bare, facade, floor, start } = get;
+  const { bare, facade, floor, start, mcp } = get;
   const ratios = [
+    {
+      name: "REST GET / MCP fetch (npm start, same key and record)",
+      value: start.rps / mcp.rps,
+      target: `<= ${TARGETS.mcpRead}`,
+      pass: start.rps / mcp.rps <= TARGETS.mcpRead,
+    },
     {
       name: "npm start / Next route",
       value: start.rps / floor.rps,
@@ -1402,11 +1420,15 @@ async function main(): Promise<void> {
     ["Next route handler (same build)", floor],
     ["npm start (/api/v1)", start],
     ["facade alone on node:http", facade],
+    ["npm start (/mcp, fetch tool)", mcp],
   ] as const) {
     lines.push(
       `  ${pad(label, 30)}${pad(result.rps.toFixed(0), 9, true)}${pad(result.p50.toFixed(2), 9, true)}${pad(result.p99.toFixed(2), 9, true)}${pad(String(result.non2xx + result.errors), 9, true)}${pad(`${(result.clientCores * 100).toFixed(0)}%`, 12, true)}  ${result.sliceRps.join(" ")}`,
     );
   }
+  lines.push(
+    `  MCP tools/list (every tool): ${toolsList.bytes} bytes, p50 ${toolsList.p50.toFixed(2)} ms, p99 ${toolsList.p99.toFixed(2)} ms`,
+  );
   lines.push(...memoryLines(memory, embeddedMemory));
   lines.push(
     `  npm start with the floor route also loaded: peak RSS ${rssAfterReads?.toFixed(0) ?? "?"} MB, ${peakRss?.toFixed(0) ?? "?"} MB at the end of the run`,
@@ -1583,7 +1605,14 @@ async function main(): Promise<void> {
     commit,
     nextBuildId: build.buildId,
     profile: PROFILE,
-    get: { bare: summary(bare), floor: summary(floor), start: summary(start), facade: summary(facade) },
+    get: {
+      bare: summary(bare),
+      floor: summary(floor),
+      start: summary(start),
+      facade: summary(facade),
+      mcp: summary(mcp),
+    },
+    toolsList,
     memoryMb: { postgres: memory, embedded: embeddedMemory, withFloorAfterReads: rssAfterReads, end: peakRss },
     bulk,
     pagination: { ...pagination, seededRows: SEED_ROWS, deepRow: DEEP_ROW, limit: PAGE_LIMIT },

@@ -124,7 +124,20 @@ export interface ApiHandlerOptions {
   without?: ReadonlyArray<Step>;
   /** Record no audit rows. */
   audit?: boolean;
+  /**
+   * Observe no request (no log line, duration metric or server span of its own): for calls a caller observes as part
+   * of its own request, whose span the database's spans then join.
+   */
+  observe?: boolean;
 }
+
+/** The observation of a request that is part of another one: nothing of its own. */
+const UNOBSERVED: RequestObservation = {
+  span: null,
+  run: (fn) => fn(),
+  stage: (_name, body) => body((rest) => rest()),
+  end: () => undefined,
+};
 
 function compose(steps: readonly Step[], exchange: Exchange, observation: RequestObservation): Promise<Reply> {
   const run = (index: number): Promise<Reply> => {
@@ -178,6 +191,7 @@ function routeTemplate(exchange: Exchange): string | null {
 export function createApiHandler(options: ApiHandlerOptions = {}): (request: ApiRequest) => Promise<Reply> {
   const steps = PIPELINE.filter((step) => !options.without?.includes(step));
   const audit = options.audit !== false;
+  const observe = options.observe !== false;
   // The process that serves the API reports the outbox its writes feed (once per process, with metrics on).
   observeOutbox(outboxBacklog);
   return async (request) => {
@@ -195,7 +209,7 @@ export function createApiHandler(options: ApiHandlerOptions = {}): (request: Api
       pathParams: {},
       principal: request.inProcess?.principal,
     };
-    const observation = observeRequest(exchange.requestId, request.method, read);
+    const observation = observe ? observeRequest(exchange.requestId, request.method, read) : UNOBSERVED;
     const measured = await measureDatabaseTime(() =>
       observation.run(async () => {
         try {
@@ -250,6 +264,11 @@ export const handleApiRequest = createApiHandler();
  * The facade for a caller inside this process that has authenticated the key and counted the call in the key's
  * rate-limit windows itself, and records the call in the request log under its own name: the MCP server's tools
  * (docs/architecture.md, "The MCP server"). Every other step runs as for `/api/v1` (scope, validation, budgets,
- * idempotency, preconditions, the procedure), with the principal and request id of `request.inProcess`.
+ * idempotency, preconditions, the procedure), with the principal and request id of `request.inProcess`; the caller's
+ * own request is what the log, the metrics and the trace show.
  */
-export const handleInProcessRequest = createApiHandler({ without: [identify, rateLimit], audit: false });
+export const handleInProcessRequest = createApiHandler({
+  without: [identify, rateLimit],
+  audit: false,
+  observe: false,
+});

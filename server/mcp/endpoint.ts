@@ -5,7 +5,8 @@
 // request's log line.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
-import { type AuthInfo, createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { type AuthInfo, createMcpHandler, McpServer, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import type { z } from "zod";
 import { env } from "../env";
 import { ApiError } from "../errors";
 import { newRequestId } from "../http/envelope";
@@ -49,8 +50,8 @@ function isLoopbackName(name: string): boolean {
 }
 
 /**
- * Why a request's `Host` or `Origin` is refused (DNS rebinding, docs/architecture.md, "The MCP server"), or null.
- * The names allowed are this machine's loopback names and `PUBLIC_URL`'s host; a `Host` that is an IP address is
+ * Why a request's `Host` (behind a trusted proxy, its `X-Forwarded-Host`) or `Origin` is refused (DNS rebinding,
+ * docs/architecture.md, "The MCP server"), or null. The names allowed are this machine's loopback names and `PUBLIC_URL`'s host; a `Host` that is an IP address is
  * allowed too (a rebinding page is served under a DNS name, and a browser sends that name). An `Origin` must name an
  * allowed host: never derived from the request's own `Host`, which a rebinding page controls. Requests without an
  * `Origin` (every client but a browser) are judged by their `Host` only.
@@ -59,7 +60,9 @@ export function rebindingRefusal(read: HeaderReader): string | null {
   const configured = env().PUBLIC_URL;
   const publicName = configured ? new URL(configured).hostname.toLowerCase() : null;
   const allowed = (name: string) => isLoopbackName(name) || name === publicName;
-  const host = read("host")?.trim();
+  // Behind a trusted proxy the name the client used is the one the proxy forwards.
+  const forwarded = env().TRUST_PROXY !== 0 ? read("x-forwarded-host")?.split(",")[0]?.trim() : undefined;
+  const host = forwarded || read("host")?.trim();
   if (host) {
     const name = hostName(host);
     const literal = /^\d{1,3}(?:\.\d{1,3}){3}$/.test(name) || name.startsWith("[");
@@ -89,10 +92,13 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
   };
 }
 
-/** The first JSON-RPC message of a body: its method and the client's declared name and version, when present. */
-function inspect(body: unknown): { method?: string; clientName?: string } {
+/**
+ * The first JSON-RPC message of a body: its method, the tool a `tools/call` names, and the client's declared name and
+ * version, when present.
+ */
+function inspect(body: unknown): { method?: string; tool?: string; clientName?: string } {
   const message = (Array.isArray(body) ? body[0] : body) as
-    | { method?: unknown; params?: { clientInfo?: unknown; _meta?: Record<string, unknown> } }
+    | { method?: unknown; params?: { name?: unknown; clientInfo?: unknown; _meta?: Record<string, unknown> } }
     | undefined;
   if (!message || typeof message !== "object") return {};
   const info = (message.params?.clientInfo ?? message.params?._meta?.["io.modelcontextprotocol/clientInfo"]) as
@@ -102,7 +108,9 @@ function inspect(body: unknown): { method?: string; clientName?: string } {
     info && typeof info.name === "string"
       ? `${info.name}${typeof info.version === "string" ? `/${info.version}` : ""}`.slice(0, 512)
       : undefined;
-  return { method: typeof message.method === "string" ? message.method : undefined, clientName };
+  const method = typeof message.method === "string" ? message.method : undefined;
+  const tool = method === "tools/call" && typeof message.params?.name === "string" ? message.params.name : undefined;
+  return { method, tool, clientName };
 }
 
 /** A tool's outcome as an MCP `CallToolResult`: structured content and its JSON text, or an `isError` result. */
@@ -181,17 +189,67 @@ async function runTool(tool: ToolDefinition, args: Record<string, unknown>, call
   return toolResult(outcome, requestId);
 }
 
-/** A fresh MCP server for one request, with the tools `caller`'s scopes allow (others are not listed). */
-function serverFor(caller: McpCaller): McpServer {
+type Converter = (options: { target: string }) => Record<string, unknown>;
+
+const memoised = new WeakMap<z.ZodObject, StandardSchemaWithJSON>();
+
+/**
+ * A tool's zod schema as a Standard Schema whose JSON Schema is converted once per process: the SDK converts a tool's
+ * input schema on every call (its `Mcp-Param-*` check) and its output schema on every call of a fresh server, which
+ * a server per request would otherwise pay each time. Validation stays zod's.
+ */
+function standardSchema(schema: z.ZodObject): StandardSchemaWithJSON {
+  let standard = memoised.get(schema);
+  if (standard) return standard;
+  const props = schema["~standard"];
+  const once = (convert: Converter): Converter => {
+    const byTarget = new Map<string, Record<string, unknown>>();
+    return (options) => {
+      let json = byTarget.get(options.target);
+      if (!json) {
+        json = convert(options);
+        byTarget.set(options.target, json);
+      }
+      return json;
+    };
+  };
+  standard = {
+    "~standard": {
+      ...props,
+      jsonSchema: { input: once(props.jsonSchema.input), output: once(props.jsonSchema.output) },
+    },
+  } as StandardSchemaWithJSON;
+  memoised.set(schema, standard);
+  return standard;
+}
+
+/** What the SDK passes through to the factory for one request: the caller, and the tool a `tools/call` names. */
+interface RequestContext {
+  caller: McpCaller;
+  tool?: string;
+}
+
+/**
+ * A fresh MCP server for one request, with the tools `caller`'s scopes allow (others are not listed). A `tools/call`
+ * needs only the tool it names: registering one tool instead of eleven is most of what building the server costs. A
+ * call of a tool the key may not use gets `whoami` registered instead, so that it is the protocol's unknown-tool error.
+ */
+function serverFor({ caller, tool: called }: RequestContext): McpServer {
   const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
-  for (const tool of toolsFor(caller.principal.scopes)) {
+  const permitted = toolsFor(caller.principal.scopes);
+  let registered = permitted;
+  if (called !== undefined) {
+    const named = permitted.filter((tool) => tool.name === called);
+    registered = named.length > 0 ? named : permitted.filter((tool) => tool.name === "whoami");
+  }
+  for (const tool of registered) {
     server.registerTool(
       tool.name,
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.inputSchema,
-        outputSchema: tool.outputSchema,
+        inputSchema: standardSchema(tool.inputSchema),
+        outputSchema: standardSchema(tool.outputSchema),
         annotations: { title: tool.title, ...tool.annotations },
       },
       (args: unknown) => runTool(tool, args as Record<string, unknown>, caller),
@@ -200,15 +258,15 @@ function serverFor(caller: McpCaller): McpServer {
   return server;
 }
 
-/** The caller the endpoint authenticated, passed through the SDK as the request's `authInfo`. */
-function callerOf(authInfo: AuthInfo | undefined): McpCaller {
-  const caller = (authInfo?.extra as { caller?: McpCaller } | undefined)?.caller;
+/** The request context the endpoint passed through the SDK as the request's `authInfo`. */
+function contextOf(authInfo: AuthInfo | undefined): RequestContext {
+  const context = authInfo?.extra as RequestContext | undefined;
   // The endpoint hands every request to the SDK with its caller; a request without one never reaches here.
-  if (!caller) throw new Error("MCP request without an authenticated caller");
-  return caller;
+  if (!context?.caller) throw new Error("MCP request without an authenticated caller");
+  return context;
 }
 
-const handler = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo)), {
+const handler = createMcpHandler(({ authInfo }) => serverFor(contextOf(authInfo)), {
   // The tools send nothing before their result, so `auto` answers plain JSON.
   legacy: "stateless",
   maxRequestBodySize: MAX_BODY_BYTES,
@@ -278,7 +336,7 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
   } catch {
     // The SDK answers the parse error in its own words.
   }
-  const { method: rpcMethod, clientName } = parsedOk ? inspect(parsed) : {};
+  const { method: rpcMethod, tool, clientName } = parsedOk ? inspect(parsed) : {};
   if (rpcMethod !== "tools/call") {
     const limits = await enforceRateLimit({ kind: "protocol", apiKeyId: principal.apiKeyId });
     if (!limits.allowed) return rateLimited(limits, "key");
@@ -288,14 +346,23 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
     clientIp,
     clientName: clientName ?? read("user-agent")?.slice(0, 512) ?? null,
   };
-  const authInfo: AuthInfo = { token: "", clientId: principal.apiKeyId, scopes: principal.scopes, extra: { caller } };
+  const context: RequestContext = { caller, tool };
+  const authInfo: AuthInfo = {
+    token: "",
+    clientId: principal.apiKeyId,
+    scopes: principal.scopes,
+    extra: context as unknown as Record<string, unknown>,
+  };
   const web = new Request(`http://localhost${MCP_PATH}`, {
     method,
     headers: webHeaders(req),
     body: parsedOk ? undefined : new Uint8Array(bytes),
   });
   const response = await handler.fetch(web, parsedOk ? { authInfo, parsedBody: parsed } : { authInfo });
-  return { status: response.status, headers: Object.fromEntries(response.headers), body: response.body };
+  const headers = Object.fromEntries(response.headers);
+  // A JSON answer is written whole with its length; only an event stream (the 2025 revisions') is piped.
+  const streamed = headers["content-type"]?.startsWith("text/event-stream") === true;
+  return { status: response.status, headers, body: streamed ? response.body : await response.text() };
 }
 
 function rateLimited(decision: RateLimitDecision, subject: "key" | "anonymous"): Answer {
@@ -340,7 +407,9 @@ export function mcpListener(req: IncomingMessage, res: ServerResponse): void {
       const done = () =>
         observation.end({ route: MCP_PATH, status: reply.status, orgId: note.orgId, apiKeyId: note.apiKeyId });
       if (reply.body === null || typeof reply.body === "string") {
-        res.end(reply.body ?? undefined, () => {
+        const body = reply.body === null ? undefined : Buffer.from(reply.body);
+        if (body) res.setHeader("Content-Length", body.byteLength);
+        res.end(body, () => {
           if (note.bodyCut) res.socket?.destroy();
         });
         done();

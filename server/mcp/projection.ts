@@ -68,17 +68,32 @@ export function jsonLength(value: unknown): number {
   return JSON.stringify(value).length;
 }
 
-/**
- * Builds a result with the longest text cut that keeps it within {@link MAX_RESULT_CHARS}: `build(maxText)` is tried
- * with `maxText` from `start` down, halving, to 100 characters.
- * @returns the first result that fits, or the one built at 100 characters (the caller then shortens its list).
- */
-export function fitText<T>(start: number, build: (maxText: number) => T): { result: T; fits: boolean } {
+/** The lengths text is cut at, from `start` down, halving, to 100 characters. */
+export function* textCuts(start: number): Generator<number> {
   let maxText = start;
   for (;;) {
-    const result = build(maxText);
-    if (jsonLength(result) <= MAX_RESULT_CHARS) return { result, fits: true };
-    if (maxText <= 100) return { result, fits: false };
+    yield maxText;
+    if (maxText <= 100) return;
     maxText = Math.max(100, Math.floor(maxText / 2));
   }
+}
+
+/**
+ * The first of `candidates` (built lazily, from the fullest to the most cut) whose JSON is within
+ * {@link MAX_RESULT_CHARS}.
+ * @returns it with `fits: true`, or the last candidate with `fits: false` (the caller then asks for less).
+ */
+export function firstFitting<T>(candidates: Iterable<T>): { result: T; fits: boolean } {
+  let last: T | undefined;
+  for (const candidate of candidates) {
+    if (jsonLength(candidate) <= MAX_RESULT_CHARS) return { result: candidate, fits: true };
+    last = candidate;
+  }
+  if (last === undefined) throw new Error("firstFitting needs at least one candidate");
+  return { result: last, fits: false };
+}
+
+/** `build` applied to each of {@link textCuts}`(start)`, lazily. */
+export function* withTextCuts<T>(start: number, build: (maxText: number) => T): Generator<T> {
+  for (const maxText of textCuts(start)) yield build(maxText);
 }

@@ -3,7 +3,15 @@
 import { z } from "zod";
 import { hasScope, type Scope } from "../platform/api-keys/scopes";
 import type { ApiAnswer, ApiCall, ApiRefusal, McpCaller } from "./api";
-import { cutText, fitText, jsonLength, MAX_RESULT_CHARS, projectRecord, UNTRUSTED_FIELD } from "./projection";
+import {
+  cutText,
+  firstFitting,
+  jsonLength,
+  MAX_RESULT_CHARS,
+  projectRecord,
+  UNTRUSTED_FIELD,
+  withTextCuts,
+} from "./projection";
 
 /** What a tool's run gets: its caller and the one way it reaches the service. */
 export interface ToolContext {
@@ -61,7 +69,7 @@ const WRITABLE_TYPES = ["account", "contact", "deal", "task", "device"] as const
 const readScope = (type: RecordType) => `${RESOURCES[type].scope}:read` as Scope;
 const writeScope = (type: RecordType) => `${RESOURCES[type].scope}:write` as Scope;
 
-/** The longest text of one field in a single record's result, and in a list's, before {@link fitText} cuts further. */
+/** The longest text of one field in a single record's result, and in a list's, before it is cut further to fit. */
 const RECORD_TEXT_CHARS = 8_000;
 const LIST_TEXT_CHARS = 500;
 /** Most records a list or search result holds (docs/api-contract.md §10.4). */
@@ -88,11 +96,15 @@ function refused(answer: Extract<ApiAnswer, { ok: false }>): ToolOutcome {
 
 /** A single record's answer as a tool result: projected and cut to fit. */
 function recordResult(type: RecordType, answer: Extract<ApiAnswer, { ok: true }>): ToolOutcome {
-  const { result } = fitText(RECORD_TEXT_CHARS, (maxText) => ({
-    type,
-    record: projectRecord(type, answer.data as Record<string, unknown>, maxText),
-    ...(answer.etag ? { etag: answer.etag } : {}),
-  }));
+  // The largest record the contract allows (16 KiB of custom values, 100 account relationships) fits at the shortest
+  // cut.
+  const { result } = firstFitting(
+    withTextCuts(RECORD_TEXT_CHARS, (maxText) => ({
+      type,
+      record: projectRecord(type, answer.data as Record<string, unknown>, maxText),
+      ...(answer.etag ? { etag: answer.etag } : {}),
+    })),
+  );
   return { ok: true, status: answer.status, result };
 }
 
@@ -286,13 +298,16 @@ const listRecords: ToolDefinition = {
       });
       if (!answer.ok) return refused(answer);
       const records = answer.data as Record<string, unknown>[];
-      const { result, fits } = fitText(LIST_TEXT_CHARS, (maxText) => ({
-        type,
-        records: records.map((record) => projectRecord(type, record, maxText)),
-        nextCursor: answer.hasMore ? (answer.nextCursor ?? null) : null,
-      }));
+      const { result, fits } = firstFitting(
+        withTextCuts(LIST_TEXT_CHARS, (maxText) => ({
+          type,
+          records: records.map((record) => projectRecord(type, record, maxText)),
+          nextCursor: answer.hasMore ? (answer.nextCursor ?? null) : null,
+        })),
+      );
       if (fits || limit === 1) return { ok: true, status: answer.status, result };
-      limit = Math.max(1, Math.floor((limit * MAX_RESULT_CHARS) / jsonLength(result)));
+      // With a tenth to spare, so that one more round is enough.
+      limit = Math.max(1, Math.min(limit - 1, Math.floor((0.9 * limit * MAX_RESULT_CHARS) / jsonLength(result))));
     }
   },
 };
@@ -319,6 +334,9 @@ const accountOverview: ToolDefinition = {
     openTasks: z.array(z.record(z.string(), z.unknown())).optional(),
     recentTouchpoints: z.array(z.record(z.string(), z.unknown())).optional(),
     omitted: z.array(z.string()).describe("Parts left out because the key lacks their read scope."),
+    truncated: z
+      .boolean()
+      .describe("true when fewer related records are shown than there are, to keep the result's size; list them."),
   }),
   annotations: READ,
   anyOf: ["accounts:read"],
@@ -348,7 +366,13 @@ const accountOverview: ToolDefinition = {
       }),
     ]);
     for (const answer of [health, deals, tasks, touchpoints]) if (answer && !answer.ok) return refused(answer);
-    const { result } = fitText(2_000, (maxText) => {
+    const openDeals = deals?.ok
+      ? (deals.data as Record<string, unknown>[])
+          .filter((deal) => deal.stage !== "CLOSED_WON" && deal.stage !== "CLOSED_LOST")
+          .sort((a, b) => Number(b.estimatedMrr ?? 0) - Number(a.estimatedMrr ?? 0))
+      : [];
+    const build = (maxText: number, share: number) => {
+      const first = <T>(items: T[], count: number) => items.slice(0, Math.floor(count * share));
       const overview: Record<string, unknown> = {
         account: projectRecord("account", account.data as Record<string, unknown>, maxText),
       };
@@ -363,32 +387,34 @@ const accountOverview: ToolDefinition = {
       }
       if (deals?.ok) {
         const all = deals.data as Record<string, unknown>[];
-        const open = all.filter((deal) => deal.stage !== "CLOSED_WON" && deal.stage !== "CLOSED_LOST");
         const sum = (list: Record<string, unknown>[]) =>
           Math.round(list.reduce((total, deal) => total + Number(deal.estimatedMrr ?? 0), 0) * 100) / 100;
         overview.mrr = {
           won: sum(all.filter((deal) => deal.stage === "CLOSED_WON")),
-          pipeline: sum(open),
+          pipeline: sum(openDeals),
           complete: deals.hasMore !== true,
         };
-        overview.openDeals = open
-          .sort((a, b) => Number(b.estimatedMrr ?? 0) - Number(a.estimatedMrr ?? 0))
-          .slice(0, OVERVIEW_ITEMS)
-          .map((deal) => projectRecord("deal", deal, maxText));
+        overview.openDeals = first(openDeals, OVERVIEW_ITEMS).map((deal) => projectRecord("deal", deal, maxText));
       }
       if (tasks?.ok) {
-        overview.openTasks = (tasks.data as Record<string, unknown>[]).map((task) =>
+        overview.openTasks = first(tasks.data as Record<string, unknown>[], OVERVIEW_ITEMS).map((task) =>
           projectRecord("task", task, maxText),
         );
       }
       if (touchpoints?.ok) {
-        overview.recentTouchpoints = (touchpoints.data as Record<string, unknown>[]).map((touchpoint) =>
+        overview.recentTouchpoints = first(touchpoints.data as Record<string, unknown>[], 5).map((touchpoint) =>
           projectRecord("touchpoint", touchpoint, maxText),
         );
       }
       overview.omitted = omitted;
+      overview.truncated = share < 1;
       return overview;
-    });
+    };
+    // Related records carry custom values of their own (16 KiB each at most): past the shortest cut, fewer of them.
+    const candidates = function* () {
+      for (const share of [1, 0.5, 0.25, 0]) yield* withTextCuts(2_000, (maxText) => build(maxText, share));
+    };
+    const { result } = firstFitting(candidates());
     return { ok: true, status: 200, result };
   },
 };
@@ -406,7 +432,10 @@ const describeFields: ToolDefinition = {
         .describe("Only this record type's fields."),
     })
     .strict(),
-  outputSchema: z.object({ fields: z.array(z.record(z.string(), z.unknown())) }),
+  outputSchema: z.object({
+    fields: z.array(z.record(z.string(), z.unknown())),
+    truncated: z.boolean().describe("true when only the first fields are listed: ask for one resource at a time."),
+  }),
   annotations: READ,
   anyOf: ["custom_fields:read"],
   run: async (args, { api }) => {
@@ -431,12 +460,27 @@ const describeFields: ToolDefinition = {
       if (!answer.hasMore) break;
       cursor = answer.nextCursor ?? undefined;
     }
-    const { result } = fitText(500, (maxText) => ({
-      fields: fields.map((field) => ({
-        ...field,
-        description: typeof field.description === "string" ? cutText(field.description, maxText) : null,
-      })),
-    }));
+    // 500 definitions of 200 options each would be megabytes: past the first options, their count; past that, fewer
+    // fields (the result says so, and `resource` narrows it).
+    const build = (maxText: number, optionCap: number, fieldCount: number) => ({
+      fields: fields.slice(0, fieldCount).map((field) => {
+        const options = field.options as { value: string; label: string }[] | null;
+        return {
+          ...field,
+          description: typeof field.description === "string" ? cutText(field.description, maxText) : null,
+          options: options?.slice(0, optionCap) ?? null,
+          ...(options && options.length > optionCap ? { moreOptions: options.length - optionCap } : {}),
+        };
+      }),
+      truncated: fieldCount < fields.length,
+    });
+    const candidates = function* () {
+      for (const optionCap of [200, 50, 10, 0])
+        yield* withTextCuts(500, (maxText) => build(maxText, optionCap, fields.length));
+      for (let count = Math.floor(fields.length / 2); count > 0; count = Math.floor(count / 2))
+        yield build(100, 0, count);
+    };
+    const { result } = firstFitting(candidates());
     return { ok: true, status: 200, result };
   },
 };

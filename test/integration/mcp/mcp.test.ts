@@ -300,8 +300,34 @@ describe("results shaped for a model", () => {
     const one = await call(mcp, "fetch", { id: [...seen][0] as string, type: "account" });
     expect(one.text.length).toBeLessThanOrEqual(MAX_RESULT_CHARS);
     expect(one.body.record[UNTRUSTED_FIELD].customFields.text_3).toBe(customFields.text_3);
-    const overview = await call(mcp, "get_account_overview", { account_id: [...seen][0] });
+    // An overview whose ten open deals carry as many custom values, and ten tasks descriptions of 10,000 characters.
+    const accountId = [...seen][0] as string;
+    for (const key of keys) {
+      expect((await rest("POST", "/custom-fields", { resource: "deal", key, label: key, type: "text" })).status).toBe(
+        201,
+      );
+    }
+    const deals = Array.from({ length: 10 }, (_, index) => ({ name: `Deal ${index}`, accountId, customFields }));
+    expect((await rest("POST", "/deals/bulk", { deals })).status).toBe(201);
+    for (let index = 0; index < 10; index++) {
+      const task = { title: `Task ${index}`, accountId, description: "d".repeat(10_000) };
+      expect((await rest("POST", "/tasks", task)).status).toBe(201);
+    }
+    const overview = await call(mcp, "get_account_overview", { account_id: accountId });
     expect(overview.text.length).toBeLessThanOrEqual(MAX_RESULT_CHARS);
+    expect(overview.body.openTasks.length).toBeGreaterThan(0);
+    // 100 select fields of 200 long options each: megabytes of definitions, described within the limit.
+    const options = Array.from({ length: 200 }, (_, index) => ({
+      value: `option-${index}-${"v".repeat(80)}`,
+      label: `Option ${index} ${"l".repeat(80)}`,
+    }));
+    for (let index = 0; index < 100; index++) {
+      const field = { resource: "contact", key: `pick_${index}`, label: `Pick ${index}`, type: "select", options };
+      expect((await rest("POST", "/custom-fields", field)).status).toBe(201);
+    }
+    const described = await call(mcp, "describe_fields", {});
+    expect(described.text.length).toBeLessThanOrEqual(MAX_RESULT_CHARS);
+    expect(described.body.fields.length).toBeGreaterThan(0);
     // A note of the longest body the contract allows is cut with a marker.
     const long = await call(mcp, "add_note", { object_id: [...seen][0], body: "y".repeat(10_000) });
     const note = await call(mcp, "fetch", { id: `note:${long.body.record.id}` });
