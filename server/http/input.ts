@@ -42,8 +42,11 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 const PROTOTYPE_KEY = "__proto__";
 
-/** Where the first `__proto__` key of a parsed JSON value is, at any depth; null when it has none. */
-function findPrototypeKey(value: unknown, path: string[] = []): string[] | null {
+/**
+ * Where the first `__proto__` key of a parsed JSON value is, at any depth (the path of keys and indexes); null when it
+ * has none. Source: docs/api-contract.md §4.12.
+ */
+export function findPrototypeKey(value: unknown, path: string[] = []): string[] | null {
   if (value === null || typeof value !== "object") return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

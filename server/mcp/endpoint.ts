@@ -10,7 +10,7 @@ import type { z } from "zod";
 import { env } from "../env";
 import { ApiError } from "../errors";
 import { newRequestId } from "../http/envelope";
-import { MAX_BODY_BYTES } from "../http/input";
+import { findPrototypeKey, MAX_BODY_BYTES } from "../http/input";
 import { toApiRequest } from "../http/node";
 import { clientAddress, type HeaderReader } from "../http/origin";
 import { log } from "../observability/logger";
@@ -83,12 +83,18 @@ export function rebindingRefusal(read: HeaderReader): string | null {
   return null;
 }
 
-/** A JSON-RPC error answer outside any request (`id: null`), as the SDK writes its own refusals. */
-function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}) {
+/** A JSON-RPC error answer, as the SDK writes its own refusals: `id` null outside any request. */
+function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: string | number | null = null,
+) {
   return {
     status,
     headers: { "Content-Type": "application/json", ...headers },
-    body: JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }),
+    body: JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id }),
   };
 }
 
@@ -335,6 +341,19 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
     parsedOk = true;
   } catch {
     // The SDK answers the parse error in its own words.
+  }
+  // The SDK's parsing would take a `__proto__` key for an object's prototype and drop it without a word; the REST API
+  // refuses it (docs/api-contract.md §4.12), and so does this door.
+  const prototypeKey = parsedOk ? findPrototypeKey(parsed) : null;
+  if (prototypeKey) {
+    const id = (parsed as { id?: unknown } | null)?.id;
+    return jsonRpcError(
+      400,
+      -32602,
+      `Invalid params: ${prototypeKey.join(".")} is not accepted as a field name (JavaScript reads __proto__ as an object's prototype)`,
+      {},
+      typeof id === "string" || typeof id === "number" ? id : null,
+    );
   }
   const { method: rpcMethod, tool, clientName } = parsedOk ? inspect(parsed) : {};
   if (rpcMethod !== "tools/call") {

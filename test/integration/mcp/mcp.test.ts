@@ -50,8 +50,10 @@ async function call(mcp: Client, name: string, args: Record<string, unknown>) {
 const unique = (prefix: string) => `${prefix} ${randomBytes(4).toString("hex")}`;
 
 /** A 2025-style `tools/list` POST with `headers` (node:http, so that `Host` can be set): status, headers, body. */
-function rawPost(headers: Record<string, string>) {
-  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+function rawPost(
+  headers: Record<string, string>,
+  body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+) {
   return new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
     const req = request(
       server.mcpUrl,
@@ -390,6 +392,16 @@ describe("the endpoint's own rules", () => {
       const response = await fetch(server.mcpUrl, { method, headers: { Accept: "text/event-stream" } });
       expect(response.status, method).toBe(405);
     }
+  });
+
+  it("refuses a __proto__ field name as the REST API does, instead of dropping it", async () => {
+    const name = unique("Prototype");
+    const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"create_record","arguments":{"resource":"account","data":{"name":"${name}","__proto__":{"lifecycleStatus":"ACTIVE"}}}}}`;
+    const refused = await rawPost({ Authorization: `Bearer ${org.key}` }, body);
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body)).toMatchObject({ id: 7, error: { code: -32602 } });
+    expect(JSON.parse(refused.body).error.message).toContain("params.arguments.data.__proto__");
+    expect(await prisma().account.count({ where: { orgId: org.orgId, name } })).toBe(0);
   });
 
   it("counts each tool call as one request of the key, refusing past the limit with the wait", async () => {
