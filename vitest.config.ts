@@ -18,6 +18,7 @@ export const TIERS = {
     "test/packaging/production-server.test.ts",
     "test/packaging/compose.test.ts",
     "test/packaging/sdk-packaging.test.ts",
+    "test/packaging/mcp-clients.test.ts",
     "scripts/packaging.test.ts",
     "scripts/inngest.test.ts",
   ],

@@ -241,7 +241,12 @@ interface RequestContext {
  * call of a tool the key may not use gets `whoami` registered instead, so that it is the protocol's unknown-tool error.
  */
 function serverFor({ caller, tool: called }: RequestContext): McpServer {
-  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
+  // The tools a key sees never change while it is connected: without `listChanged` a 2026-07-28 client opens no
+  // `subscriptions/listen` stream, which would stay open with nothing to say (and hold a shutdown up).
+  const server = new McpServer(SERVER_INFO, {
+    instructions: INSTRUCTIONS,
+    capabilities: { tools: { listChanged: false } },
+  });
   const permitted = toolsFor(caller.principal.scopes);
   let registered = permitted;
   if (called !== undefined) {
@@ -273,7 +278,8 @@ function contextOf(authInfo: AuthInfo | undefined): RequestContext {
 }
 
 const handler = createMcpHandler(({ authInfo }) => serverFor(contextOf(authInfo)), {
-  // The tools send nothing before their result, so `auto` answers plain JSON.
+  // The tools send nothing before their result, so the 2026-07-28 revision is answered as plain JSON (`auto`); the
+  // SDK's stateless serving of the 2025 revisions answers a request as a one-event stream.
   legacy: "stateless",
   maxRequestBodySize: MAX_BODY_BYTES,
   onerror: (error) => log().debug({ err: error }, "MCP request refused"),

@@ -83,6 +83,8 @@ function rawPost(
 describe.each(ERAS)("over $name", ({ mode }) => {
   it("lists the tools with schemas and explicit annotations, reads and writes", async () => {
     const mcp = await connect(org.key, mode);
+    // The tools of a key never change while it is connected: no list-change notifications to listen for.
+    expect(mcp.getServerCapabilities()?.tools?.listChanged).toBe(false);
     const { tools } = await mcp.listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       "whoami",
