@@ -291,10 +291,14 @@ interface Answer {
   body: string | ReadableStream<Uint8Array> | null;
 }
 
+// The headers the SDK reads (the transport's content negotiation and the protocol's own `Mcp-*` headers); the key was
+// checked here and goes to the SDK as `authInfo`, and copying the rest into web `Headers` would only cost time.
+const SDK_HEADERS = new Set(["accept", "content-type", "host", "origin", "last-event-id"]);
+
 function webHeaders(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
+    if (value === undefined || !(SDK_HEADERS.has(name) || name.startsWith("mcp-"))) continue;
     headers.set(name, Array.isArray(value) ? value.join(", ") : value);
   }
   return headers;
