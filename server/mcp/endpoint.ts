@@ -49,6 +49,16 @@ function isLoopbackName(name: string): boolean {
   return LOOPBACK_NAMES.has(name) || name.endsWith(".localhost") || /^127(?:\.\d{1,3}){3}$/.test(name);
 }
 
+let publicHost: { url: string | undefined; name: string | null } | undefined;
+
+/** `PUBLIC_URL`'s host name, lower case (parsed once: it is read on every request). */
+function publicHostName(url: string | undefined): string | null {
+  if (publicHost === undefined || publicHost.url !== url) {
+    publicHost = { url, name: url ? new URL(url).hostname.toLowerCase() : null };
+  }
+  return publicHost.name;
+}
+
 /**
  * Why a request's `Host` (behind a trusted proxy, its `X-Forwarded-Host`) or `Origin` is refused (DNS rebinding,
  * docs/architecture.md, "The MCP server"), or null. The names allowed are this machine's loopback names and `PUBLIC_URL`'s host; a `Host` that is an IP address is
@@ -57,8 +67,7 @@ function isLoopbackName(name: string): boolean {
  * `Origin` (every client but a browser) are judged by their `Host` only.
  */
 export function rebindingRefusal(read: HeaderReader): string | null {
-  const configured = env().PUBLIC_URL;
-  const publicName = configured ? new URL(configured).hostname.toLowerCase() : null;
+  const publicName = publicHostName(env().PUBLIC_URL);
   const allowed = (name: string) => isLoopbackName(name) || name === publicName;
   // Behind a trusted proxy the name the client used is the one the proxy forwards.
   const forwarded = env().TRUST_PROXY !== 0 ? read("x-forwarded-host")?.split(",")[0]?.trim() : undefined;
@@ -285,6 +294,8 @@ const handler = createMcpHandler(({ authInfo }) => serverFor(contextOf(authInfo)
   onerror: (error) => log().debug({ err: error }, "MCP request refused"),
 });
 
+const utf8 = new TextDecoder();
+
 interface Answer {
   status: number;
   headers: Record<string, string>;
@@ -347,7 +358,7 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
   let parsed: unknown;
   let parsedOk = false;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(bytes));
+    parsed = JSON.parse(utf8.decode(bytes));
     parsedOk = true;
   } catch {
     // The SDK answers the parse error in its own words.

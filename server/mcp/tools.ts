@@ -651,7 +651,17 @@ export const TOOLS: readonly ToolDefinition[] = [
   completeTask,
 ];
 
+const toolsByScopes = new Map<string, ToolDefinition[]>();
+
 /** The tools a key with `scopes` sees: those of which it holds one scope of `anyOf` (docs/api-contract.md §10.3). */
 export function toolsFor(scopes: readonly string[]): ToolDefinition[] {
-  return TOOLS.filter((tool) => tool.anyOf.length === 0 || tool.anyOf.some((scope) => hasScope(scopes, scope)));
+  const key = scopes.join(" ");
+  let tools = toolsByScopes.get(key);
+  if (!tools) {
+    tools = TOOLS.filter((tool) => tool.anyOf.length === 0 || tool.anyOf.some((scope) => hasScope(scopes, scope)));
+    // Keys have few distinct scope sets; the bound only keeps a flood of odd ones from growing the map.
+    if (toolsByScopes.size >= 1_000) toolsByScopes.clear();
+    toolsByScopes.set(key, tools);
+  }
+  return tools;
 }
