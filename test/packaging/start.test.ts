@@ -141,6 +141,29 @@ describe("npm start (embedded defaults)", () => {
     expect(res.body.hasMore).toBe(true);
   });
 
+  it("prints the MCP endpoint and the command that connects Claude Code, and the endpoint answers with the demo key", async () => {
+    const { base } = server as Started;
+    expect(server?.output()).toContain(`MCP:        ${base}/mcp`);
+    expect(server?.output()).toContain(
+      `claude mcp add --transport http crm ${base}/mcp --header "Authorization: Bearer ${demoKey}"`,
+    );
+    const res = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${demoKey}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "whoami", arguments: {} } }),
+    });
+    expect(res.status).toBe(200);
+    const data = (await res.text()).split("\n").find((line) => line.startsWith("data: ")) ?? "";
+    expect(JSON.parse(data.slice(6)).result.structuredContent).toMatchObject({
+      mode: "test",
+      tools: expect.any(Array),
+    });
+  });
+
   it("serves the API before loading Next.js: the banner comes before Next.js's first line, and pages still answer", async () => {
     const { base } = server as Started;
     // A page waits for Next.js to be prepared, so once it answers Next.js has printed its start-up line.

@@ -5,9 +5,9 @@ import { workerStatus } from "../../webhooks/worker";
 
 /**
  * The lines `npm start` prints once it listens (docs/architecture.md, "Running in production"): the database (and, for
- * the embedded one, the URL other processes reach it at), the cache, the base, docs, settings and OpenAPI URLs, whether
+ * the embedded one, the URL other processes reach it at), the cache, the base, docs, settings, OpenAPI and MCP URLs, whether
  * webhooks are delivered (a worker connected, events waiting, the command that starts one), and the demo key and login
- * when the demo organisation exists.
+ * when the demo organisation exists, with a request and the command that connects Claude Code to it.
  */
 export async function startupBanner(options: {
   database: Database;
@@ -30,6 +30,7 @@ export async function startupBanner(options: {
     `  Docs:       ${base}/docs`,
     `  Settings:   ${base}/settings   (API keys, webhooks, usage, team; sign in at ${base}/signin)`,
     `  OpenAPI:    ${base}/api/v1/openapi.json`,
+    `  MCP:        ${base}/mcp   (AI agents: the same operations as tools, with an API key)`,
     `  Webhooks:   ${(await workerStatus()).message}`,
   ];
   if (demo) {
@@ -38,6 +39,7 @@ export async function startupBanner(options: {
       `  Demo login: ${demo.email} / ${demo.password}   (owner of "demo")`,
       "",
       `  Try:  curl -s -H "Authorization: Bearer ${demo.apiKey}" ${base}/api/v1/accounts`,
+      `  Agent: claude mcp add --transport http crm ${base}/mcp --header "Authorization: Bearer ${demo.apiKey}"`,
     );
   }
   return `${lines.join("\n")}\n`;
