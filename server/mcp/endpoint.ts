@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { type AuthInfo, createMcpHandler, McpServer, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import { issuesToDetails } from "../contract/common";
 import { env } from "../env";
 import { ApiError } from "../errors";
 import { newRequestId } from "../http/envelope";
@@ -61,10 +62,11 @@ function publicHostName(url: string | undefined): string | null {
 
 /**
  * Why a request's `Host` (behind a trusted proxy, its `X-Forwarded-Host`) or `Origin` is refused (DNS rebinding,
- * docs/architecture.md, "The MCP server"), or null. The names allowed are this machine's loopback names and `PUBLIC_URL`'s host; a `Host` that is an IP address is
- * allowed too (a rebinding page is served under a DNS name, and a browser sends that name). An `Origin` must name an
- * allowed host: never derived from the request's own `Host`, which a rebinding page controls. Requests without an
- * `Origin` (every client but a browser) are judged by their `Host` only.
+ * docs/architecture.md, "The MCP server"), or null. The names allowed are this machine's loopback names and
+ * `PUBLIC_URL`'s host; a `Host` that is an IP address is allowed too (a rebinding page is served under a DNS name, and a
+ * browser sends that name). An `Origin` must name an allowed host: never derived from the request's own `Host`, which
+ * a rebinding page controls. Requests without an `Origin` (every client but a browser) are judged by their `Host` only.
+ * @returns the refusal's message (answered 403), or null.
  */
 export function rebindingRefusal(read: HeaderReader): string | null {
   const publicName = publicHostName(env().PUBLIC_URL);
@@ -144,8 +146,9 @@ function toolResult(outcome: ToolOutcome, requestId: string) {
 
 /**
  * Runs one tool call as `caller`: counts it as one request in the key's rate-limit windows (refused: an `isError`
- * result `rate_limited` with `retryAfterSeconds`), runs the tool, and records it in the request log (method `MCP`,
- * path the tool's name, the status of the operation it stood for, the client's name as user agent).
+ * result `rate_limited` with `retryAfterSeconds`), checks its arguments against the tool's input schema (refused: an
+ * `isError` result `validation_error` with the REST API's details), runs the tool, and records it in the request log
+ * (method `MCP`, path the tool's name, the status of the operation it stood for, the client's name as user agent).
  */
 async function runTool(tool: ToolDefinition, args: Record<string, unknown>, caller: McpCaller) {
   const startedAt = performance.now();
@@ -158,7 +161,8 @@ async function runTool(tool: ToolDefinition, args: Record<string, unknown>, call
     ...principal.rateLimit,
   });
   let outcome: ToolOutcome;
-  if (!decision.allowed) {
+  const input = decision.allowed ? tool.inputSchema.safeParse(args) : undefined;
+  if (!decision.allowed || !input) {
     recordRateLimitRefusal("key");
     const seconds = decision.retryAfterSeconds ?? 1;
     outcome = {
@@ -170,9 +174,19 @@ async function runTool(tool: ToolDefinition, args: Record<string, unknown>, call
         retryAfterSeconds: seconds,
       },
     };
+  } else if (!input.success) {
+    outcome = {
+      ok: false,
+      status: 422,
+      error: {
+        code: "validation_error",
+        message: `Invalid arguments for ${tool.name}`,
+        details: issuesToDetails(input.error.issues),
+      },
+    };
   } else {
     try {
-      outcome = await tool.run(args, {
+      outcome = await tool.run(input.data, {
         caller,
         api: (call) => callApi(caller, requestId, call),
         can: (scope: Scope) => hasScope(principal.scopes, scope),
@@ -207,14 +221,18 @@ async function runTool(tool: ToolDefinition, args: Record<string, unknown>, call
 type Converter = (options: { target: string }) => Record<string, unknown>;
 
 const memoised = new WeakMap<z.ZodObject, StandardSchemaWithJSON>();
+const memoisedInput = new WeakMap<z.ZodObject, StandardSchemaWithJSON>();
 
 /**
  * A tool's zod schema as a Standard Schema whose JSON Schema is converted once per process: the SDK converts a tool's
  * input schema on every call (its `Mcp-Param-*` check) and its output schema on every call of a fresh server, which
- * a server per request would otherwise pay each time. Validation stays zod's.
+ * a server per request would otherwise pay each time. An output schema validates with zod; an input schema lets every
+ * value through, so that {@link runTool} judges the arguments after counting the call: a refusal the SDK made first
+ * would count in no window and be in no log.
  */
-function standardSchema(schema: z.ZodObject): StandardSchemaWithJSON {
-  let standard = memoised.get(schema);
+function standardSchema(schema: z.ZodObject, role: "input" | "output"): StandardSchemaWithJSON {
+  const cache = role === "input" ? memoisedInput : memoised;
+  let standard = cache.get(schema);
   if (standard) return standard;
   const props = schema["~standard"];
   const once = (convert: Converter): Converter => {
@@ -231,10 +249,11 @@ function standardSchema(schema: z.ZodObject): StandardSchemaWithJSON {
   standard = {
     "~standard": {
       ...props,
+      ...(role === "input" ? { validate: (value: unknown) => ({ value }) } : {}),
       jsonSchema: { input: once(props.jsonSchema.input), output: once(props.jsonSchema.output) },
     },
   } as StandardSchemaWithJSON;
-  memoised.set(schema, standard);
+  cache.set(schema, standard);
   return standard;
 }
 
@@ -268,8 +287,8 @@ function serverFor({ caller, tool: called }: RequestContext): McpServer {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: standardSchema(tool.inputSchema),
-        outputSchema: standardSchema(tool.outputSchema),
+        inputSchema: standardSchema(tool.inputSchema, "input"),
+        outputSchema: standardSchema(tool.outputSchema, "output"),
         annotations: { title: tool.title, ...tool.annotations },
       },
       (args: unknown) => runTool(tool, args as Record<string, unknown>, caller),

@@ -425,12 +425,21 @@ describe("the endpoint's own rules", () => {
     const mcp = await connect(logged.key, "legacy", "log-agent");
     await call(mcp, "whoami", {});
     await call(mcp, "fetch", { id: "account:cnosuchaccount000000000000000" });
+    // Arguments the input schema refuses are refused after the call is counted, with the REST API's details.
+    const invalid = await call(mcp, "list_records", { resource: "planet", limit: "ten" });
+    expect(invalid.isError).toBe(true);
+    expect(invalid.body.error.code).toBe("validation_error");
+    expect(invalid.body.error.details.map((detail: { path: string[] }) => detail.path.join("."))).toEqual([
+      "resource",
+      "limit",
+    ]);
     await mcp.close();
     await auditWritten();
     const rows = await prisma().auditLog.findMany({ where: { orgId: logged.orgId }, orderBy: { id: "asc" } });
     expect(rows.map((row) => [row.method, row.path, row.status, row.errorCode])).toEqual([
       ["MCP", "whoami", 200, null],
       ["MCP", "fetch", 404, "not_found"],
+      ["MCP", "list_records", 422, "validation_error"],
     ]);
     expect(rows.every((row) => row.apiKeyId === logged.apiKeyId)).toBe(true);
     // The legacy handshake names the client only in initialize: later requests carry the SDK's User-Agent.
