@@ -17,8 +17,12 @@ function tooLarge(): ApiError {
   );
 }
 
-/** Deepest bracket nesting outside strings, stopping early once past the limit; linear in the text. */
-function exceedsDepth(text: string): boolean {
+/**
+ * Whether JSON text nests brackets (outside strings) deeper than `limit`, stopping early once past it; linear in the
+ * text. What keeps a parsed body's walks (`findPrototypeKey`, the schemas) off the stack's limit (docs/api-contract.md
+ * §4.12).
+ */
+export function exceedsDepth(text: string, limit = MAX_JSON_DEPTH): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -28,7 +32,7 @@ function exceedsDepth(text: string): boolean {
       else if (c === 34 /* " */) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > MAX_JSON_DEPTH) return true;
+      if (++depth > limit) return true;
     } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
   }
   return false;

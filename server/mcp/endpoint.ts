@@ -11,7 +11,7 @@ import { issuesToDetails } from "../contract/common";
 import { env } from "../env";
 import { ApiError } from "../errors";
 import { newRequestId } from "../http/envelope";
-import { findPrototypeKey, MAX_BODY_BYTES } from "../http/input";
+import { exceedsDepth, findPrototypeKey, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../http/input";
 import { toApiRequest } from "../http/node";
 import { clientAddress, type HeaderReader } from "../http/origin";
 import { log } from "../observability/logger";
@@ -374,10 +374,15 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
     outcome.bodyCut = true;
     return jsonRpcError(413, -32600, `The request body exceeds ${MAX_BODY_BYTES} bytes`);
   }
+  const text = utf8.decode(bytes);
+  // A tool's arguments sit three levels down a message (params, arguments, the record): the REST API's depth plus three.
+  if (exceedsDepth(text, MAX_JSON_DEPTH + 3)) {
+    return jsonRpcError(413, -32600, `The request nests JSON deeper than ${MAX_JSON_DEPTH + 3} levels`);
+  }
   let parsed: unknown;
   let parsedOk = false;
   try {
-    parsed = JSON.parse(utf8.decode(bytes));
+    parsed = JSON.parse(text);
     parsedOk = true;
   } catch {
     // The SDK answers the parse error in its own words.

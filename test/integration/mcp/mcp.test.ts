@@ -406,6 +406,20 @@ describe("the endpoint's own rules", () => {
     expect(await prisma().account.count({ where: { orgId: org.orgId, name } })).toBe(0);
   });
 
+  it("answers 413 to a body over 1 MiB or nested too deep, before the SDK or any walk of it", async () => {
+    const authorization = { Authorization: `Bearer ${org.key}` };
+    const call = (args: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"x":${args}}}}`;
+    const deep = await rawPost(authorization, call(`${"[".repeat(100_000)}${"]".repeat(100_000)}`));
+    expect(deep.status).toBe(413);
+    expect(JSON.parse(deep.body).error.code).toBe(-32600);
+    const large = await rawPost(authorization, call(JSON.stringify("x".repeat(1_100_000))));
+    expect(large.status).toBe(413);
+    // Thirty levels of arguments are a legal request: refused by the tool's schema, not by the endpoint.
+    const legal = await rawPost(authorization, call(`${"[".repeat(30)}${"]".repeat(30)}`));
+    expect(legal.status).toBe(200);
+  });
+
   it("counts each tool call as one request of the key, refusing past the limit with the wait", async () => {
     const limited = await createTestOrg(undefined, { limits: { perKey: 3, perOrg: 100 } });
     const mcp = await connect(limited.key);
