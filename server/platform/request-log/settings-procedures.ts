@@ -12,7 +12,8 @@ const read = orgProcedure("usage:read");
 const filters = {
   apiKeyId: z.string().max(64).optional(),
   status: z.string().max(3).optional(),
-  method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]).optional(),
+  // `MCP`: a tool call of the MCP server (docs/api-contract.md §10.5).
+  method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "MCP"]).optional(),
   path: z.string().max(200).optional(),
 };
 const instant = DateTimeInputSchema;

@@ -10,6 +10,7 @@ import { prisma } from "../../../server/db/transaction";
 import { MAX_RESULT_CHARS, UNTRUSTED_FIELD } from "../../../server/mcp/projection";
 import { auditWritten } from "../../../server/platform/request-log/record";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../../helpers/api";
+import { orgWithRoles } from "../../helpers/members";
 
 let server: TestServer;
 let org: Awaited<ReturnType<typeof createTestOrg>>;
@@ -434,8 +435,9 @@ describe("the endpoint's own rules", () => {
     await mcp.close();
   });
 
-  it("records each tool call in the request log with the tool, status and client name", async () => {
-    const logged = await createTestOrg();
+  it("records each tool call in the request log with the tool, status and client name, and the usage view filters them", async () => {
+    const team = await orgWithRoles();
+    const logged = { orgId: team.orgId, key: await createKey(team.orgId, ["accounts:read"]) };
     const mcp = await connect(logged.key, "legacy", "log-agent");
     await call(mcp, "whoami", {});
     await call(mcp, "fetch", { id: "account:cnosuchaccount000000000000000" });
@@ -455,7 +457,13 @@ describe("the endpoint's own rules", () => {
       ["MCP", "fetch", 404, "not_found"],
       ["MCP", "list_records", 422, "validation_error"],
     ]);
-    expect(rows.every((row) => row.apiKeyId === logged.apiKeyId)).toBe(true);
+    expect(new Set(rows.map((row) => row.apiKeyId)).size).toBe(1);
+    // The usage page's figures and filter see them as method MCP, by tool.
+    const total = async (filters: Record<string, string>) =>
+      (await team.members.viewer.caller.usage.series({ ...filters })).totals.requests;
+    expect(await total({ method: "MCP" })).toBe(3);
+    expect(await total({ method: "MCP", path: "fetch" })).toBe(1);
+    expect(await total({ method: "GET" })).toBe(0);
     // The legacy handshake names the client only in initialize: later requests carry the SDK's User-Agent.
     expect(rows[0]?.userAgent).toBeTruthy();
   });

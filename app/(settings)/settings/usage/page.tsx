@@ -19,7 +19,8 @@ const STATUS_OPTIONS = [
   ),
 ] as const;
 
-const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE", "OPTIONS"] as const;
+// `MCP` is a tool call of the MCP server, logged with the tool as its path (docs/api-contract.md §10.5).
+const METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE", "OPTIONS", "MCP"] as const;
 
 const RANGES = [
   ["24h", "Last 24 hours"],
