@@ -304,6 +304,8 @@ interface Fixture {
   demo: DemoSession;
   /** Key of an organisation with the paged organisation's twenty custom fields and few accounts (creates). */
   fieldsKey: string;
+  /** A key of the GET-by-id organisation with every scope: the MCP `tools/list` it gets lists every tool. */
+  fullKey: string;
 }
 
 /**
@@ -317,6 +319,7 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
   // Imported only now: server modules must see DATABASE_URL, which points at the bench database from here on.
   const { ensureOrganisation } = await import("../server/platform/organisations");
   const { createApiKey } = await import("../server/platform/api-keys/service");
+  const { FULL_ACCESS_SCOPES } = await import("../server/platform/api-keys/scopes");
   const { closeDb } = await import("../server/db/client");
   // The demo organisation, as a first start seeds it, while the database is still empty (a database with other
   // organisations gets none); its owner's cookie is signed with the servers' secret (process.env, set above).
@@ -328,6 +331,7 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
   const scopes = ["accounts:write"];
   const key = await createApiKey(org.id, { name: "bench", scopes, isTest: false });
   const pagedKey = await createApiKey(paged.id, { name: "bench", scopes, isTest: false });
+  const fullKey = await createApiKey(org.id, { name: "bench", scopes: FULL_ACCESS_SCOPES, isTest: false });
   const { createCustomField } = await import("../server/records/custom-fields/service");
   const { SEED_ORIGIN } = await import("../server/records/events");
   const fieldsOrg = await ensureOrganisation(`bench-fields-${tag}`, { name: "Bench fields", limits: NO_LIMITS });
@@ -384,6 +388,7 @@ async function prepareFixture(url: string, client: pg.Client): Promise<Fixture> 
     deepFirstId: deepFirst.id,
     demo,
     fieldsKey: fieldsKey.raw,
+    fullKey: fullKey.raw,
   };
 }
 
@@ -604,6 +609,7 @@ async function measureEmbeddedMemory(): Promise<MemoryResult> {
 async function measureHealth(start: ChildServer, client: pg.Client) {
   const { ensureOrganisation } = await import("../server/platform/organisations");
   const { createApiKey } = await import("../server/platform/api-keys/service");
+  const { FULL_ACCESS_SCOPES } = await import("../server/platform/api-keys/scopes");
   const { refreshHealthScores } = await import("../server/records/health/refresh");
   const tag = randomBytes(4).toString("hex");
   const orgs: Record<"large" | "small", { id: string; key: string; accounts: number }> = {} as never;
@@ -1218,7 +1224,7 @@ async function main(): Promise<void> {
     );
   }
   const get = await measureGet(servers, fixture);
-  const toolsList = await measureToolsList(servers.start.origin, fixture.key, PROFILE.pageRuns, PROFILE.pageWarmup);
+  const toolsList = await measureToolsList(servers.start.origin, fixture.fullKey, PROFILE.pageRuns, PROFILE.pageWarmup);
   log(
     `MCP tools/list: ${toolsList.tools} tools, ${toolsList.bytes} bytes, p50 ${toolsList.p50.toFixed(2)} ms, p99 ${toolsList.p99.toFixed(2)} ms`,
   );
