@@ -609,7 +609,6 @@ async function measureEmbeddedMemory(): Promise<MemoryResult> {
 async function measureHealth(start: ChildServer, client: pg.Client) {
   const { ensureOrganisation } = await import("../server/platform/organisations");
   const { createApiKey } = await import("../server/platform/api-keys/service");
-  const { FULL_ACCESS_SCOPES } = await import("../server/platform/api-keys/scopes");
   const { refreshHealthScores } = await import("../server/records/health/refresh");
   const tag = randomBytes(4).toString("hex");
   const orgs: Record<"large" | "small", { id: string; key: string; accounts: number }> = {} as never;
