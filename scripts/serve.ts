@@ -109,6 +109,7 @@ async function main(): Promise<void> {
   const { stampClientAddress } = await import("../server/http/origin");
   const { limitedPages, observedPages, pageRoutes, sameOriginActions } = await import("../server/http/pages");
   const { isMcpTarget, mcpListener } = await import("../server/mcp/endpoint");
+  const { isOAuthTarget, oauthListener } = await import("../server/mcp/oauth-http");
   const { log } = await import("../server/observability/logger");
   // While the database opens: the query compiler its first query would load.
   await preloadQueryCompiler();
@@ -176,6 +177,7 @@ async function main(): Promise<void> {
     const target = req.url ?? "/";
     if (isApiTarget(target)) return api(req, res);
     if (isMcpTarget(target)) return mcpListener(req, res);
+    if (isOAuthTarget(target)) return oauthListener(req, res);
     const probe = probeOf(target);
     if (probe) {
       probeReply(probe, req.method ?? "GET").then(

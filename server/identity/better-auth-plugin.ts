@@ -13,6 +13,7 @@ import { symmetricDecrypt } from "better-auth/crypto";
 import { prisma } from "../db/transaction";
 import { env } from "../env";
 import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../platform/client-address";
+import { enforceRateLimit } from "../platform/limits/rate-limits";
 import { countAttempt } from "./attempts";
 import { recordSettingsAuditForUser } from "./audit-trail/service";
 import { authRefusalStatus } from "./better-auth-errors";
@@ -202,6 +203,27 @@ export function settingsPlugin(): BetterAuthPlugin {
                 throw error;
               }
             }
+          }),
+        },
+        {
+          // Dynamic client registration is open to anyone (docs/api-contract.md §10.6): each counts in the client
+          // address's anonymous window, as a request without a valid key does, so one address cannot fill the table.
+          matcher: (ctx: { path?: string }) => ctx.path === "/oauth2/register",
+          handler: createAuthMiddleware(async (ctx) => {
+            const decision = await enforceRateLimit({
+              kind: "anonymous",
+              ip: clientAddressOf(ctx.headers) ?? "unknown",
+            });
+            if (decision.allowed) return;
+            const seconds = decision.retryAfterSeconds ?? 1;
+            throw new APIError(
+              "TOO_MANY_REQUESTS",
+              {
+                error: "rate_limited",
+                error_description: `Too many registrations from this address; retry in ${seconds} seconds`,
+              },
+              { ...decision.headers, "Retry-After": String(seconds) },
+            );
           }),
         },
         {

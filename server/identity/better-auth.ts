@@ -18,6 +18,8 @@ import { warnThrottled } from "../kv/warn";
 import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../platform/client-address";
 import { sendMail } from "../platform/mail";
 import { clientAddressOf, SECOND_FACTOR_OF_PATH, SIGN_IN_PATHS, settingsPlugin } from "./better-auth-plugin";
+import { oauthPlugins } from "./oauth/provider";
+import { adapterDelegate } from "./oauth/storage";
 import {
   hashPassword,
   isLegacyPasswordHash,
@@ -45,18 +47,20 @@ function hashed(value: string): string {
 }
 
 // The Prisma client better-auth queries through: always the current one (`prisma()`), so its writes join the
-// enclosing transaction when a service runs it inside one, and its own transactions join that transaction too.
+// enclosing transaction when a service runs it inside one, and its own transactions join that transaction too (through
+// this proxy again, so the OAuth tables' writes keep their null lists: oauth/storage.ts).
 const client = new Proxy({} as PrismaClient, {
   get(_target, property) {
     if (property === "$transaction") {
       return (work: unknown, options?: unknown) =>
         typeof work === "function"
-          ? transaction(() => (work as (tx: PrismaClient) => Promise<unknown>)(prisma()))
+          ? transaction(() => (work as (tx: PrismaClient) => Promise<unknown>)(client))
           : prisma().$transaction(work as never, options as never);
     }
     const current = prisma();
     const value = Reflect.get(current, property);
-    return typeof value === "function" ? value.bind(current) : value;
+    if (typeof value === "function") return value.bind(current);
+    return typeof property === "string" ? adapterDelegate(property, value) : value;
   },
 });
 
@@ -336,6 +340,8 @@ function createAuth(origin: string) {
           afterVerification: ({ verification }) => requireUserVerified(verification.authenticationInfo.userVerified),
         },
       }),
+      // OAuth 2.1 for MCP clients (oauth/provider.ts); our plugin, after it, counts dynamic registrations.
+      ...oauthPlugins(origin),
       settingsPlugin(),
       nextCookies(),
     ],

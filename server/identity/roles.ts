@@ -127,6 +127,18 @@ export function permissionForScope(scope: string): Permission | null {
   return null;
 }
 
+/**
+ * The scopes of `scopes` a member with `role` may not put on a key (`admin:read` for developers, …), by
+ * {@link permissionForScope}: refused when creating or rotating a key and when consenting to an OAuth client
+ * (docs/api-contract.md §5.10, §10.6).
+ */
+export function scopesBeyondRole(role: string, scopes: readonly string[]): string[] {
+  return scopes.filter((scope) => {
+    const needed = permissionForScope(scope.trim());
+    return needed !== null && !can(role, needed);
+  });
+}
+
 /** What each permission lets a member do, in the words a refusal uses ("Your role (viewer) cannot …"). */
 export const PERMISSION_WORDS: Record<Permission, string> = {
   "organization:update": "change the organisation's settings",

@@ -13,12 +13,14 @@ import { ApiError } from "../errors";
 import { newRequestId } from "../http/envelope";
 import { exceedsDepth, findPrototypeKey, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../http/input";
 import { toApiRequest } from "../http/node";
-import { clientAddress, type HeaderReader } from "../http/origin";
+import { clientAddress, type HeaderReader, publicOrigin } from "../http/origin";
+import { looksLikeJwt, principalOfAccessToken } from "../identity/oauth/connections";
+import { oauthAvailableFor, resourceMetadataUrl } from "../identity/oauth/provider";
 import { log } from "../observability/logger";
 import { recordRateLimitRefusal } from "../observability/metrics";
 import { observeRequest } from "../observability/requests";
 import { hasScope, type Scope } from "../platform/api-keys/scopes";
-import { authenticateApiKey } from "../platform/api-keys/service";
+import { type ApiKeyPrincipal, authenticateApiKey } from "../platform/api-keys/service";
 import { enforceRateLimit, type RateLimitDecision } from "../platform/limits/rate-limits";
 import { recordAudit } from "../platform/request-log/record";
 import { callApi, type McpCaller } from "./api";
@@ -335,8 +337,9 @@ function webHeaders(req: IncomingMessage): Headers {
 }
 
 /**
- * Answers one request to `/mcp` (docs/api-contract.md §10.1): Host/Origin checks (403), then the API key of
- * `Authorization: Bearer` (401 with `WWW-Authenticate`, counted in the client address's anonymous window), the body
+ * Answers one request to `/mcp` (docs/api-contract.md §10.1, §10.6): Host/Origin checks (403), then the API key or OAuth
+ * access token of `Authorization: Bearer` (401 with `WWW-Authenticate` naming the resource metadata, counted in the
+ * client address's anonymous window), the body
  * (413 over 1 MiB), the rate limit of messages that are not tool calls (429 with `Retry-After`; a tool call is counted
  * by {@link runTool}), then the SDK. GET and DELETE answer 405 (stateless: there is no session to open or end).
  */
@@ -351,19 +354,22 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
     );
     return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
   }
-  let principal: Awaited<ReturnType<typeof authenticateApiKey>>;
+  const origin = publicOrigin(read);
+  let principal: ApiKeyPrincipal;
   try {
     if (req.headersDistinct.authorization && req.headersDistinct.authorization.length > 1) {
       throw new ApiError("bad_request", "Send one Authorization header: this request has several");
     }
-    principal = await authenticateApiKey(read("authorization") ?? null);
+    principal = await authenticate(read("authorization") ?? null, origin);
   } catch (error) {
     const limits = await enforceRateLimit({ kind: "anonymous", ip: clientIp ?? "unknown" });
     if (!limits.allowed) return rateLimited(limits, "anonymous");
     const message = error instanceof ApiError ? error.message : "Invalid API key";
     const status = error instanceof ApiError ? error.status : 401;
+    // RFC 9728 §5.1: the challenge names the resource's metadata, where an OAuth client starts its authorization.
+    const discovery = oauthAvailableFor(origin) ? `, resource_metadata="${resourceMetadataUrl(origin)}"` : "";
     return jsonRpcError(status, -32001, message, {
-      "WWW-Authenticate": `Bearer realm="mcp", error="invalid_token", error_description="${message.replace(/["\\]/g, "")}"`,
+      "WWW-Authenticate": `Bearer realm="mcp", error="invalid_token", error_description="${message.replace(/["\\]/g, "")}"${discovery}`,
     });
   }
   outcome.orgId = principal.orgId;
@@ -427,6 +433,16 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
   // A JSON answer is written whole with its length; only an event stream (the 2025 revisions') is piped.
   const streamed = headers["content-type"]?.startsWith("text/event-stream") === true;
   return { status: response.status, headers, body: streamed ? response.body : await response.text() };
+}
+
+/**
+ * The principal of a request's `Authorization: Bearer` credential: an API key (`msp_live_…`, `msp_test_…`), or an OAuth
+ * access token of a connection (a JWT for `<origin>/mcp`), which resolves to its connection's key.
+ */
+function authenticate(authorization: string | null, origin: string): Promise<ApiKeyPrincipal> {
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+  if (token && !token.startsWith("msp_") && looksLikeJwt(token)) return principalOfAccessToken(origin, token);
+  return authenticateApiKey(authorization);
 }
 
 function rateLimited(decision: RateLimitDecision, subject: "key" | "anonymous"): Answer {

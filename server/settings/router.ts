@@ -1,4 +1,5 @@
 import { auditRouter } from "../identity/audit-trail/settings-procedures";
+import { oauthRouter } from "../identity/oauth/settings-procedures";
 import { can, type Permission, STATEMENTS } from "../identity/roles";
 import { securityRouter } from "../identity/security/settings-procedures";
 import {
@@ -56,6 +57,7 @@ export const settingsRouter = router({
     };
   }),
   apiKeys: apiKeysRouter,
+  oauth: oauthRouter,
   webhooks: webhooksRouter,
   usage: usageRouter,
   team: teamRouter,

@@ -1,12 +1,14 @@
 // A real HTTP server around the REST facade, for tests and the benchmark: the node:http listeners `npm start` serves
-// /api/v1 and /mcp with (server/http/node.ts, server/mcp/endpoint.ts), without Next.js.
+// /api/v1, /mcp and its OAuth doors with (server/http/node.ts, server/mcp/endpoint.ts, server/mcp/oauth-http.ts),
+// without Next.js.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientError, nodeApiListener } from "../../server/http/node";
 import { type ApiHandlerOptions, createApiHandler } from "../../server/http/pipeline";
 import { isMcpTarget, mcpListener } from "../../server/mcp/endpoint";
+import { isOAuthTarget, oauthListener } from "../../server/mcp/oauth-http";
 
-/** A running HTTP server that serves `/api/v1` with the facade's pipeline, and `/mcp`. */
+/** A running HTTP server that serves `/api/v1` with the facade's pipeline, `/mcp` and its OAuth doors. */
 export interface TestServer {
   url: string;
   /** The MCP endpoint's URL. */
@@ -20,7 +22,12 @@ export interface TestServer {
  */
 export async function startApi(port = 0, options?: ApiHandlerOptions): Promise<TestServer> {
   const api = nodeApiListener(options ? createApiHandler(options) : undefined);
-  const server = createServer((req, res) => (isMcpTarget(req.url ?? "/") ? mcpListener(req, res) : api(req, res)));
+  const server = createServer((req, res) => {
+    const target = req.url ?? "/";
+    if (isMcpTarget(target)) return mcpListener(req, res);
+    if (isOAuthTarget(target)) return oauthListener(req, res);
+    return api(req, res);
+  });
   server.on("clientError", answerClientError);
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -37,6 +37,8 @@ export interface ApiKeySummary {
    * belongs to the organisation: it keeps working when its creator leaves, until someone revokes it.
    */
   createdBy: { id: string; email: string; name: string } | null;
+  /** The OAuth client whose connection this key backs (docs/api-contract.md §10.6); null for a key made as a key. */
+  oauthClientId: string | null;
 }
 
 /** Who makes a key change from the settings: the key's creator and, to record it, the audit entry's actor. */
@@ -55,14 +57,15 @@ export function describeKey(key: Pick<ApiKeySummary, "isTest" | "name" | "prefix
  * Creates an API key in an organisation (docs/api-contract.md §5), in the current format (§5.2: its checksum keyed with
  * the service's secret). The raw key is returned once and never stored. With `by`, the key records its creator and
  * (with `by.actor`) the settings audit trail an `apiKey.created` entry, in one transaction. Inside an enclosing
- * transaction, {@link keyRecognition} must have been read before it opened.
+ * transaction, {@link keyRecognition} must have been read before it opened. With `oauthClientId` the key is an OAuth
+ * connection's (docs/api-contract.md §10.6): its raw key is to be dropped by the caller, never shown.
  * @returns `{ key: ApiKeySummary, raw: "msp_live_…" | "msp_test_…" }`
  * @throws ApiError `insufficient_scope` (403) for deprecated scopes that can no longer be granted;
  *         `validation_error` (422) for unknown scopes (see `validateRequestedScopes`).
  */
 export async function createApiKey(
   orgId: string,
-  input: { name: string; scopes: readonly string[]; isTest: boolean },
+  input: { name: string; scopes: readonly string[]; isTest: boolean; oauthClientId?: string },
   by?: KeyChangeBy,
 ): Promise<{ key: ApiKeySummary; raw: string }> {
   const scopes = validateRequestedScopes(input.scopes);
@@ -78,6 +81,7 @@ export async function createApiKey(
         prefix: generated.prefix,
         createdById: by?.createdById ?? null,
         checksumKeyed: true,
+        oauthClientId: input.oauthClientId ?? null,
       },
       select: summarySelect,
     });
@@ -85,7 +89,12 @@ export async function createApiKey(
       await recordSettingsAudit(orgId, by.actor, {
         action: "apiKey.created",
         target: describeKey(key),
-        details: { mode: key.isTest ? "test" : "live", keyId: key.id, scopes: key.scopes.join(" ") },
+        details: {
+          mode: key.isTest ? "test" : "live",
+          keyId: key.id,
+          scopes: key.scopes.join(" "),
+          ...(input.oauthClientId ? { oauthClientId: input.oauthClientId } : {}),
+        },
       });
     }
     return { key, raw: generated.raw };
@@ -103,6 +112,7 @@ const summarySelect = {
   revokedAt: true,
   expiresAt: true,
   createdBy: { select: { id: true, email: true, name: true } },
+  oauthClientId: true,
 } as const;
 
 const lastUsedWrites = new Map<string, number>();
@@ -169,6 +179,57 @@ export async function authenticateApiKey(authorization: string | null): Promise<
     rateLimit: { perKey: key.org.rateLimitPerKey ?? plan.perKey, perOrg: key.org.rateLimitPerOrg ?? plan.perOrg },
   };
   cacheKey(hash, principal, key.expiresAt?.getTime() ?? null, now);
+  return principal;
+}
+
+/**
+ * Resolves the API key behind an OAuth connection (docs/api-contract.md §10.6) to its principal, as
+ * {@link authenticateApiKey} resolves a raw key: the caller has verified an access token naming the key's id. The same
+ * cache holds the record under the id (10 s, emptied on every instance within 0.5 s of a revocation), so revoking a
+ * connection's key refuses its tokens as fast as a raw key's requests; a key that is not a connection's (no
+ * `oauthClientId`) is refused like a revoked one.
+ * @returns the principal.
+ * @throws ApiError `unauthorized` (401) when the key is unknown, revoked, expired or not a connection's; the database
+ *   error when the lookup fails.
+ */
+export async function authenticateConnectionKey(apiKeyId: string): Promise<ApiKeyPrincipal> {
+  const invalid = () => new ApiError("unauthorized", "This connection was revoked: connect the client again");
+  const entry = `oauth:${apiKeyId}`;
+  const now = Date.now();
+  const cached = cachedKey<ApiKeyPrincipal>(entry, now);
+  if (cached) {
+    if (cached.expiresAt !== null && cached.expiresAt <= now) throw invalid();
+    touchLastUsed(cached.value.apiKeyId);
+    return cached.value;
+  }
+  if (keyRefused(entry)) throw invalid();
+  const key = await prisma().apiKey.findUnique({
+    where: { id: apiKeyId },
+    select: {
+      id: true,
+      orgId: true,
+      scopes: true,
+      isTest: true,
+      revokedAt: true,
+      expiresAt: true,
+      oauthClientId: true,
+      org: { select: { plan: true, rateLimitPerKey: true, rateLimitPerOrg: true } },
+    },
+  });
+  if (!key?.oauthClientId || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now)) {
+    rememberRefusedKey(entry);
+    throw invalid();
+  }
+  touchLastUsed(key.id);
+  const plan = PLAN_LIMITS[key.org.plan];
+  const principal: ApiKeyPrincipal = {
+    orgId: key.orgId,
+    apiKeyId: key.id,
+    scopes: key.scopes,
+    isTest: key.isTest,
+    rateLimit: { perKey: key.org.rateLimitPerKey ?? plan.perKey, perOrg: key.org.rateLimitPerOrg ?? plan.perOrg },
+  };
+  cacheKey(entry, principal, key.expiresAt?.getTime() ?? null, now);
   return principal;
 }
 

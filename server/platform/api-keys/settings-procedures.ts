@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { can, type Permission, permissionForScope, type Role } from "../../identity/roles";
+import { ApiError } from "../../errors";
+import { type Permission, type Role, scopesBeyondRole } from "../../identity/roles";
 import { actorOf } from "../../identity/session";
 import { authorize, memberProcedure, orgProcedure, router } from "../../settings/trpc";
 import { rotateApiKey } from "./rotation";
@@ -9,13 +10,7 @@ const IdSchema = z.object({ id: z.string().min(1).max(64).describe("API key id")
 
 const permissionFor = (isTest: boolean): Permission => (isTest ? "apiKey:manageTest" : "apiKey:manageLive");
 
-/** The scopes a role may not put on a key (server/identity/roles.ts `permissionForScope`), e.g. `admin:read` for developers. */
-function beyondRole(role: Role, scopes: readonly string[]): string[] {
-  return scopes.filter((scope) => {
-    const needed = permissionForScope(scope.trim());
-    return needed !== null && !can(role, needed);
-  });
-}
+const beyondRole = scopesBeyondRole;
 
 // A key never does through the API what its creator's role may not do in the settings.
 function scopeRefusal(role: Role, scopes: string[], orgName: string): string {
@@ -80,10 +75,18 @@ export const apiKeysRouter = router({
    * Rotates a key: a new key with the same name, scopes and mode, created by the rotating member; the old one keeps
    * working for 24 hours. @returns `{ key, raw, previous: { id, expiresAt } }`.
    * @throws 403 for a role that cannot manage keys of the key's mode or give one of its scopes, or without a recent
-   *         sign-in; 404 when not an active key of the organisation; 422 when it was already rotated.
+   *         sign-in; 404 when not an active key of the organisation; 422 when it was already rotated or backs a
+   *         connected OAuth client.
    */
   rotate: memberProcedure.input(IdSchema).mutation(async ({ ctx, input, path }) => {
     const key = await getApiKey(ctx.member.org.id, input.id);
+    if (key.oauthClientId) {
+      // Its raw key is never shown: a new one would be a key nobody holds, and the client's tokens name the old one.
+      throw new ApiError(
+        "validation_error",
+        "This key backs a connected client: revoke it and connect the client again",
+      );
+    }
     const beyond = beyondRole(ctx.member.role, key.scopes);
     await authorize(ctx.member, permissionFor(key.isTest), {
       attempted: path,

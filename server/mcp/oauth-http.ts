@@ -1,0 +1,136 @@
+// The OAuth doors of the MCP endpoint (docs/api-contract.md §10.6; docs/architecture.md, "The MCP server"), served on
+// node:http before Next.js as `/mcp` is: the protected-resource metadata (RFC 9728), the authorization server's
+// metadata (RFC 8414) at the origin's root, and the plugin's public endpoints (authorize, token, register, revoke,
+// the signing keys). The consent is not among them: it is recorded by the settings' consent page, never by a client.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { oauthProviderAuthServerMetadata } from "@better-auth/oauth-provider";
+import { buildOAuthProtectedResourceMetadata } from "@modelcontextprotocol/server";
+import { publicOrigin, stampClientAddress } from "../http/origin";
+import { AUTH_BASE_PATH, authFor } from "../identity/better-auth";
+import {
+  mcpResourceOf,
+  OAUTH_SCOPES,
+  OFFLINE_SCOPE,
+  oauthAvailableFor,
+  PROTECTED_RESOURCE_METADATA_PATH,
+} from "../identity/oauth/provider";
+import { log } from "../observability/logger";
+
+/** Where RFC 8414 puts the authorization server's metadata of an issuer without a path (ours: the origin). */
+export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
+
+const METADATA_PATHS = new Set([
+  PROTECTED_RESOURCE_METADATA_PATH,
+  // Clients that probe the root document before the path-suffixed one find the same resource there.
+  "/.well-known/oauth-protected-resource",
+  AUTHORIZATION_SERVER_METADATA_PATH,
+]);
+
+// The plugin's endpoints a client calls; every other better-auth path stays unserved (app/api/auth/[...all]/route.ts).
+const CLIENT_PATHS = new Set(
+  ["/oauth2/authorize", "/oauth2/token", "/oauth2/register", "/oauth2/revoke", "/jwks"].map(
+    (path) => `${AUTH_BASE_PATH}${path}`,
+  ),
+);
+
+function pathOf(target: string): string {
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
+}
+
+/** Whether a request target is one of the OAuth doors this file answers. */
+export function isOAuthTarget(target: string): boolean {
+  const path = pathOf(target);
+  return METADATA_PATHS.has(path) || CLIENT_PATHS.has(path);
+}
+
+const CORS = {
+  // Browser-based clients (the MCP Inspector) read the documents and call the token and registration endpoints from
+  // another origin; none of them uses a cookie.
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+  "Access-Control-Allow-Headers": "Content-Type, Authorization, MCP-Protocol-Version",
+  "Access-Control-Max-Age": "600",
+};
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store", ...headers },
+  });
+}
+
+function webRequest(req: IncomingMessage, url: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  const method = req.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  return new Request(url, {
+    method,
+    headers,
+    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
+    ...(hasBody ? { duplex: "half" } : {}),
+  } as RequestInit);
+}
+
+async function answer(req: IncomingMessage): Promise<Response> {
+  const read = (name: string) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  };
+  const origin = publicOrigin(read);
+  const path = pathOf(req.url ?? "/");
+  if (!oauthAvailableFor(origin)) {
+    return json(404, { error: "not_found", error_description: "OAuth needs this server on https (PUBLIC_URL)" });
+  }
+  if (req.method === "OPTIONS") return new Response(null, { status: 204, headers: CORS });
+  const auth = authFor(origin);
+  if (path === AUTHORIZATION_SERVER_METADATA_PATH) {
+    return oauthProviderAuthServerMetadata(auth, { headers: CORS })(webRequest(req, `${origin}${path}`));
+  }
+  if (METADATA_PATHS.has(path)) {
+    const oauthMetadata = await auth.api.getOAuthServerConfig();
+    const metadata = buildOAuthProtectedResourceMetadata({
+      oauthMetadata: oauthMetadata as Parameters<typeof buildOAuthProtectedResourceMetadata>[0]["oauthMetadata"],
+      resourceServerUrl: new URL(mcpResourceOf(origin)),
+      scopesSupported: OAUTH_SCOPES.filter((scope) => scope !== OFFLINE_SCOPE),
+      resourceName: "MSP CRM",
+      dangerouslyAllowInsecureIssuerUrl: origin.startsWith("http:"),
+    });
+    return json(200, metadata, { ...CORS, "Cache-Control": "public, max-age=3600" });
+  }
+  // better-auth's rate limits and our registration window count the address the listener stamped.
+  stampClientAddress(req.headers, req.socket.remoteAddress ?? null);
+  const response = await auth.handler(webRequest(req, `${origin}${req.url ?? path}`));
+  if (path === `${AUTH_BASE_PATH}/oauth2/authorize`) return response;
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(CORS)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, headers });
+}
+
+/**
+ * The node:http listener of the OAuth doors (`npm start`, scripts/serve.ts; the tests' server): answers 404 on an
+ * origin OAuth cannot serve (plain http on a public name), else the metadata documents or better-auth's endpoint.
+ * Never throws.
+ */
+export function oauthListener(req: IncomingMessage, res: ServerResponse): void {
+  answer(req)
+    .catch((error: unknown) => {
+      log().error({ err: error, path: pathOf(req.url ?? "/") }, "OAuth request failed; answered 500");
+      return json(500, { error: "server_error", error_description: "Internal error" });
+    })
+    .then(async (response) => {
+      res.statusCode = response.status;
+      response.headers.forEach((value, name) => {
+        if (name !== "set-cookie") res.setHeader(name, value);
+      });
+      const cookies = response.headers.getSetCookie();
+      if (cookies.length > 0) res.setHeader("Set-Cookie", cookies);
+      res.end(Buffer.from(await response.arrayBuffer()));
+    })
+    .catch(() => res.destroy());
+}
