@@ -54,3 +54,12 @@ export async function rotateKeyAction(_previous: FormState, form: FormData): Pro
     };
   });
 }
+
+/** Revokes the OAuth connection whose key the form's `keyId` names: the client's tokens get 401 from now on. */
+export async function revokeConnectionAction(_previous: FormState, form: FormData): Promise<FormState> {
+  return runAction(async () => {
+    await (await settingsCaller()).oauth.revoke({ keyId: field(form, "keyId") });
+    revalidatePath("/settings/keys");
+    return { status: "ok", message: "Disconnected: the app's requests now get 401 and it must be connected again." };
+  });
+}

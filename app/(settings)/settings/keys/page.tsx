@@ -4,7 +4,7 @@ import { Time } from "../../_components/time";
 import { formatRelativeFuture } from "../../_lib/format";
 import { DEPRECATED_SCOPE_OPTIONS, grantsNothingNote, SCOPE_OPTIONS, scopeImplication } from "../../_lib/scopes";
 import { requireMember, settingsCaller } from "../../_lib/session";
-import { createKeyAction, revokeKeyAction, rotateKeyAction } from "./actions";
+import { createKeyAction, revokeConnectionAction, revokeKeyAction, rotateKeyAction } from "./actions";
 import { CreateKeyForm } from "./create-key-form";
 
 export const metadata = { title: "API keys · Settings" };
@@ -19,7 +19,10 @@ export default async function KeysPage() {
   const me = await requireMember("/settings/keys");
   const manageTest = me.permissions["apiKey:manageTest"];
   const manageLive = me.permissions["apiKey:manageLive"];
-  const keys = await (await settingsCaller()).apiKeys.list();
+  const caller = await settingsCaller();
+  // A connected app's key is listed with its app, not among the keys: nobody holds it, and it is not rotated.
+  const keys = (await caller.apiKeys.list()).filter((key) => key.oauthClientId === null);
+  const connections = await caller.oauth.connections();
   const now = Date.now();
   const beyondRole = SCOPE_OPTIONS.map((option) => option.scope).filter((scope) => {
     const needed = permissionForScope(scope);
@@ -58,6 +61,59 @@ export default async function KeysPage() {
           Your role ({me.role}) can see keys (prefix, scopes, last use); owners, admins and developers create them.
         </p>
       )}
+
+      <section aria-labelledby="connections-heading">
+        <h2 id="connections-heading">Connected apps ({connections.length})</h2>
+        <p className="muted">
+          AI agents such as Claude.ai or ChatGPT connect to <code>/mcp</code> with OAuth: a member signs in, chooses
+          this organisation and the scopes, and the app then acts as a key nobody sees. Revoking stops it within a
+          second.
+        </p>
+        {connections.length === 0 ? null : (
+          <ul className="key-list">
+            {connections.map((connection) => (
+              <li key={connection.keyId} className="card" data-testid="connection-card">
+                <h3>{connection.clientName}</h3>
+                <p className="actions">
+                  <span className={`badge ${connection.isTest ? "test" : "live"}`}>
+                    {connection.isTest ? "test" : "live"}
+                  </span>
+                </p>
+                <dl className="meta">
+                  <dt>Returns to</dt>
+                  <dd>{connection.redirectHosts.join(", ")}</dd>
+                  <dt>Scopes</dt>
+                  <dd>{connection.scopes.join(", ")}</dd>
+                  <dt>Connected</dt>
+                  <dd>
+                    <Time value={connection.createdAt} />
+                    {connection.createdBy ? ` by ${connection.createdBy.email}` : null}
+                  </dd>
+                  <dt>Last used</dt>
+                  <dd>
+                    {connection.lastUsedAt ? (
+                      <Time value={connection.lastUsedAt} />
+                    ) : (
+                      <span className="muted">never</span>
+                    )}
+                  </dd>
+                </dl>
+                <ConfirmAction
+                  action={revokeConnectionAction}
+                  summary="Revoke…"
+                  explanation="The app's requests get 401 unauthorized from now on; it must be connected again."
+                  submitLabel={`Revoke “${connection.clientName}”`}
+                  pendingLabel="Revoking…"
+                  danger
+                  showButton={connection.isTest ? manageTest : manageLive}
+                >
+                  <input type="hidden" name="keyId" value={connection.keyId} />
+                </ConfirmAction>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
 
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading">Your keys ({keys.length})</h2>
