@@ -17,6 +17,7 @@ import { enforceRateLimit } from "../platform/limits/rate-limits";
 import { countAttempt } from "./attempts";
 import { recordSettingsAuditForUser } from "./audit-trail/service";
 import { authRefusalStatus } from "./better-auth-errors";
+import { issueRegistrationToken } from "./oauth/registrations";
 
 /** What each checked path verifies and what for, in the audit trail's words. */
 const CHECKS: Record<string, { method: string; purpose: string }> = {
@@ -265,6 +266,17 @@ export function settingsPlugin(): BetterAuthPlugin {
               ip: clientAddressOf(ctx.headers),
               userAgent: ctx.headers?.get("user-agent") ?? null,
             });
+          }),
+        },
+        {
+          // RFC 7592: the provider answers a registration without a way to read or delete it; ours is added here.
+          matcher: (ctx: { path?: string }) => ctx.path === "/oauth2/register",
+          handler: createAuthMiddleware(async (ctx) => {
+            const returned = ctx.context.returned as Record<string, unknown> | null | undefined;
+            if (authRefusalStatus(returned) !== null || typeof returned?.client_id !== "string") return;
+            const management = await issueRegistrationToken(ctx.context.baseURL, returned.client_id);
+            ctx.setStatus(201);
+            return ctx.json({ ...returned, ...management });
           }),
         },
         {

@@ -15,6 +15,7 @@ import {
   oauthAvailableFor,
   PROTECTED_RESOURCE_METADATA_PATH,
 } from "../identity/oauth/provider";
+import { deleteRegistration, readRegistration } from "../identity/oauth/registrations";
 import { log } from "../observability/logger";
 
 /** Where RFC 8414 puts the authorization server's metadata of an issuer without a path (ours: the origin). */
@@ -39,17 +40,44 @@ function pathOf(target: string): string {
   return end === -1 ? target : target.slice(0, end);
 }
 
+// RFC 7592: `<auth base>/oauth2/register/<client_id>`, read and deleted with the registration's own token.
+const REGISTRATION_PREFIX = `${AUTH_BASE_PATH}/oauth2/register/`;
+
 /** Whether a request target is one of the OAuth doors this file answers. */
 export function isOAuthTarget(target: string): boolean {
   const path = pathOf(target);
-  return METADATA_PATHS.has(path) || CLIENT_PATHS.has(path);
+  return METADATA_PATHS.has(path) || CLIENT_PATHS.has(path) || path.startsWith(REGISTRATION_PREFIX);
+}
+
+async function manageRegistration(req: IncomingMessage, origin: string, path: string): Promise<Response> {
+  const clientId = decodeURIComponent(path.slice(REGISTRATION_PREFIX.length));
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1] ?? "";
+  const refused = () =>
+    json(
+      401,
+      { error: "invalid_token", error_description: "Send the registration_access_token of this client" },
+      {
+        ...CORS,
+        "WWW-Authenticate": 'Bearer error="invalid_token"',
+      },
+    );
+  const authBaseUrl = `${origin}${AUTH_BASE_PATH}`;
+  if (req.method === "GET") {
+    const registration = await readRegistration(authBaseUrl, clientId, token);
+    return registration ? json(200, registration, CORS) : refused();
+  }
+  if (req.method === "DELETE") {
+    return (await deleteRegistration(clientId, token)) ? new Response(null, { status: 204, headers: CORS }) : refused();
+  }
+  // Changing a registration (PUT) is not offered: a client registers again.
+  return json(405, { error: "invalid_request", error_description: "GET or DELETE" }, { ...CORS, Allow: "GET, DELETE" });
 }
 
 const CORS = {
   // Browser-based clients (the MCP Inspector) read the documents and call the token and registration endpoints from
   // another origin; none of them uses a cookie.
   "Access-Control-Allow-Origin": "*",
-  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+  "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
   "Access-Control-Allow-Headers": "Content-Type, Authorization, MCP-Protocol-Version",
   "Access-Control-Max-Age": "600",
 };
@@ -103,6 +131,7 @@ async function answer(req: IncomingMessage): Promise<Response> {
     });
     return json(200, metadata, { ...CORS, "Cache-Control": "public, max-age=3600" });
   }
+  if (path.startsWith(REGISTRATION_PREFIX)) return manageRegistration(req, origin, path);
   // better-auth's rate limits and our registration window count the address the listener stamped.
   stampClientAddress(req.headers, req.socket.remoteAddress ?? null);
   const response = await auth.handler(webRequest(req, `${origin}${req.url ?? path}`));

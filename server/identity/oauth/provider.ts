@@ -4,6 +4,8 @@
 // settings page (server/identity/oauth/connections.ts), which creates the API key the connection acts as: the key's
 // id travels as the consent's, the code's and the tokens' `referenceId`, and as a claim of every access token.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { cimd } from "@better-auth/cimd";
+import { fetchClientMetadataResource } from "@better-auth/cimd/node";
 import { mcp } from "@better-auth/mcp";
 import { APIError } from "better-auth/api";
 import { jwt } from "better-auth/plugins";
@@ -76,7 +78,10 @@ const NO_CONNECTION = "consent-required";
 /**
  * The OAuth plugins of one origin's better-auth instance: `jwt` (access tokens signed with EdDSA keys kept in the
  * `Jwks` table, issuer the origin itself so RFC 8414 metadata sits at the origin's root) and the MCP preset (resource
- * `<origin>/mcp`, PKCE, dynamic registration open to anyone, counted by our plugin in the address's anonymous window).
+ * `<origin>/mcp`, PKCE, dynamic registration open to anyone, counted by our plugin in the address's anonymous window)
+ * and Client ID Metadata Documents (`cimd`: a client whose `client_id` is an https URL is described by the document
+ * there, fetched by the library's Node transport, which resolves the name once, refuses private and special-use
+ * addresses and follows no redirect).
  * An origin {@link oauthAvailableFor} refuses gets the same plugins bound to a loopback placeholder its routes never
  * serve (server/mcp/oauth-http.ts answers 404 there), so every instance has one type.
  */
@@ -94,6 +99,10 @@ export function oauthPlugins(origin: string) {
       allowDynamicClientRegistration: true,
       allowUnauthenticatedClientRegistration: true,
       accessTokenExpiresIn: ACCESS_TOKEN_TTL_SECONDS,
+      // Registrations count in the address's anonymous window (our plugin), configurable with the other anonymous
+      // requests; the provider's own 5 a minute per address would refuse a hosted client (Claude.ai registers from
+      // a few addresses for all its users) long before.
+      rateLimit: { register: false },
       postLogin: {
         page: OAUTH_CONSENT_PAGE,
         shouldRedirect: () => false,
@@ -107,5 +116,6 @@ export function oauthPlugins(origin: string) {
         return { [KEY_CLAIM]: referenceId };
       },
     }),
+    cimd({ fetchClientMetadataResource, metadataProfile: "mcp-2026-07-28" }),
   ] as const;
 }

@@ -2,10 +2,12 @@
 // PostgreSQL and Redis: discovery from the 401's challenge, the metadata documents, dynamic registration, PKCE, the
 // member's consent (through the settings procedure the consent page calls), the token, the MCP endpoint with it, and
 // what refuses a token: another audience, a revoked connection, a role's limits, step-up.
+const REDIRECT_URI = "https://claude.ai/api/mcp/auth_callback";
+
 import { createHash, randomBytes } from "node:crypto";
 import { request } from "node:http";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { prisma } from "../../../server/db/transaction";
 import { authFor } from "../../../server/identity/better-auth";
 import { KEY_CLAIM } from "../../../server/identity/oauth/provider";
@@ -13,6 +15,23 @@ import { auditWritten } from "../../../server/platform/request-log/record";
 import { createSettingsCaller } from "../../../server/settings/router";
 import { startApi, type TestServer } from "../../helpers/api";
 import { ageSession, orgWithRoles, type TestMember } from "../../helpers/members";
+
+// Client ID Metadata Documents are fetched from the internet, which tests do not reach: the library's transport answers
+// with the document of a client at CIMD_CLIENT_ID, and 404 elsewhere.
+const CIMD_CLIENT_ID = "https://agent.example.com/oauth/client-metadata.json";
+vi.mock("@better-auth/cimd/node", () => ({
+  fetchClientMetadataResource: async (input: RequestInfo | URL) =>
+    String(input) === CIMD_CLIENT_ID
+      ? Response.json({
+          client_id: CIMD_CLIENT_ID,
+          client_name: "Agent by URL",
+          redirect_uris: [REDIRECT_URI],
+          token_endpoint_auth_method: "none",
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+        })
+      : new Response("not found", { status: 404 }),
+}));
 
 let server: TestServer;
 let origin: string;
@@ -24,8 +43,6 @@ beforeAll(async () => {
   team = await orgWithRoles();
 });
 afterAll(() => server.close());
-
-const REDIRECT_URI = "https://claude.ai/api/mcp/auth_callback";
 
 /** The settings caller of a member, on the test server's origin (the better-auth instance that serves its OAuth). */
 function callerOf(member: TestMember) {
@@ -268,6 +285,70 @@ describe("OAuth for MCP clients", () => {
     });
     expect(refreshed.status).toBe(200);
     expect((await postMcp(refreshed.body.access_token as string)).status).toBe(200);
+  });
+
+  it("a client named by the URL of its metadata document (CIMD) connects without registering", async () => {
+    const as = (await (await fetch(`${origin}/.well-known/oauth-authorization-server`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(as.client_id_metadata_document_supported).toBe(true);
+    const owner = team.members.owner;
+    const asked = await authorize(
+      CIMD_CLIENT_ID,
+      "accounts:read offline_access",
+      owner.request.headers.get("cookie") ?? "",
+    );
+    expect(asked.location.pathname).toBe("/settings/connect");
+    const oauthQuery = asked.location.search.slice(1);
+    expect(await callerOf(owner).oauth.request({ oauthQuery })).toMatchObject({
+      clientId: CIMD_CLIENT_ID,
+      clientName: "Agent by URL",
+      redirectHost: "claude.ai",
+    });
+    const { redirectUrl } = await callerOf(owner).oauth.consent({
+      oauthQuery,
+      mode: "live",
+      scopes: ["accounts:read"],
+    });
+    const tokens = await token({
+      grant_type: "authorization_code",
+      code: new URL(redirectUrl).searchParams.get("code") as string,
+      redirect_uri: REDIRECT_URI,
+      client_id: CIMD_CLIENT_ID,
+      code_verifier: asked.verifier,
+      resource: `${origin}/mcp`,
+    });
+    expect(tokens.status).toBe(200);
+    expect((await postMcp(tokens.body.access_token as string)).status).toBe(200);
+    // A URL whose document cannot be fetched is no client.
+    const unknown = await authorize(
+      "https://agent.example.com/other.json",
+      "accounts:read",
+      owner.request.headers.get("cookie") ?? "",
+    );
+    expect(unknown.location.pathname).not.toBe("/settings/connect");
+  });
+
+  it("a registration answers registration_client_uri, read and deleted with its registration_access_token", async () => {
+    const { status, body } = await register("Managed agent");
+    expect(status).toBe(201);
+    const uri = body.registration_client_uri as string;
+    expect(uri).toBe(`${origin}/api/auth/oauth2/register/${encodeURIComponent(body.client_id as string)}`);
+    const bearer = { Authorization: `Bearer ${body.registration_access_token as string}` };
+    const read = await fetch(uri, { headers: bearer });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({
+      client_id: body.client_id,
+      client_name: "Managed agent",
+      redirect_uris: [REDIRECT_URI],
+      registration_client_uri: uri,
+    });
+    expect((await fetch(uri, { headers: { Authorization: "Bearer mrt_wrong" } })).status).toBe(401);
+    expect((await fetch(uri)).status).toBe(401);
+    expect((await fetch(uri, { method: "DELETE", headers: bearer })).status).toBe(204);
+    expect((await fetch(uri, { headers: bearer })).status).toBe(401);
+    expect(await prisma().oauthClient.count({ where: { clientId: body.client_id as string } })).toBe(0);
   });
 
   it("a token whose audience is another resource is 401", async () => {
