@@ -6,7 +6,13 @@ const REDIRECT_URI = "https://claude.ai/api/mcp/auth_callback";
 
 import { createHash, randomBytes } from "node:crypto";
 import { request } from "node:http";
-import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  type CallToolResult,
+  Client,
+  type OAuthClientProvider,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { prisma } from "../../../server/db/transaction";
 import { authFor } from "../../../server/identity/better-auth";
@@ -285,6 +291,71 @@ describe("OAuth for MCP clients", () => {
     });
     expect(refreshed.status).toBe(200);
     expect((await postMcp(refreshed.body.access_token as string)).status).toBe(200);
+  });
+
+  it("the SDK's own OAuth client connects: it discovers, registers and authorizes; the member consents in the browser", async () => {
+    const saved: { info?: unknown; tokens?: unknown; verifier: string; authorizationUrl?: URL; discovery?: unknown } = {
+      verifier: "",
+    };
+    const provider: OAuthClientProvider = {
+      get redirectUrl() {
+        return REDIRECT_URI;
+      },
+      get clientMetadata() {
+        return {
+          client_name: "SDK agent",
+          redirect_uris: [REDIRECT_URI],
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "none",
+        };
+      },
+      clientInformation: () => saved.info as never,
+      saveClientInformation: (info) => {
+        saved.info = info;
+      },
+      tokens: () => saved.tokens as never,
+      saveTokens: (tokens) => {
+        saved.tokens = tokens;
+      },
+      redirectToAuthorization: (url) => {
+        saved.authorizationUrl = url;
+      },
+      saveCodeVerifier: (verifier) => {
+        saved.verifier = verifier;
+      },
+      codeVerifier: () => saved.verifier,
+      saveDiscoveryState: (state) => {
+        saved.discovery = state;
+      },
+      discoveryState: () => saved.discovery as never,
+    };
+    const first = new StreamableHTTPClientTransport(new URL(server.mcpUrl), { authProvider: provider });
+    await expect(new Client({ name: "sdk-agent", version: "1.0.0" }).connect(first)).rejects.toThrow(UnauthorizedError);
+    const authorizationUrl = saved.authorizationUrl as URL;
+    expect(`${authorizationUrl.origin}${authorizationUrl.pathname}`).toBe(`${origin}/api/auth/oauth2/authorize`);
+    expect(authorizationUrl.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(authorizationUrl.searchParams.get("resource")).toBe(`${origin}/mcp`);
+    // The member's browser: the consent page, where they choose two scopes.
+    const owner = team.members.owner;
+    const opened = await navigate(authorizationUrl, owner.request.headers.get("cookie") ?? "");
+    const consentPage = new URL(opened.location ?? "", origin);
+    expect(consentPage.pathname).toBe("/settings/connect");
+    const { redirectUrl, key } = await callerOf(owner).oauth.consent({
+      oauthQuery: consentPage.search.slice(1),
+      mode: "live",
+      scopes: ["accounts:read", "notes:write"],
+    });
+    // The client's callback.
+    await first.finishAuth(new URL(redirectUrl).searchParams);
+    const mcp = new Client({ name: "sdk-agent", version: "1.0.0" });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(server.mcpUrl), { authProvider: provider }));
+    const names = (await mcp.listTools()).tools.map((tool) => tool.name);
+    expect(names).toContain("add_note");
+    expect(names).not.toContain("create_record");
+    const whoami = (await mcp.callTool({ name: "whoami", arguments: {} })) as CallToolResult;
+    expect(JSON.stringify(whoami.structuredContent)).toContain(key.id);
+    await mcp.close();
   });
 
   it("a client named by the URL of its metadata document (CIMD) connects without registering", async () => {
