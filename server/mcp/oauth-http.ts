@@ -3,9 +3,10 @@
 // metadata (RFC 8414) at the origin's root, and the plugin's public endpoints (authorize, token, register, revoke,
 // the signing keys). The consent is not among them: it is recorded by the settings' consent page, never by a client.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import { oauthProviderAuthServerMetadata } from "@better-auth/oauth-provider";
 import { buildOAuthProtectedResourceMetadata } from "@modelcontextprotocol/server";
+import { newRequestId } from "../http/envelope";
+import { toApiRequest } from "../http/node";
 import { publicOrigin, stampClientAddress } from "../http/origin";
 import { AUTH_BASE_PATH, authFor } from "../identity/better-auth";
 import {
@@ -17,6 +18,7 @@ import {
 } from "../identity/oauth/provider";
 import { deleteRegistration, readRegistration } from "../identity/oauth/registrations";
 import { log } from "../observability/logger";
+import { observeRequest } from "../observability/requests";
 
 /** Where RFC 8414 puts the authorization server's metadata of an issuer without a path (ours: the origin). */
 export const AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server";
@@ -89,21 +91,29 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   });
 }
 
-function webRequest(req: IncomingMessage, url: string): Request {
+/**
+ * Most bytes of a request body the OAuth doors read: a registration's metadata or a token request is a few hundred
+ * bytes, and these paths are open to anyone, so a larger body is refused (413) before it is held in memory.
+ */
+const MAX_OAUTH_BODY_BYTES = 64 * 1024;
+
+/** The web Request of a node:http request, with its body read whole; null when the body is over the bound. */
+async function webRequest(req: IncomingMessage, url: string): Promise<Request | null> {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
     headers.set(name, Array.isArray(value) ? value.join(", ") : value);
   }
   const method = req.method ?? "GET";
-  const hasBody = method !== "GET" && method !== "HEAD";
-  return new Request(url, {
-    method,
-    headers,
-    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
-    ...(hasBody ? { duplex: "half" } : {}),
-  } as RequestInit);
+  if (method === "GET" || method === "HEAD") return new Request(url, { method, headers });
+  const body = await toApiRequest(req).readBody(MAX_OAUTH_BODY_BYTES);
+  if (body === null) return null;
+  headers.delete("content-length");
+  return new Request(url, { method, headers, body: new Uint8Array(body) });
 }
+
+const tooLarge = () =>
+  json(413, { error: "invalid_request", error_description: `The body exceeds ${MAX_OAUTH_BODY_BYTES} bytes` });
 
 async function answer(req: IncomingMessage): Promise<Response> {
   const read = (name: string) => {
@@ -118,7 +128,8 @@ async function answer(req: IncomingMessage): Promise<Response> {
   if (req.method === "OPTIONS") return new Response(null, { status: 204, headers: CORS });
   const auth = authFor(origin);
   if (path === AUTHORIZATION_SERVER_METADATA_PATH) {
-    return oauthProviderAuthServerMetadata(auth, { headers: CORS })(webRequest(req, `${origin}${path}`));
+    const request = await webRequest(req, `${origin}${path}`);
+    return request ? oauthProviderAuthServerMetadata(auth, { headers: CORS })(request) : tooLarge();
   }
   if (METADATA_PATHS.has(path)) {
     const oauthMetadata = await auth.api.getOAuthServerConfig();
@@ -134,7 +145,9 @@ async function answer(req: IncomingMessage): Promise<Response> {
   if (path.startsWith(REGISTRATION_PREFIX)) return manageRegistration(req, origin, path);
   // better-auth's rate limits and our registration window count the address the listener stamped.
   stampClientAddress(req.headers, req.socket.remoteAddress ?? null);
-  const response = await auth.handler(webRequest(req, `${origin}${req.url ?? path}`));
+  const request = await webRequest(req, `${origin}${req.url ?? path}`);
+  if (!request) return tooLarge();
+  const response = await auth.handler(request);
   if (path === `${AUTH_BASE_PATH}/oauth2/authorize`) return response;
   const headers = new Headers(response.headers);
   for (const [name, value] of Object.entries(CORS)) headers.set(name, value);
@@ -147,9 +160,18 @@ async function answer(req: IncomingMessage): Promise<Response> {
  * Never throws.
  */
 export function oauthListener(req: IncomingMessage, res: ServerResponse): void {
-  answer(req)
+  const read = (name: string) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  };
+  const requestId = newRequestId();
+  // Observed like every request: a request id, one log line under the path (these paths are fixed), the metric.
+  const observation = observeRequest(requestId, req.method ?? "GET", read);
+  const route = routeOf(pathOf(req.url ?? "/"));
+  observation
+    .run(() => answer(req))
     .catch((error: unknown) => {
-      log().error({ err: error, path: pathOf(req.url ?? "/") }, "OAuth request failed; answered 500");
+      log().error({ requestId, err: error, path: route }, "OAuth request failed; answered 500");
       return json(500, { error: "server_error", error_description: "Internal error" });
     })
     .then(async (response) => {
@@ -159,7 +181,14 @@ export function oauthListener(req: IncomingMessage, res: ServerResponse): void {
       });
       const cookies = response.headers.getSetCookie();
       if (cookies.length > 0) res.setHeader("Set-Cookie", cookies);
+      res.setHeader("X-Request-Id", requestId);
       res.end(Buffer.from(await response.arrayBuffer()));
+      observation.end({ route, status: response.status });
     })
     .catch(() => res.destroy());
+}
+
+/** The route a log line names: the path, with a registration's client id as a parameter. */
+function routeOf(path: string): string {
+  return path.startsWith(REGISTRATION_PREFIX) ? `${REGISTRATION_PREFIX}{clientId}` : path;
 }

@@ -143,30 +143,51 @@ export async function authenticateApiKey(authorization: string | null): Promise<
   const now = Date.now();
   // A cached key passed its checksum when it was cached, and its hash is its identity: the keyed checksum (an HMAC,
   // the costlier of the two digests) is paid by the keys the cache does not hold, not by every request.
-  const cached = cachedKey<ApiKeyPrincipal>(hash, now);
-  if (cached) {
-    if (cached.expiresAt !== null && cached.expiresAt <= now) throw invalid();
-    touchLastUsed(cached.value.apiKeyId);
-    return cached.value;
-  }
+  const cached = cachedPrincipal(hash, now, invalid);
+  if (cached) return cached;
   const parsed = parseApiKey(raw, recognition.checksumSecret);
   if (!parsed) throw invalid();
   if (parsed.legacy && !recognition.legacyKeyHashes.has(hash)) throw invalid();
-  if (keyRefused(hash)) throw invalid();
-  const key = await prisma().apiKey.findUnique({
-    where: { keyHash: hash },
-    select: {
-      id: true,
-      orgId: true,
-      scopes: true,
-      isTest: true,
-      revokedAt: true,
-      expiresAt: true,
-      org: { select: { plan: true, rateLimitPerKey: true, rateLimitPerOrg: true } },
-    },
-  });
-  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now)) {
-    rememberRefusedKey(hash);
+  return lookUpKey(hash, { keyHash: hash }, () => true, invalid, now);
+}
+
+/** What a key's principal is made of. */
+const PRINCIPAL_SELECT = {
+  id: true,
+  orgId: true,
+  scopes: true,
+  isTest: true,
+  revokedAt: true,
+  expiresAt: true,
+  oauthClientId: true,
+  org: { select: { plan: true, rateLimitPerKey: true, rateLimitPerOrg: true } },
+} as const;
+
+/** A cached principal under `entry`, or undefined; an expired key's entry is refused. */
+function cachedPrincipal(entry: string, now: number, invalid: () => ApiError): ApiKeyPrincipal | undefined {
+  const cached = cachedKey<ApiKeyPrincipal>(entry, now);
+  if (!cached) return undefined;
+  if (cached.expiresAt !== null && cached.expiresAt <= now) throw invalid();
+  touchLastUsed(cached.value.apiKeyId);
+  return cached.value;
+}
+
+/**
+ * The one lookup of a key that may be valid: refused from memory when this process refused it before, else read,
+ * judged (revoked, expired, or not what `accepted` wants: refused and remembered) and cached under `entry` with its
+ * principal (the organisation's plan limits or operator override).
+ */
+async function lookUpKey(
+  entry: string,
+  where: { keyHash: string } | { id: string },
+  accepted: (key: { oauthClientId: string | null }) => boolean,
+  invalid: () => ApiError,
+  now: number,
+): Promise<ApiKeyPrincipal> {
+  if (keyRefused(entry)) throw invalid();
+  const key = await prisma().apiKey.findUnique({ where, select: PRINCIPAL_SELECT });
+  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now) || !accepted(key)) {
+    rememberRefusedKey(entry);
     throw invalid();
   }
   touchLastUsed(key.id);
@@ -178,7 +199,7 @@ export async function authenticateApiKey(authorization: string | null): Promise<
     isTest: key.isTest,
     rateLimit: { perKey: key.org.rateLimitPerKey ?? plan.perKey, perOrg: key.org.rateLimitPerOrg ?? plan.perOrg },
   };
-  cacheKey(hash, principal, key.expiresAt?.getTime() ?? null, now);
+  cacheKey(entry, principal, key.expiresAt?.getTime() ?? null, now);
   return principal;
 }
 
@@ -196,41 +217,10 @@ export async function authenticateConnectionKey(apiKeyId: string): Promise<ApiKe
   const invalid = () => new ApiError("unauthorized", "This connection was revoked: connect the client again");
   const entry = `oauth:${apiKeyId}`;
   const now = Date.now();
-  const cached = cachedKey<ApiKeyPrincipal>(entry, now);
-  if (cached) {
-    if (cached.expiresAt !== null && cached.expiresAt <= now) throw invalid();
-    touchLastUsed(cached.value.apiKeyId);
-    return cached.value;
-  }
-  if (keyRefused(entry)) throw invalid();
-  const key = await prisma().apiKey.findUnique({
-    where: { id: apiKeyId },
-    select: {
-      id: true,
-      orgId: true,
-      scopes: true,
-      isTest: true,
-      revokedAt: true,
-      expiresAt: true,
-      oauthClientId: true,
-      org: { select: { plan: true, rateLimitPerKey: true, rateLimitPerOrg: true } },
-    },
-  });
-  if (!key?.oauthClientId || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now)) {
-    rememberRefusedKey(entry);
-    throw invalid();
-  }
-  touchLastUsed(key.id);
-  const plan = PLAN_LIMITS[key.org.plan];
-  const principal: ApiKeyPrincipal = {
-    orgId: key.orgId,
-    apiKeyId: key.id,
-    scopes: key.scopes,
-    isTest: key.isTest,
-    rateLimit: { perKey: key.org.rateLimitPerKey ?? plan.perKey, perOrg: key.org.rateLimitPerOrg ?? plan.perOrg },
-  };
-  cacheKey(entry, principal, key.expiresAt?.getTime() ?? null, now);
-  return principal;
+  return (
+    cachedPrincipal(entry, now, invalid) ??
+    lookUpKey(entry, { id: apiKeyId }, (key) => key.oauthClientId !== null, invalid, now)
+  );
 }
 
 function touchLastUsed(apiKeyId: string): void {

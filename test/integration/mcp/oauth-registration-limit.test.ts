@@ -1,5 +1,5 @@
 // Dynamic client registration is open to anyone (docs/api-contract.md §10.6): each registration counts in the client
-// address's anonymous window, so one address cannot fill the clients table.
+// address's anonymous window, so one address cannot fill the clients table, and no body over 64 KiB is read.
 // The test client stands for one proxy whose X-Forwarded-For entry is believed, and its windows are this file's own:
 // other files' requests share 127.0.0.1 and the run's store.
 process.env.TRUST_PROXY = "1";
@@ -7,6 +7,7 @@ process.env.RATE_LIMIT_ANONYMOUS_PER_MIN = "3";
 process.env.KV_PREFIX = `${process.env.KV_PREFIX ?? "test:"}oauth-registration-${process.pid}:`;
 
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { prisma } from "../../../server/db/transaction";
 import { startApi, type TestServer } from "../../helpers/api";
 
 let server: TestServer;
@@ -38,4 +39,17 @@ it("registration is rate-limited per client address: 429 with Retry-After past t
   expect(statuses).toEqual([201, 201, 201, 429]);
   expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThan(0);
   expect(((await (refused as Response).json()) as { error: string }).error).toBe("rate_limited");
+});
+
+it("a body over 64 KiB to an OAuth door is 413, and the client is not registered", async () => {
+  const clientName = `huge ${"x".repeat(70 * 1024)}`;
+  const response = await fetch(`${origin}/api/auth/oauth2/register`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Forwarded-For": "198.51.100.7" },
+    body: JSON.stringify({ client_name: clientName, redirect_uris: ["https://example.com/cb"] }),
+  });
+  expect(response.status).toBe(413);
+  expect(((await response.json()) as { error: string }).error).toBe("invalid_request");
+  expect(response.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{24}$/);
+  expect(await prisma().oauthClient.count({ where: { name: clientName } })).toBe(0);
 });
