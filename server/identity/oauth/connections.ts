@@ -251,6 +251,21 @@ export async function revokeConnection(orgId: string, keyId: string, actor: Audi
   await transaction(() => endConnection(orgId, keyId, actor));
 }
 
+/**
+ * Revokes every connection a member made in an organisation (their removal, §10.6): a connection is the member's own
+ * authorization of a client, so unlike the keys they created for the organisation it does not outlive their
+ * membership. Each ends as {@link revokeConnection} ends one, with its audit entry.
+ * @returns how many connections were revoked.
+ */
+export async function revokeConnectionsCreatedBy(orgId: string, userId: string, actor: AuditActor): Promise<number> {
+  const keys = await prisma().apiKey.findMany({
+    where: { orgId, createdById: userId, oauthClientId: { not: null }, revokedAt: null },
+    select: { id: true },
+  });
+  for (const key of keys) await endConnection(orgId, key.id, actor);
+  return keys.length;
+}
+
 interface JwksEntry {
   keys: JWTVerifyGetKey;
   fetchedAt: number;

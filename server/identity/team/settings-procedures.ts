@@ -67,8 +67,9 @@ export const teamRouter = router({
     }),
 
   /**
-   * Removes a member; their next request is refused and their pending invitations are withdrawn. `revokeKeys` also
-   * revokes the keys they created (listed by `members`). @returns `{ memberId, removed, revokedKeys }`.
+   * Removes a member; their next request is refused, their pending invitations are withdrawn and their OAuth
+   * connections revoked. `revokeKeys` also revokes the keys they created (listed by `members`).
+   * @returns `{ memberId, removed, revokedKeys }`.
    * @throws 403 (an admin removing an owner too); 404; 422 for the last owner.
    */
   removeMember: memberProcedure

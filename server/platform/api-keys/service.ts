@@ -276,12 +276,16 @@ export async function revokeApiKey(orgId: string, apiKeyId: string, actor?: Audi
   });
 }
 
-/** The keys a member created that still work (not revoked, not expired), newest first. */
+/**
+ * The keys a member created that still work (not revoked, not expired), newest first; not their OAuth connections'
+ * keys, which their removal always revokes (docs/api-contract.md §10.6).
+ */
 export function activeKeysCreatedBy(orgId: string, userId: string): Promise<ApiKeySummary[]> {
   return prisma().apiKey.findMany({
     where: {
       orgId,
       createdById: userId,
+      oauthClientId: null,
       revokedAt: null,
       OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
     },

@@ -17,10 +17,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { prisma } from "../../../server/db/transaction";
 import { authFor } from "../../../server/identity/better-auth";
 import { KEY_CLAIM } from "../../../server/identity/oauth/provider";
+import { activeKeysCreatedBy } from "../../../server/platform/api-keys/service";
 import { auditWritten } from "../../../server/platform/request-log/record";
 import { createSettingsCaller } from "../../../server/settings/router";
 import { startApi, type TestServer } from "../../helpers/api";
-import { ageSession, orgWithRoles, type TestMember } from "../../helpers/members";
+import { addMember, ageSession, memberIdOf, orgWithRoles, type TestMember } from "../../helpers/members";
 
 // Client ID Metadata Documents are fetched from the internet, which tests do not reach: the library's transport answers
 // with the document of a client at CIMD_CLIENT_ID, and 404 elsewhere.
@@ -473,6 +474,24 @@ describe("OAuth for MCP clients", () => {
     });
     expect(refreshed.status).toBe(400);
     expect((await callerOf(owner).oauth.connections()).some((item) => item.keyId === key.id)).toBe(false);
+  });
+
+  it("removing the member who connected a client revokes the connection, whatever is chosen for their keys", async () => {
+    const admin = await addMember(team.orgId, "admin", "leaving");
+    const { key, tokens } = await connect(admin, ["accounts:read"]);
+    expect((await postMcp(tokens.access_token as string)).status).toBe(200);
+    const memberId = await memberIdOf(team.orgId, admin.userId);
+    // The removal's confirmation lists the keys the member made for the organisation, not their connections.
+    expect(await activeKeysCreatedBy(team.orgId, admin.userId)).toEqual([]);
+    await callerOf(team.members.owner).team.removeMember({ memberId, revokeKeys: false });
+    const removedAt = Date.now();
+    let status = 200;
+    while (status !== 401 && Date.now() - removedAt < 1000)
+      status = (await postMcp(tokens.access_token as string)).status;
+    expect(status).toBe(401);
+    const row = await prisma().apiKey.findUniqueOrThrow({ where: { id: key.id }, select: { revokedAt: true } });
+    expect(row.revokedAt).toBeInstanceOf(Date);
+    expect(await prisma().oauthConsent.count({ where: { referenceId: key.id } })).toBe(0);
   });
 
   it("a member cannot consent scopes beyond their role, nor a mode their role cannot create", async () => {
