@@ -19,9 +19,12 @@ interface NodeApiRequest extends ApiRequest {
   bodyCut: boolean;
 }
 
-function headerOf(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value.join(", ") : value;
+/** Reads a node:http request's headers by lower-case name, repeated headers joined with ", " (an `ApiRequest`'s way). */
+export function headerReader(req: IncomingMessage): (name: string) => string | undefined {
+  return (name) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  };
 }
 
 function readBody(req: IncomingMessage, limit: number, request: NodeApiRequest): Promise<Uint8Array | null> {
@@ -63,7 +66,7 @@ export function toApiRequest(req: IncomingMessage): ApiRequest & { bodyCut: bool
   const request: NodeApiRequest = {
     method: req.method ?? "GET",
     target: req.url ?? "/",
-    header: (name) => headerOf(req, name),
+    header: headerReader(req),
     repeated: (name) => (req.headersDistinct[name]?.length ?? 0) > 1,
     readBody: (limit) => readBody(req, limit, request),
     socketAddress: req.socket.remoteAddress ?? null,

@@ -12,7 +12,7 @@ import { env } from "../env";
 import { ApiError } from "../errors";
 import { newRequestId } from "../http/envelope";
 import { exceedsDepth, findPrototypeKey, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../http/input";
-import { toApiRequest } from "../http/node";
+import { headerReader, toApiRequest } from "../http/node";
 import { clientAddress, type HeaderReader, publicOrigin } from "../http/origin";
 import { looksLikeJwt, principalOfAccessToken } from "../identity/oauth/connections";
 import { oauthAvailableFor, resourceMetadataUrl } from "../identity/oauth/provider";
@@ -354,19 +354,21 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
     );
     return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
   }
-  const origin = publicOrigin(read);
+  // Only an access token and a refusal's challenge need the origin; a key's request does not pay for it.
+  const originOf = () => publicOrigin(read);
   let principal: ApiKeyPrincipal;
   try {
     if (req.headersDistinct.authorization && req.headersDistinct.authorization.length > 1) {
       throw new ApiError("bad_request", "Send one Authorization header: this request has several");
     }
-    principal = await authenticate(read("authorization") ?? null, origin);
+    principal = await authenticate(read("authorization") ?? null, originOf);
   } catch (error) {
     const limits = await enforceRateLimit({ kind: "anonymous", ip: clientIp ?? "unknown" });
     if (!limits.allowed) return rateLimited(limits, "anonymous");
     const message = error instanceof ApiError ? error.message : "Invalid API key";
     const status = error instanceof ApiError ? error.status : 401;
     // RFC 9728 §5.1: the challenge names the resource's metadata, where an OAuth client starts its authorization.
+    const origin = originOf();
     const discovery = oauthAvailableFor(origin) ? `, resource_metadata="${resourceMetadataUrl(origin)}"` : "";
     return jsonRpcError(status, -32001, message, {
       "WWW-Authenticate": `Bearer realm="mcp", error="invalid_token", error_description="${message.replace(/["\\]/g, "")}"${discovery}`,
@@ -439,9 +441,9 @@ async function answer(req: IncomingMessage, read: HeaderReader, outcome: Outcome
  * The principal of a request's `Authorization: Bearer` credential: an API key (`msp_live_…`, `msp_test_…`), or an OAuth
  * access token of a connection (a JWT for `<origin>/mcp`), which resolves to its connection's key.
  */
-function authenticate(authorization: string | null, origin: string): Promise<ApiKeyPrincipal> {
+function authenticate(authorization: string | null, originOf: () => string): Promise<ApiKeyPrincipal> {
   const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
-  if (token && !token.startsWith("msp_") && looksLikeJwt(token)) return principalOfAccessToken(origin, token);
+  if (token && !token.startsWith("msp_") && looksLikeJwt(token)) return principalOfAccessToken(originOf(), token);
   return authenticateApiKey(authorization);
 }
 
@@ -466,10 +468,7 @@ interface OutcomeNote {
  * the route `/mcp`). Never throws.
  */
 export function mcpListener(req: IncomingMessage, res: ServerResponse): void {
-  const read: HeaderReader = (name) => {
-    const value = req.headers[name];
-    return Array.isArray(value) ? value.join(", ") : value;
-  };
+  const read = headerReader(req);
   const requestId = newRequestId();
   const observation = observeRequest(requestId, req.method ?? "GET", read);
   const note: OutcomeNote = {};

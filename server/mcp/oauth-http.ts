@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { oauthProviderAuthServerMetadata } from "@better-auth/oauth-provider";
 import { buildOAuthProtectedResourceMetadata } from "@modelcontextprotocol/server";
 import { newRequestId } from "../http/envelope";
-import { toApiRequest } from "../http/node";
+import { headerReader, toApiRequest } from "../http/node";
 import { publicOrigin, stampClientAddress } from "../http/origin";
 import { AUTH_BASE_PATH, authFor } from "../identity/better-auth";
 import {
@@ -116,10 +116,7 @@ const tooLarge = () =>
   json(413, { error: "invalid_request", error_description: `The body exceeds ${MAX_OAUTH_BODY_BYTES} bytes` });
 
 async function answer(req: IncomingMessage): Promise<Response> {
-  const read = (name: string) => {
-    const value = req.headers[name];
-    return Array.isArray(value) ? value.join(", ") : value;
-  };
+  const read = headerReader(req);
   const origin = publicOrigin(read);
   const path = pathOf(req.url ?? "/");
   if (!oauthAvailableFor(origin)) {
@@ -160,10 +157,7 @@ async function answer(req: IncomingMessage): Promise<Response> {
  * Never throws.
  */
 export function oauthListener(req: IncomingMessage, res: ServerResponse): void {
-  const read = (name: string) => {
-    const value = req.headers[name];
-    return Array.isArray(value) ? value.join(", ") : value;
-  };
+  const read = headerReader(req);
   const requestId = newRequestId();
   // Observed like every request: a request id, one log line under the path (these paths are fixed), the metric.
   const observation = observeRequest(requestId, req.method ?? "GET", read);
