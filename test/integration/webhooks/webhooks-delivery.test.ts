@@ -211,7 +211,7 @@ it("never delivers events caused by a test key (docs/api-contract.md §5.6), tho
   const created = await api("POST", "/accounts", { name: "Test traffic" });
   expect(created.status).toBe(201);
   await api("PATCH", `/accounts/${created.body.data.id}`, { name: "Test traffic 2" });
-  const events = await prisma().event.findMany({ where: { orgId: org.orgId } });
+  const events = await prisma().event.findMany({ where: { orgId: org.orgId }, orderBy: { sequence: "asc" } });
   expect(events.map((event) => [event.name, event.isTest])).toEqual([
     ["account.created", true],
     ["account.updated", true],
