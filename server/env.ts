@@ -58,6 +58,11 @@ const optionalUrl = z.preprocess(
  * - `SHUTDOWN_DELAY_MS`: after SIGTERM, how long `npm start` keeps serving with `/readyz` answering 503 before it stops
  *   accepting connections, so a load balancer stops sending first (docs/architecture.md, "Running in production");
  *   ms, default 0.
+ * - `SSO_TRUSTED_IDP_ORIGINS`: comma-separated origins (`https://idp.corp.internal`) of identity providers on private
+ *   or loopback addresses that organisations may configure for single sign-on; every other issuer must be publicly
+ *   routable (docs/api-contract.md §11.1). Default none.
+ * - `SSO_DNS_SERVERS`: comma-separated DNS servers (`10.0.0.2`, `127.0.0.1:5353`) that verify single sign-on domains'
+ *   TXT records; default the system's resolvers (docs/api-contract.md §11.2).
  */
 export const EnvSchema = z
   .object({
@@ -128,6 +133,25 @@ export const EnvSchema = z
       (value) => (typeof value === "string" ? value.trim().toLowerCase() || undefined : value),
       z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
     ),
+    SSO_TRUSTED_IDP_ORIGINS: z
+      .string()
+      .default("")
+      .transform((value) =>
+        value
+          .split(",")
+          .map((origin) => origin.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.url().transform((origin) => new URL(origin).origin))),
+    SSO_DNS_SERVERS: z
+      .string()
+      .default("")
+      .transform((value) =>
+        value
+          .split(",")
+          .map((server) => server.trim())
+          .filter(Boolean),
+      ),
     METRICS_PORT: z.preprocess(
       (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
       z.coerce.number().int().min(1).max(65535).optional(),

@@ -29,6 +29,7 @@ import {
 } from "./passwords";
 import { accessControl, grantableRoles, roles } from "./roles";
 import { authSecret } from "./secret";
+import { SSO_DISABLED_PATHS, SSO_SIGN_IN_PATHS, ssoPlugin } from "./sso/plugin";
 
 /** Where better-auth's HTTP endpoints are mounted (`app/api/auth/[...all]/route.ts`). */
 export const AUTH_BASE_PATH = "/api/auth";
@@ -161,7 +162,12 @@ interface SessionTimes {
  * a session. A sign-in (a sign-in path without a session: a password, the code or backup code of a sign-in's second
  * step, a passkey) is fresh for step-up and names the second factor it proved.
  */
-function originFields(path: string | undefined, replaced: SessionTimes | null, now: Date) {
+function originFields(
+  path: string | undefined,
+  replaced: SessionTimes | null,
+  now: Date,
+  params: Record<string, unknown> | undefined,
+) {
   if (replaced) {
     return {
       createdAt: replaced.createdAt,
@@ -170,6 +176,11 @@ function originFields(path: string | undefined, replaced: SessionTimes | null, n
       secondFactor: replaced.secondFactor ?? null,
       lastSeenAt: replaced.lastSeenAt ?? null,
     };
+  }
+  if (path && SSO_SIGN_IN_PATHS.has(path)) {
+    // Fresh for step-up, with no second factor of ours: a member who has one confirms it for what needs it.
+    const providerId = typeof params?.providerId === "string" ? params.providerId : null;
+    return { reauthenticatedAt: now, secondFactor: null, ssoProviderId: providerId };
   }
   if (!path || !SIGN_IN_PATHS.has(path)) return {};
   return { reauthenticatedAt: now, secondFactor: SECOND_FACTOR_OF_PATH[path] ?? null };
@@ -196,7 +207,9 @@ function createAuth(origin: string) {
     baseURL: origin,
     basePath: AUTH_BASE_PATH,
     secret: authSecret(),
-    trustedOrigins: [origin],
+    // Identity providers on private addresses the operator allows (SSO_TRUSTED_IDP_ORIGINS) are the only others.
+    trustedOrigins: [origin, ...env().SSO_TRUSTED_IDP_ORIGINS],
+    disabledPaths: SSO_DISABLED_PATHS,
     database: prismaAdapter(client, { provider: "postgresql", transaction: true }),
     telemetry: { enabled: false },
     // Failed sign-ins are in the settings audit trail; the log keeps better-auth's errors only.
@@ -237,6 +250,7 @@ function createAuth(origin: string) {
         lastSeenAt: { type: "date", required: false, input: false },
         reauthenticatedAt: { type: "date", required: false, input: false },
         secondFactor: { type: "string", required: false, input: false },
+        ssoProviderId: { type: "string", required: false, input: false },
       },
     },
     databaseHooks: {
@@ -252,8 +266,18 @@ function createAuth(origin: string) {
             const current = (context?.context as { session?: { session?: SessionTimes & { userId?: string } } | null })
               ?.session?.session;
             const replaced = current && current.userId === session.userId ? current : null;
-            const fields = { ...originFields(context?.path, replaced, new Date()), ipAddress };
+            const params = (context as { params?: Record<string, unknown> } | null)?.params;
+            const fields = { ...originFields(context?.path, replaced, new Date(), params), ipAddress };
             if (session.activeOrganizationId) return { data: { ...session, ...fields } };
+            // An SSO sign-in opens the organisation whose provider it came through.
+            const provider =
+              "ssoProviderId" in fields && fields.ssoProviderId
+                ? await prisma().ssoProvider.findUnique({
+                    where: { providerId: fields.ssoProviderId },
+                    select: { orgId: true },
+                  })
+                : null;
+            if (provider) return { data: { ...session, ...fields, activeOrganizationId: provider.orgId } };
             const first = await prisma().member.findFirst({
               where: { userId: session.userId },
               orderBy: { createdAt: "asc" },
@@ -342,6 +366,7 @@ function createAuth(origin: string) {
       }),
       // OAuth 2.1 for MCP clients (oauth/provider.ts); our plugin, after it, counts dynamic registrations.
       ...oauthPlugins(origin),
+      ssoPlugin(),
       settingsPlugin(),
       nextCookies(),
     ],

@@ -26,6 +26,7 @@ import {
   EVENT_RESOURCES,
   type EventName,
   EventNameTextSchema,
+  MemberRemovedSchema,
   type EventResource,
 } from "../platform/events-feed/schema";
 import { AccountSchema } from "../records/accounts/schema";
@@ -299,6 +300,7 @@ export function resourceFields(resource: EventResource): string[] {
     touchpoint: TouchpointSchema,
     custom_field: CustomFieldSchema,
     webhook_endpoint: WebhookEndpointSchema,
+    member: MemberRemovedSchema,
   };
   return Object.keys(schemas[resource].shape).filter((field) => !NEVER_CHANGED.has(field));
 }

@@ -68,6 +68,8 @@ function cookiesFrom(setCookies: string[]): string {
 async function accept(auth: Auth, headers: Headers, invitationId: string, actor: SettingsActor) {
   return transaction(async () => {
     const { invitation } = await viaAuth(() => auth.api.acceptInvitation({ headers, body: { invitationId } }));
+    // Invited again by hand: an earlier removal no longer keeps them out of single sign-on (docs/api-contract.md §11.4).
+    await prisma().memberRemoval.deleteMany({ where: { orgId: invitation.organizationId, email: invitation.email } });
     await recordSettingsAudit(invitation.organizationId, actor, {
       action: "invitation.accepted",
       target: invitation.email,

@@ -278,7 +278,8 @@ export async function revokeApiKey(orgId: string, apiKeyId: string, actor?: Audi
 
 /**
  * The keys a member created that still work (not revoked, not expired), newest first; not their OAuth connections'
- * keys, which their removal always revokes (docs/api-contract.md §10.6).
+ * keys, which their removal always revokes (docs/api-contract.md §10.6), nor organisation service keys, which outlive
+ * their creator's membership (docs/api-contract.md §11.5).
  */
 export function activeKeysCreatedBy(orgId: string, userId: string): Promise<ApiKeySummary[]> {
   return prisma().apiKey.findMany({
@@ -286,6 +287,7 @@ export function activeKeysCreatedBy(orgId: string, userId: string): Promise<ApiK
       orgId,
       createdById: userId,
       oauthClientId: null,
+      serviceKey: false,
       revokedAt: null,
       OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
     },

@@ -7,7 +7,8 @@ import { EVENT_EXAMPLE, EVENT_PAGE_EXAMPLE } from "../../contract/examples";
  * Event names: those of docs/api-contract.md §6.1, then the extensions marked there, so that the events feed carries
  * every change of every resource (updates of deals outside a stage change, tasks, notes, and hard deletions). Webhook
  * endpoints subscribe to any of them, to `<resource>.*` or to `*` for all. `webhook_endpoint.disabled` is recorded when the
- * service disables an endpoint after failures (docs/api-contract.md §6.5).
+ * service disables an endpoint after failures (docs/api-contract.md §6.5); `member.removed` when a member leaves the
+ * organisation's team, removed by hand or deprovisioned by its directory (docs/api-contract.md §11.5).
  */
 export const EVENT_NAMES = [
   "account.created",
@@ -38,6 +39,7 @@ export const EVENT_NAMES = [
   "custom_field.updated",
   "custom_field.archived",
   "webhook_endpoint.disabled",
+  "member.removed",
 ] as const;
 
 /** One of {@link EVENT_NAMES}. */
@@ -61,7 +63,7 @@ export const EventNameTextSchema = z
 
 /**
  * Resources the events feed reports on: the first part of every event name. `webhook_endpoint` has one event, the
- * service disabling an endpoint (docs/api-contract.md §6.1).
+ * service disabling an endpoint (docs/api-contract.md §6.1); `member` one too, a member leaving the team (§11.5).
  */
 export const EVENT_RESOURCES = [
   "account",
@@ -73,6 +75,7 @@ export const EVENT_RESOURCES = [
   "touchpoint",
   "custom_field",
   "webhook_endpoint",
+  "member",
 ] as const;
 
 /** One of {@link EVENT_RESOURCES}. */
@@ -202,3 +205,19 @@ export const EventListSchema = z
       ),
   })
   .meta({ example: EVENT_PAGE_EXAMPLE });
+
+/**
+ * The `data` of a `member.removed` event (docs/api-contract.md §6.1, §11.5): a tombstone of the membership with who it
+ * was, the role they had and what ended it (`manual`: an owner or admin, or the operator command; `directory`: the
+ * organisation's SCIM directory deprovisioned them).
+ */
+export const MemberRemovedSchema = z
+  .object({
+    id: z.string().describe("The membership's id"),
+    resource: z.literal("member"),
+    deleted: z.literal(true),
+    email: z.string().describe("The person's email, lower-case"),
+    role: z.string().describe("The role they had: owner, admin, developer or viewer"),
+    source: z.enum(["manual", "directory"]),
+  })
+  .meta({ id: "MemberRemoved" });
