@@ -8,6 +8,7 @@ import { recordSettingsAudit, type SettingsActor } from "./audit-trail/service";
 import { authFor } from "./better-auth";
 import { viaAuth } from "./better-auth-errors";
 import { isRole, type Role } from "./roles";
+import { isEnforced, type SsoMode } from "./sso/policy";
 
 /** The request a settings action runs for: public origin, headers (the session cookie), client address, user agent. */
 export interface SettingsRequest {
@@ -44,6 +45,11 @@ export interface SignedInWithoutMembership {
   user: { id: string; email: string; name: string };
   /** The organisations the user is a member of, to switch to. */
   organisations: { id: string; slug: string; name: string }[];
+  /**
+   * Set when the user is a member, but the organisation requires single sign-on and this session did not come through
+   * its identity provider (nor is it a break-glass owner's with a second factor): docs/api-contract.md §11.3.
+   */
+  ssoRequired?: { orgName: string };
 }
 
 /** The outcome of {@link resolveSettingsSession}. */
@@ -71,6 +77,44 @@ export class StepUpRequiredError extends Error {
   }
 }
 
+const MEMBERSHIP_SELECT = {
+  id: true,
+  role: true,
+  breakGlass: true,
+  org: {
+    select: {
+      id: true,
+      slug: true,
+      name: true,
+      requireTwoFactor: true,
+      ssoPolicy: { select: { mode: true, graceUntil: true, enforcementSuspendedAt: true } },
+      ssoProvider: { select: { providerId: true } },
+    },
+  },
+} as const;
+
+/**
+ * Whether the organisation's enforced `required` policy refuses this session (docs/api-contract.md §11.3): it did not
+ * come through the organisation's identity provider, and is not a break-glass owner's that proved a second factor.
+ */
+function ssoRefusesSession(
+  membership: {
+    role: string;
+    breakGlass: boolean;
+    org: {
+      ssoPolicy: { mode: string; graceUntil: Date | null; enforcementSuspendedAt: Date | null } | null;
+      ssoProvider: { providerId: string } | null;
+    };
+  },
+  session: object,
+): boolean {
+  const { ssoPolicy, ssoProvider } = membership.org;
+  if (!ssoPolicy || !ssoProvider || !isEnforced({ ...ssoPolicy, mode: ssoPolicy.mode as SsoMode })) return false;
+  const extra = session as { ssoProviderId?: string | null; secondFactor?: string | null };
+  if (extra.ssoProviderId === ssoProvider.providerId) return false;
+  return !(membership.breakGlass && membership.role === "owner" && extra.secondFactor);
+}
+
 /**
  * Resolves the request's session (better-auth, from the database every time) to its user and membership of the
  * session's active organisation, and stamps "last seen" (at most once a minute). A session without an active
@@ -85,20 +129,22 @@ export async function resolveSettingsSession(request: SettingsRequest): Promise<
   const membership = active
     ? await prisma().member.findUnique({
         where: { orgId_userId: { orgId: active, userId: user.id } },
-        select: { id: true, role: true, org: { select: { id: true, slug: true, name: true, requireTwoFactor: true } } },
+        select: MEMBERSHIP_SELECT,
       })
     : await prisma().member.findFirst({
         where: { userId: user.id },
         orderBy: { createdAt: "asc" },
-        select: { id: true, role: true, org: { select: { id: true, slug: true, name: true, requireTwoFactor: true } } },
+        select: MEMBERSHIP_SELECT,
       });
-  if (!membership || !isRole(membership.role)) {
-    const organisations = await organisationsOf(user.id);
+  const refusedBySso = membership && (await ssoRefusesSession(membership, session));
+  if (!membership || !isRole(membership.role) || refusedBySso) {
+    const organisations = (await organisationsOf(user.id)).filter((org) => !refusedBySso || org.id !== membership.org.id);
     return {
       state: "no-membership",
       request,
       user: { id: user.id, email: user.email, name: user.name },
       organisations,
+      ...(refusedBySso ? { ssoRequired: { orgName: membership.org.name } } : {}),
     };
   }
   const now = new Date();
@@ -130,7 +176,12 @@ export async function resolveSettingsSession(request: SettingsRequest): Promise<
       twoFactorEnabled: Boolean((user as { twoFactorEnabled?: boolean | null }).twoFactorEnabled),
       passkeys,
     },
-    org: membership.org,
+    org: {
+      id: membership.org.id,
+      slug: membership.org.slug,
+      name: membership.org.name,
+      requireTwoFactor: membership.org.requireTwoFactor,
+    },
     memberId: membership.id,
     role: membership.role,
   };

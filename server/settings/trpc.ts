@@ -222,7 +222,11 @@ export const memberProcedure = settingsProcedure.use(async ({ ctx, next, getRawI
   if (state.state === "signed-out")
     throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to use the settings" });
   if (state.state === "no-membership") {
-    throw forbidden("You are not a member of this organisation any more: ask an owner or admin to invite you again");
+    throw forbidden(
+      state.ssoRequired
+        ? `${state.ssoRequired.orgName} requires single sign-on: sign in through its identity provider`
+        : "You are not a member of this organisation any more: ask an owner or admin to invite you again",
+    );
   }
   const unstorable = findUnstorableText(await getRawInput());
   if (unstorable) {

@@ -34,6 +34,7 @@ export function providerIdOf(orgId: string): string {
 export function ssoPlugin() {
   return sso({
     providersLimit: 1,
+    schema: { ssoProvider: { fields: { organizationId: "orgId" } } },
     // Our own domain verification sets `domainVerified` (server/identity/sso/domains.ts); the plugin refuses to start
     // a sign-in through a provider without it.
     domainVerification: { enabled: true },

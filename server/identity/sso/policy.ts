@@ -79,7 +79,10 @@ export async function ssoPolicyOf(orgId: string): Promise<SsoPolicyView> {
  * Whether `required` is enforced now: the mode is required, the operator has not switched enforcement off, and the
  * grace period (if any) has ended.
  */
-export function isEnforced(policy: SsoPolicyView, now = new Date()): boolean {
+export function isEnforced(
+  policy: Pick<SsoPolicyView, "mode" | "graceUntil" | "enforcementSuspendedAt">,
+  now = new Date(),
+): boolean {
   if (policy.mode !== "required" || policy.enforcementSuspendedAt) return false;
   return !policy.graceUntil || policy.graceUntil.getTime() <= now.getTime();
 }
