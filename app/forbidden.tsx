@@ -17,8 +17,8 @@ export default async function Forbidden() {
         {state.state === "no-membership" && state.ssoRequired
           ? `${state.ssoRequired.orgName} requires single sign-on: sign out, then sign in with your work email through its identity provider.`
           : state.state === "no-membership"
-          ? "You are not a member of this organisation any more: an owner or admin removed you or it was deleted. Ask them to invite you again."
-          : "Your role in this organisation does not let you see this page. Ask an owner or admin if you need it."}
+            ? "You are not a member of this organisation any more: an owner or admin removed you or it was deleted. Ask them to invite you again."
+            : "Your role in this organisation does not let you see this page. Ask an owner or admin if you need it."}
       </p>
       {others.length > 0 ? (
         <form action={switchOrganisationAction} className="stack">

@@ -12,12 +12,16 @@ import { deleteSessionCookie } from "better-auth/cookies";
 import { symmetricDecrypt } from "better-auth/crypto";
 import { prisma } from "../db/transaction";
 import { env } from "../env";
-import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../platform/client-address";
+import { CLIENT_ADDRESS_HEADER, canonicalAddress, clientAddressOf } from "../platform/client-address";
 import { enforceRateLimit } from "../platform/limits/rate-limits";
 import { countAttempt } from "./attempts";
-import { recordSettingsAuditForUser } from "./audit-trail/service";
+import { recordSettingsAudit, recordSettingsAuditForUser } from "./audit-trail/service";
 import { authRefusalStatus } from "./better-auth-errors";
 import { issueRegistrationToken } from "./oauth/registrations";
+import { assertMayResetPassword, assertMaySignUp } from "./sso/enforcement";
+import { SSO_SIGN_IN_PATHS } from "./sso/plugin";
+import { requiredMembershipsOf } from "./sso/policy";
+import { flushSsoSignInRecords, markConnectionTest } from "./sso/sign-in";
 
 /** What each checked path verifies and what for, in the audit trail's words. */
 const CHECKS: Record<string, { method: string; purpose: string }> = {
@@ -51,12 +55,6 @@ export const SIGN_IN_PATHS = new Set([
   "/two-factor/verify-backup-code",
   "/passkey/verify-authentication",
 ]);
-
-/** The client address of a better-auth call: `TRUST_PROXY`'s header (on Vercel, Vercel's own), in its canonical text. */
-export function clientAddressOf(headers: Headers | undefined | null): string | null {
-  const header = env().TRUST_PROXY === "vercel" ? "x-vercel-forwarded-for" : CLIENT_ADDRESS_HEADER;
-  return canonicalAddress(headers?.get(header)?.split(",")[0]);
-}
 
 interface Person {
   id: string;
@@ -228,9 +226,26 @@ export function settingsPlugin(): BetterAuthPlugin {
           }),
         },
         {
+          // "SSO required" (sso/enforcement.ts): no password reset for its people; the session hook covers sign-ins.
+          matcher: (ctx: { path?: string }) => ctx.path === "/request-password-reset" || ctx.path === "/reset-password",
+          handler: createAuthMiddleware(async (ctx) => {
+            if (ctx.path === "/request-password-reset") {
+              const email = typeof ctx.body?.email === "string" ? ctx.body.email.slice(0, 320) : null;
+              await assertMayResetPassword({ email });
+              return;
+            }
+            const token = typeof ctx.body?.token === "string" ? ctx.body.token.slice(0, 512) : "";
+            const found = token
+              ? await ctx.context.internalAdapter.findVerificationValue(`reset-password:${token}`)
+              : null;
+            if (found?.value) await assertMayResetPassword({ userId: found.value });
+          }),
+        },
+        {
           matcher: (ctx: { path?: string }) => ctx.path === "/sign-up/email",
           handler: createAuthMiddleware(async (ctx) => {
             const email = typeof ctx.body?.email === "string" ? ctx.body.email.trim().toLowerCase() : "";
+            await assertMaySignUp(email);
             const pending = await prisma().invitation.count({
               where: { email, status: "pending", expiresAt: { gt: new Date() } },
             });
@@ -265,6 +280,28 @@ export function settingsPlugin(): BetterAuthPlugin {
               target: `passkey ${(ctx.context.returned as { name?: string } | null)?.name ?? ""}`.trim(),
               ip: clientAddressOf(ctx.headers),
               userAgent: ctx.headers?.get("user-agent") ?? null,
+            });
+          }),
+        },
+        {
+          // What a refused SSO sign-in recorded, written now that its transaction has rolled back.
+          matcher: (ctx: { path?: string }) => Boolean(ctx.path && SSO_SIGN_IN_PATHS.has(ctx.path)),
+          handler: createAuthMiddleware(async (ctx) => {
+            await flushSsoSignInRecords(ctx.context);
+          }),
+        },
+        {
+          // "Test the connection" (sso/sign-in.ts): the browser's own start of a sign-in, marked as that test.
+          matcher: (ctx: { path?: string }) => ctx.path === "/sign-in/sso",
+          handler: createAuthMiddleware(async (ctx) => {
+            const returned = ctx.context.returned as { url?: unknown } | null | undefined;
+            if (authRefusalStatus(returned) !== null || typeof returned?.url !== "string") return;
+            const session = await getSessionFromCtx(ctx).catch(() => null);
+            await markConnectionTest({
+              callbackURL: ctx.body?.callbackURL,
+              providerId: ctx.body?.providerId,
+              userId: session?.user.id ?? null,
+              url: returned.url,
             });
           }),
         },
@@ -313,6 +350,20 @@ export function settingsPlugin(): BetterAuthPlugin {
               ip: attempt.address,
               userAgent: ctx.headers?.get("user-agent") ?? null,
             });
+            // A break-glass owner let in past "SSO required": recorded in that organisation, where its owners see it.
+            const { required } = await requiredMembershipsOf(session.user.id);
+            for (const membership of required.filter((m) => m.breakGlass)) {
+              await recordSettingsAudit(
+                membership.orgId,
+                {
+                  userId: session.user.id,
+                  email: session.user.email,
+                  ip: attempt.address,
+                  userAgent: ctx.headers?.get("user-agent") ?? null,
+                },
+                { action: "sso.breakGlassUsed", target: session.user.email, details: { method: attempt.method } },
+              );
+            }
           }),
         },
       ],

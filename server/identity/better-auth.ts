@@ -15,9 +15,9 @@ import { afterCommit, prisma, transaction } from "../db/transaction";
 import { env } from "../env";
 import { kv } from "../kv";
 import { warnThrottled } from "../kv/warn";
-import { CLIENT_ADDRESS_HEADER, canonicalAddress } from "../platform/client-address";
+import { CLIENT_ADDRESS_HEADER, canonicalAddress, clientAddressOf } from "../platform/client-address";
 import { sendMail } from "../platform/mail";
-import { clientAddressOf, SECOND_FACTOR_OF_PATH, SIGN_IN_PATHS, settingsPlugin } from "./better-auth-plugin";
+import { SECOND_FACTOR_OF_PATH, SIGN_IN_PATHS, settingsPlugin } from "./better-auth-plugin";
 import { oauthPlugins } from "./oauth/provider";
 import { adapterDelegate } from "./oauth/storage";
 import {
@@ -29,6 +29,7 @@ import {
 } from "./passwords";
 import { accessControl, grantableRoles, roles } from "./roles";
 import { authSecret } from "./secret";
+import { assertMayStartSession } from "./sso/enforcement";
 import { SSO_DISABLED_PATHS, SSO_SIGN_IN_PATHS, ssoPlugin } from "./sso/plugin";
 
 /** Where better-auth's HTTP endpoints are mounted (`app/api/auth/[...all]/route.ts`). */
@@ -268,6 +269,19 @@ function createAuth(origin: string) {
             const replaced = current && current.userId === session.userId ? current : null;
             const params = (context as { params?: Record<string, unknown> } | null)?.params;
             const fields = { ...originFields(context?.path, replaced, new Date(), params), ipAddress };
+            // "SSO required" holds for every path that makes a session but single sign-on (sso/enforcement.ts).
+            if (!replaced && !(context?.path && SSO_SIGN_IN_PATHS.has(context.path))) {
+              // A password sign-in of someone with a second factor makes a session the two-factor plugin (or ours,
+              // for a passkey) drops at once to ask for that factor.
+              const secondFactorToFollow =
+                context?.path === "/sign-in/email" &&
+                ((await prisma().user.count({ where: { id: session.userId, twoFactorEnabled: true } })) > 0 ||
+                  (await prisma().passkey.count({ where: { userId: session.userId } })) > 0);
+              await assertMayStartSession(session.userId, {
+                secondFactorProved: Boolean(context?.path && SECOND_FACTOR_OF_PATH[context.path]),
+                secondFactorToFollow,
+              });
+            }
             if (session.activeOrganizationId) return { data: { ...session, ...fields } };
             // An SSO sign-in opens the organisation whose provider it came through.
             const provider =

@@ -138,7 +138,9 @@ export async function resolveSettingsSession(request: SettingsRequest): Promise<
       });
   const refusedBySso = membership && (await ssoRefusesSession(membership, session));
   if (!membership || !isRole(membership.role) || refusedBySso) {
-    const organisations = (await organisationsOf(user.id)).filter((org) => !refusedBySso || org.id !== membership.org.id);
+    const organisations = (await organisationsOf(user.id)).filter(
+      (org) => !refusedBySso || org.id !== membership.org.id,
+    );
     return {
       state: "no-membership",
       request,

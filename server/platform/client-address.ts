@@ -1,4 +1,5 @@
 import { isIP, SocketAddress } from "node:net";
+import { env } from "../env";
 
 /**
  * Header `npm start` sets on every page request to the client address under `TRUST_PROXY` (scripts/serve.ts). Its own
@@ -22,4 +23,10 @@ export function canonicalAddress(address: string | null | undefined): string | n
   if (text.startsWith("::ffff:") && isIP(text.slice(7)) === 4) return text.slice(7);
   const compact = new SocketAddress({ address: text, family: "ipv6" }).address;
   return compact.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
+}
+
+/** The client address of a better-auth call: `TRUST_PROXY`'s header (on Vercel, Vercel's own), in its canonical text. */
+export function clientAddressOf(headers: Headers | undefined | null): string | null {
+  const header = env().TRUST_PROXY === "vercel" ? "x-vercel-forwarded-for" : CLIENT_ADDRESS_HEADER;
+  return canonicalAddress(headers?.get(header)?.split(",")[0]);
 }

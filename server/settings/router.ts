@@ -10,6 +10,7 @@ import {
   secondFactorNeeded,
   strongestFactor,
 } from "../identity/session";
+import { ssoRouter } from "../identity/sso/settings-procedures";
 import { teamRouter } from "../identity/team/settings-procedures";
 import { apiKeysRouter } from "../platform/api-keys/settings-procedures";
 import { usageRouter } from "../platform/request-log/settings-procedures";
@@ -62,6 +63,7 @@ export const settingsRouter = router({
   usage: usageRouter,
   team: teamRouter,
   security: securityRouter,
+  sso: ssoRouter,
   audit: auditRouter,
   customFields: customFieldsRouter,
 });

@@ -26,8 +26,8 @@ import {
   EVENT_RESOURCES,
   type EventName,
   EventNameTextSchema,
-  MemberRemovedSchema,
   type EventResource,
+  MemberRemovedSchema,
 } from "../platform/events-feed/schema";
 import { AccountSchema } from "../records/accounts/schema";
 import { ContactSchema } from "../records/contacts/schema";

@@ -20,7 +20,11 @@ export const SSO_DISABLED_PATHS = [
 ];
 
 /** Paths whose new session is an SSO sign-in (`:providerId` the provider's id). */
-export const SSO_SIGN_IN_PATHS = new Set(["/sso/callback/:providerId", "/sso/callback", "/sso/saml2/sp/acs/:providerId"]);
+export const SSO_SIGN_IN_PATHS = new Set([
+  "/sso/callback/:providerId",
+  "/sso/callback",
+  "/sso/saml2/sp/acs/:providerId",
+]);
 
 /** SAML clock-skew tolerance on NotBefore/NotOnOrAfter: 5 minutes, in ms (docs/api-contract.md §11.1). */
 export const SAML_CLOCK_SKEW_MS = 5 * 60 * 1000;

@@ -104,7 +104,10 @@ export function groupsFrom(claims: Record<string, unknown>, claim: string): stri
  * The role the map gives someone in `groups`: the first rule whose group they are in, else the default role
  * (docs/api-contract.md §11.3). Never owner.
  */
-export function mappedRole(policy: Pick<SsoPolicyView, "groupRoles" | "defaultRole">, groups: string[]): AssignableRole {
+export function mappedRole(
+  policy: Pick<SsoPolicyView, "groupRoles" | "defaultRole">,
+  groups: string[],
+): AssignableRole {
   const held = new Set(groups);
   return policy.groupRoles.find((rule) => held.has(rule.group))?.role ?? policy.defaultRole;
 }
@@ -128,7 +131,12 @@ export async function requiredMembershipsOf(
   });
   const required = memberships
     .filter((m) => m.org.ssoPolicy && m.org.ssoProvider && isEnforced(toView(m.org.ssoPolicy), now))
-    .map((m) => ({ orgId: m.orgId, orgName: m.org.name, breakGlass: m.breakGlass && m.role === "owner", role: m.role }));
+    .map((m) => ({
+      orgId: m.orgId,
+      orgName: m.org.name,
+      breakGlass: m.breakGlass && m.role === "owner",
+      role: m.role,
+    }));
   return { all: memberships.length, required };
 }
 
@@ -136,7 +144,10 @@ export async function requiredMembershipsOf(
  * The organisation that enforces `required` for email addresses of `domain` (one of its verified domains), if any:
  * password resets and sign-ups of such addresses are refused (docs/api-contract.md §11.3).
  */
-export async function requiringOrganisationOfDomain(domain: string, now = new Date()): Promise<{ name: string } | null> {
+export async function requiringOrganisationOfDomain(
+  domain: string,
+  now = new Date(),
+): Promise<{ name: string } | null> {
   const claims = await prisma().ssoDomain.findMany({
     where: { domain, verifiedAt: { not: null } },
     select: { org: { select: { name: true, ssoPolicy: true } } },
@@ -148,5 +159,10 @@ export async function requiringOrganisationOfDomain(domain: string, now = new Da
 /** The domain of an email address, lower-case (`""` when it has none). */
 export function domainOf(email: string): string {
   const at = email.lastIndexOf("@");
-  return at < 0 ? "" : email.slice(at + 1).trim().toLowerCase();
+  return at < 0
+    ? ""
+    : email
+        .slice(at + 1)
+        .trim()
+        .toLowerCase();
 }

@@ -4,11 +4,12 @@
 // sign-in only, its membership written past the organization plugin's hooks) is turned off: this applies the
 // organisation's policy at every sign-in.
 import { randomBytes } from "node:crypto";
-import { getCurrentAuthContext } from "@better-auth/core/context";
+import { inflateRawSync } from "node:zlib";
+import { tryGetCurrentAuthEndpointContext } from "@better-auth/core/context";
 import type { SSOUserResolution, SSOUserResolutionInput } from "@better-auth/sso";
 import { prisma } from "../../db/transaction";
+import { clientAddressOf } from "../../platform/client-address";
 import { type AuditActor, recordSettingsAudit } from "../audit-trail/service";
-import { clientAddressOf } from "../better-auth-plugin";
 import { domainOf, groupsFrom, mappedRole, ssoPolicyOf } from "./policy";
 
 /** How long "Test the connection" waits for the identity provider's answer: 10 minutes, in ms. */
@@ -43,6 +44,25 @@ function reject(code: RefusalCode): SSOUserResolution {
   return { action: "reject", code, message: SSO_REFUSALS[code] };
 }
 
+// A refused SSO sign-in rolls its transaction back: what it records (the refusal, a connection test's result) is written
+// once the callback has ended, by flushSsoSignInRecords (our plugin's after hook), keyed by the endpoint's context.
+const deferred = new WeakMap<object, Array<() => Promise<void>>>();
+
+function afterSignIn(work: () => Promise<void>): void {
+  const ctx = tryGetCurrentAuthEndpointContext();
+  if (!ctx) return;
+  const list = deferred.get(ctx.context) ?? [];
+  list.push(work);
+  deferred.set(ctx.context, list);
+}
+
+/** Writes what a refused SSO sign-in recorded ({@link resolveSsoUser}); called once its callback has ended. */
+export async function flushSsoSignInRecords(context: object): Promise<void> {
+  const list = deferred.get(context);
+  deferred.delete(context);
+  for (const work of list ?? []) await work();
+}
+
 function testMarker(correlation: string): string {
   return `sso-test:${correlation}`;
 }
@@ -51,16 +71,76 @@ function testResultKey(nonce: string): string {
   return `sso-test-result:${nonce}`;
 }
 
-/**
- * Marks the sign-in the identity provider will answer under `correlation` (the OIDC `state`, or the SAML AuthnRequest
- * ID) as a test of the connection by `testerId`: its answer is recorded under `nonce` and nobody is signed in.
- */
-export async function markConnectionTest(correlation: string, marker: { orgId: string; testerId: string; nonce: string }) {
+function pendingTestKey(nonce: string): string {
+  return `sso-test-pending:${nonce}`;
+}
+
+/** Where a connection test's browser comes back to: the SSO page with the test's nonce. */
+export function connectionTestCallback(nonce: string): string {
+  return `/settings/security/sso?test=${nonce}`;
+}
+
+const CALLBACK_PATTERN = /^\/settings\/security\/sso\?test=([A-Za-z0-9_-]{16})$/;
+
+/** Opens a connection test of `orgId`'s provider by `testerId`: its nonce, valid {@link CONNECTION_TEST_TTL_MS}. */
+export async function openConnectionTest(orgId: string, testerId: string): Promise<string> {
+  const nonce = randomBytes(12).toString("base64url");
   await prisma().verification.create({
     data: {
       id: randomBytes(16).toString("hex"),
+      identifier: pendingTestKey(nonce),
+      value: JSON.stringify({ orgId, testerId }),
+      expiresAt: new Date(Date.now() + CONNECTION_TEST_TTL_MS),
+    },
+  });
+  return nonce;
+}
+
+/** The AuthnRequest id of a SAML redirect URL (`SAMLRequest`: deflated, base64). */
+function authnRequestId(url: URL): string | null {
+  const request = url.searchParams.get("SAMLRequest");
+  if (!request) return null;
+  try {
+    const xml = inflateRawSync(Buffer.from(request, "base64")).toString("utf8");
+    return /<(?:\w+:)?AuthnRequest\b[^>]*\sID="([^"]+)"/.exec(xml)?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * After a sign-in through a provider started (`/sign-in/sso` answered `url`): when it was started by the tester of an
+ * open connection test of that provider's organisation, with that test's `callbackURL`, marks the request the
+ * identity provider will answer (the OIDC `state`, or the SAML AuthnRequest ID) as that test, so its answer is
+ * recorded instead of signing anyone in.
+ */
+export async function markConnectionTest(input: {
+  callbackURL: unknown;
+  providerId: unknown;
+  userId: string | null;
+  url: string;
+}): Promise<void> {
+  const nonce = typeof input.callbackURL === "string" ? CALLBACK_PATTERN.exec(input.callbackURL)?.[1] : undefined;
+  if (!nonce || !input.userId || typeof input.providerId !== "string") return;
+  const pending = await prisma().verification.findFirst({
+    where: { identifier: pendingTestKey(nonce), expiresAt: { gt: new Date() } },
+    select: { id: true, value: true },
+  });
+  if (!pending) return;
+  const test = JSON.parse(pending.value) as { orgId: string; testerId: string };
+  const provider = await prisma().ssoProvider.findUnique({
+    where: { providerId: input.providerId },
+    select: { orgId: true },
+  });
+  if (test.testerId !== input.userId || provider?.orgId !== test.orgId) return;
+  const url = new URL(input.url);
+  const correlation = url.searchParams.get("state") ?? authnRequestId(url);
+  if (!correlation) return;
+  await prisma().verification.update({
+    where: { id: pending.id },
+    data: {
       identifier: testMarker(correlation),
-      value: JSON.stringify(marker),
+      value: JSON.stringify({ ...test, nonce }),
       expiresAt: new Date(Date.now() + CONNECTION_TEST_TTL_MS),
     },
   });
@@ -82,8 +162,8 @@ export async function connectionTestResult(
 }
 
 /** The value that ties this callback to the request that started it: the OIDC `state` or the SAML `InResponseTo`. */
-async function correlationOfCallback(protocol: "oidc" | "saml"): Promise<string | null> {
-  const ctx = await getCurrentAuthContext().catch(() => null);
+function correlationOfCallback(protocol: "oidc" | "saml"): string | null {
+  const ctx = tryGetCurrentAuthEndpointContext();
   if (!ctx) return null;
   if (protocol === "oidc") {
     const state = (ctx.query as { state?: unknown } | undefined)?.state ?? (ctx.body as { state?: unknown })?.state;
@@ -96,8 +176,8 @@ async function correlationOfCallback(protocol: "oidc" | "saml"): Promise<string 
   return /<(?:\w+:)?Response\b[^>]*\sInResponseTo="([^"]{1,256})"/.exec(xml)?.[1] ?? null;
 }
 
-async function actorOfCallback(userId: string | null, email: string): Promise<AuditActor> {
-  const ctx = await getCurrentAuthContext().catch(() => null);
+function actorOfCallback(userId: string | null, email: string): AuditActor {
+  const ctx = tryGetCurrentAuthEndpointContext();
   return {
     userId,
     email,
@@ -118,7 +198,11 @@ function shown(claims: Record<string, unknown>): Record<string, unknown> {
     if (Array.isArray(value)) return value.slice(0, 100).map(cut);
     return typeof value === "object" && value !== null ? JSON.stringify(value).slice(0, 500) : value;
   };
-  return Object.fromEntries(Object.entries(claims).slice(0, 100).map(([key, value]) => [key, cut(value)]));
+  return Object.fromEntries(
+    Object.entries(claims)
+      .slice(0, 100)
+      .map(([key, value]) => [key, cut(value)]),
+  );
 }
 
 async function recordDirectoryEvent(orgId: string, action: string, target: string, details: object, ok = true) {
@@ -189,7 +273,7 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
   const policy = await ssoPolicyOf(orgId);
   const groups = groupsFrom(claims, policy.groupsClaim);
 
-  const correlation = await correlationOfCallback(input.protocol);
+  const correlation = correlationOfCallback(input.protocol);
   const marker = correlation
     ? await prisma().verification.findFirst({
         where: { identifier: testMarker(correlation), expiresAt: { gt: new Date() } },
@@ -209,14 +293,16 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
         outcome: "refuse" in decision ? decision.refuse : `let in as ${decision.role}`,
         at: new Date().toISOString(),
       };
-      await prisma().verification.delete({ where: { id: marker.id } });
-      await prisma().verification.create({
-        data: {
-          id: randomBytes(16).toString("hex"),
-          identifier: testResultKey(test.nonce),
-          value: JSON.stringify({ orgId, testerId: test.testerId, result }),
-          expiresAt: new Date(Date.now() + CONNECTION_TEST_TTL_MS),
-        },
+      afterSignIn(async () => {
+        await prisma().verification.deleteMany({ where: { id: marker.id } });
+        await prisma().verification.create({
+          data: {
+            id: randomBytes(16).toString("hex"),
+            identifier: testResultKey(test.nonce),
+            value: JSON.stringify({ orgId, testerId: test.testerId, result }),
+            expiresAt: new Date(Date.now() + CONNECTION_TEST_TTL_MS),
+          },
+        });
       });
       return reject("CONNECTION_TESTED");
     }
@@ -224,7 +310,8 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
 
   const { decision } = await decide(orgId, email, groups);
   if ("refuse" in decision) {
-    await recordDirectoryEvent(orgId, "signin.refused", email, { code: decision.refuse, protocol: input.protocol }, false);
+    const details = { code: decision.refuse, protocol: input.protocol };
+    afterSignIn(() => recordDirectoryEvent(orgId, "signin.refused", email, details, false));
     return reject(decision.refuse);
   }
   let userId = decision.userId;
@@ -235,7 +322,7 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
     });
     userId = created.id;
   }
-  const actor = await actorOfCallback(userId, email);
+  const actor = actorOfCallback(userId, email);
   if (!decision.memberId) {
     await prisma().member.create({
       data: { id: randomBytes(16).toString("hex"), orgId, userId, role: decision.role },

@@ -1,0 +1,110 @@
+// Single sign-on through OIDC (docs/api-contract.md §11): an organisation connects oauth2-mock-server, verifies its
+// domain through a TXT record, and people sign in through it under the organisation's policy.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { prisma } from "../../../server/db/transaction";
+import { authFor } from "../../../server/identity/better-auth";
+import { providerIdOf } from "../../../server/identity/sso/plugin";
+import { fakeDns, type OidcProvider, ssoSignIn, startOidcProvider } from "../../helpers/identity-providers";
+import { orgWithRoles, TEST_ORIGIN } from "../../helpers/members";
+
+let idp: OidcProvider;
+beforeAll(async () => {
+  idp = await startOidcProvider();
+});
+afterAll(() => idp.close());
+
+async function sessionOf(cookie: string) {
+  return authFor(TEST_ORIGIN).api.getSession({ headers: new Headers({ cookie }) });
+}
+
+/** An organisation with OIDC connected, its domain verified and SSO optional with JIT and a map. */
+async function connectedOrg(policy: Partial<{ jit: boolean; mode: "optional" | "required" }> = {}) {
+  const team = await orgWithRoles();
+  const { owner } = team.members;
+  const domain = `acme-${randomBytes(4).toString("hex")}.example`;
+  const added = await owner.caller.sso.addDomain({ domain });
+  fakeDns({ [added.txtName]: [added.txtValue] });
+  expect((await owner.caller.sso.verifyDomain({ domain })).verified).toBe(true);
+  await owner.caller.sso.connectOidc({
+    issuer: idp.issuer,
+    clientId: "crm-test",
+    clientSecret: "s3cret",
+    extraScopes: [],
+  });
+  await owner.caller.sso.savePolicy({
+    mode: policy.mode ?? "optional",
+    jit: policy.jit ?? true,
+    defaultRole: "viewer",
+    groupsClaim: "groups",
+    groupRoles: [{ group: "crm-admins", role: "admin" }],
+    graceUntil: null,
+  });
+  return { ...team, domain, providerId: providerIdOf(team.orgId) };
+}
+
+describe("OIDC sign-in (docs/api-contract.md §11.3)", () => {
+  it("first sign-in with groups crm-admins joins as admin; the next with no groups gets the default role", async () => {
+    const org = await connectedOrg();
+    const email = `ana@${org.domain}`;
+    idp.signInAs({ sub: "ana-1", email, name: "Ana", groups: ["crm-admins"] });
+    const first = await ssoSignIn(org.providerId);
+    expect(first.url.pathname).toBe("/settings");
+    const session = await sessionOf(first.cookie);
+    expect(session?.user.email).toBe(email);
+    const user = await prisma().user.findUniqueOrThrow({ where: { email } });
+    const member = await prisma().member.findFirstOrThrow({ where: { orgId: org.orgId, userId: user.id } });
+    expect(member.role).toBe("admin");
+    expect((session?.session as { ssoProviderId?: string } | undefined)?.ssoProviderId).toBe(org.providerId);
+
+    idp.signInAs({ sub: "ana-1", email, name: "Ana", groups: [] });
+    const second = await ssoSignIn(org.providerId);
+    expect(second.url.pathname).toBe("/settings");
+    const again = await prisma().member.findFirstOrThrow({ where: { orgId: org.orgId, userId: user.id } });
+    expect(again.role).toBe("viewer");
+    const events = await prisma().directoryEvent.findMany({ where: { orgId: org.orgId }, orderBy: { id: "asc" } });
+    expect(events.map((event) => event.action)).toEqual(["member.joined", "member.role_changed"]);
+  });
+
+  it("a member removed by hand is not added back by their next SSO sign-in", async () => {
+    const org = await connectedOrg();
+    const email = `ben@${org.domain}`;
+    idp.signInAs({ sub: "ben-1", email, groups: [] });
+    expect((await ssoSignIn(org.providerId)).url.pathname).toBe("/settings");
+    const user = await prisma().user.findUniqueOrThrow({ where: { email } });
+    const member = await prisma().member.findFirstOrThrow({ where: { orgId: org.orgId, userId: user.id } });
+    await org.members.owner.caller.team.removeMember({ memberId: member.id, revokeKeys: true });
+    expect(await prisma().session.count({ where: { userId: user.id } })).toBe(0);
+
+    const refused = await ssoSignIn(org.providerId);
+    expect(refused.url.pathname).toBe("/signin");
+    expect(refused.url.searchParams.get("error")).toBe("MEMBER_REMOVED");
+    expect(await prisma().member.count({ where: { orgId: org.orgId, userId: user.id } })).toBe(0);
+    expect(await sessionOf(refused.cookie)).toBeNull();
+  });
+
+  it("refuses an email outside the verified domains, and a non-member without JIT", async () => {
+    const org = await connectedOrg({ jit: false });
+    idp.signInAs({ sub: "eve-1", email: "eve@elsewhere.example" });
+    const outside = await ssoSignIn(org.providerId);
+    expect(outside.url.searchParams.get("error")).toBe("DOMAIN_NOT_VERIFIED");
+    idp.signInAs({ sub: "cat-1", email: `cat@${org.domain}` });
+    const stranger = await ssoSignIn(org.providerId);
+    expect(stranger.url.searchParams.get("error")).toBe("NOT_A_MEMBER");
+    expect(await prisma().user.count({ where: { email: `cat@${org.domain}` } })).toBe(0);
+  });
+
+  it("test the connection shows the claims and changes nothing", async () => {
+    const org = await connectedOrg();
+    const email = `dan@${org.domain}`;
+    idp.signInAs({ sub: "dan-1", email, name: "Dan", groups: ["crm-admins", "other"] });
+    const { nonce, providerId, callbackURL } = await org.members.owner.caller.sso.startTest();
+    const landed = await ssoSignIn(providerId, org.members.owner.request.headers.get("cookie") ?? "", callbackURL);
+    expect(landed.url.pathname).toBe("/settings/security/sso");
+    const result = await org.members.owner.caller.sso.testResult({ nonce });
+    expect(result).toMatchObject({ protocol: "oidc", email, name: "Dan", groups: ["crm-admins", "other"] });
+    expect(result?.outcome).toBe("let in as admin");
+    expect(await prisma().user.count({ where: { email } })).toBe(0);
+    expect(await prisma().directoryEvent.count({ where: { orgId: org.orgId } })).toBe(0);
+  });
+});
