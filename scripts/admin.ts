@@ -10,10 +10,12 @@ import { closeDb } from "../server/db/client";
 import type { RateLimitPlan } from "../server/db/generated/client";
 import { migrateProcessDatabase } from "../server/db/ready";
 import { withStatementClass } from "../server/db/statement-budget";
+import { prisma } from "../server/db/transaction";
 import { seedDemoBook } from "../server/demo/seed";
 import { ApiError } from "../server/errors";
 import { defaultOrigin } from "../server/identity/better-auth";
 import { passwordResetLink } from "../server/identity/password-reset";
+import { suspendSsoEnforcement } from "../server/identity/sso/settings";
 import { createMemberUser, inviteFromCommand, organisationHasOwner } from "../server/identity/team/operator";
 import { closeKv } from "../server/kv";
 import { logToStderr } from "../server/observability/logger";
@@ -50,6 +52,10 @@ const USAGE = `Usage:
   npm run admin -- reset-password --email <email> [--json]
     Prints a one-time link (valid 1 hour) where the user sets a new password; every session of the user then ends.
     Prints {"email", "link", "expiresAt"} with --json.
+  npm run admin -- sso-enforcement-off --org <slug> [--json]
+    Stops enforcing "single sign-on required" for the organisation (its identity provider is down, say): members
+    sign in with passwords and passkeys again until an owner or admin saves the SSO policy again. Recorded in the
+    organisation's audit trail. Prints {"orgId", "mode", "wasEnforced"} with --json.
 With --json, stdout is that one JSON line and nothing else (log lines go to stderr); add -s so that npm prints
 nothing of its own either: npm run -s admin -- create-key … --json | jq -r .key`;
 
@@ -262,6 +268,24 @@ async function createWebhook(args: string[], io: AdminOutput): Promise<void> {
   }
 }
 
+async function ssoEnforcementOffCommand(args: string[], io: AdminOutput): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { org: { type: "string" }, json: { type: "boolean", default: false } },
+    strict: true,
+  });
+  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
+    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
+  const org = await prisma().organisation.findUnique({ where: { slug: values.org }, select: { id: true } });
+  if (!org) throw new ApiError("not_found", `No organisation has the slug ${values.org}`);
+  const { mode, wasEnforced } = await suspendSsoEnforcement(org.id);
+  if (values.json) io.out(JSON.stringify({ orgId: org.id, mode, wasEnforced }));
+  else
+    io.out(
+      `Single sign-on enforcement is off for ${values.org} (mode ${mode}${wasEnforced ? ", was enforced" : ""}): passwords and passkeys work again until an owner or admin saves the policy.`,
+    );
+}
+
 /** Where the command prints: its result on `out`, problems on `err`, one call per message. */
 export interface AdminOutput {
   out(text: string): void;
@@ -277,6 +301,7 @@ const COMMANDS: Record<string, (args: string[], io: AdminOutput) => Promise<void
   "create-user": createUserCommand,
   invite: inviteCommand,
   "reset-password": resetPasswordCommand,
+  "sso-enforcement-off": ssoEnforcementOffCommand,
 };
 
 /**

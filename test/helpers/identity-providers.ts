@@ -1,12 +1,14 @@
 // Identity providers for the single sign-on tests, offline: an OIDC provider (oauth2-mock-server, as better-auth's own
 // tests use) whose next sign-in carries the claims a test sets, a browser that follows redirects between it and our
 // better-auth endpoints with a cookie jar, and a DNS TXT table for domain verification.
+import { randomBytes } from "node:crypto";
 import { OAuth2Server } from "oauth2-mock-server";
 import { resetEnvCache } from "../../server/env";
 import { authFor } from "../../server/identity/better-auth";
 import { setTxtResolver } from "../../server/identity/sso/domains";
+import { providerIdOf } from "../../server/identity/sso/plugin";
 import { CLIENT_ADDRESS_HEADER } from "../../server/platform/client-address";
-import { cookieHeader, randomAddress, TEST_ORIGIN } from "./members";
+import { cookieHeader, orgWithRoles, randomAddress, TEST_ORIGIN } from "./members";
 
 /** The claims of the next sign-in at the OIDC provider (the ID token's and the userinfo answer's). */
 export interface OidcPerson {
@@ -133,4 +135,40 @@ export async function ssoSignIn(providerId: string, cookie = "", callbackURL = "
   const { url } = (await started.json()) as { url?: string };
   if (!url) throw new Error(`sign-in did not start: ${started.status}`);
   return browse(url, jar);
+}
+
+/** The policy {@link connectOidcOrg} saves, field by field overridable. */
+export interface TestPolicy {
+  mode: "optional" | "required";
+  jit: boolean;
+  groupRoles: { group: string; role: "admin" | "developer" | "viewer" }[];
+}
+
+/**
+ * A fresh organisation with a member of each role, its domain `acme-<hex>.example` verified through the fake DNS, the
+ * OIDC provider `idp` connected and a policy saved (default: optional, JIT on, viewer by default, crm-admins → admin).
+ */
+export async function connectOidcOrg(idp: OidcProvider, policy: Partial<TestPolicy> = {}) {
+  const team = await orgWithRoles();
+  const { owner } = team.members;
+  const domain = `acme-${randomBytes(4).toString("hex")}.example`;
+  const added = await owner.caller.sso.addDomain({ domain });
+  fakeDns({ [added.txtName]: [added.txtValue] });
+  const verified = await owner.caller.sso.verifyDomain({ domain });
+  if (!verified.verified) throw new Error(`domain did not verify: ${verified.lastError}`);
+  await owner.caller.sso.connectOidc({
+    issuer: idp.issuer,
+    clientId: "crm-test",
+    clientSecret: "s3cret",
+    extraScopes: [],
+  });
+  await owner.caller.sso.savePolicy({
+    mode: policy.mode ?? "optional",
+    jit: policy.jit ?? true,
+    defaultRole: "viewer",
+    groupsClaim: "groups",
+    groupRoles: policy.groupRoles ?? [{ group: "crm-admins", role: "admin" }],
+    graceUntil: null,
+  });
+  return { ...team, domain, providerId: providerIdOf(team.orgId) };
 }

@@ -365,3 +365,25 @@ export async function rolesManagedByIdp(orgId: string): Promise<boolean> {
   const policy = await ssoPolicyOf(orgId);
   return policy.mode !== "off" && policy.groupRoles.length > 0;
 }
+
+/**
+ * The operator's switch-off (`npm run admin -- sso-enforcement-off --org <slug>`, docs/api-contract.md §11.3): the
+ * organisation's `required` policy stops being enforced (its mode is kept, the page shows a banner) until an owner or
+ * admin saves the policy again. Recorded in the organisation's audit trail.
+ * @returns the policy's mode, and whether enforcement was on before.
+ * @throws ApiError `not_found` (404) for an organisation without an SSO policy.
+ */
+export async function suspendSsoEnforcement(orgId: string): Promise<{ mode: string; wasEnforced: boolean }> {
+  return transaction(async () => {
+    const policy = await prisma().ssoPolicy.findUnique({ where: { orgId } });
+    if (!policy) throw new ApiError("not_found", "This organisation has no single sign-on policy");
+    const wasEnforced = policy.mode === "required" && policy.enforcementSuspendedAt === null;
+    await prisma().ssoPolicy.update({ where: { orgId }, data: { enforcementSuspendedAt: new Date() } });
+    await recordSettingsAudit(
+      orgId,
+      { userId: null, email: "operator (npm run admin)", ip: null, userAgent: null },
+      { action: "sso.enforcementSuspended", details: { mode: policy.mode, wasEnforced } },
+    );
+    return { mode: policy.mode, wasEnforced };
+  });
+}

@@ -1,12 +1,10 @@
 // Single sign-on through OIDC (docs/api-contract.md §11): an organisation connects oauth2-mock-server, verifies its
 // domain through a TXT record, and people sign in through it under the organisation's policy.
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../../server/db/transaction";
 import { authFor } from "../../../server/identity/better-auth";
-import { providerIdOf } from "../../../server/identity/sso/plugin";
-import { fakeDns, type OidcProvider, ssoSignIn, startOidcProvider } from "../../helpers/identity-providers";
-import { orgWithRoles, TEST_ORIGIN } from "../../helpers/members";
+import { connectOidcOrg, type OidcProvider, ssoSignIn, startOidcProvider } from "../../helpers/identity-providers";
+import { TEST_ORIGIN } from "../../helpers/members";
 
 let idp: OidcProvider;
 beforeAll(async () => {
@@ -18,34 +16,9 @@ async function sessionOf(cookie: string) {
   return authFor(TEST_ORIGIN).api.getSession({ headers: new Headers({ cookie }) });
 }
 
-/** An organisation with OIDC connected, its domain verified and SSO optional with JIT and a map. */
-async function connectedOrg(policy: Partial<{ jit: boolean; mode: "optional" | "required" }> = {}) {
-  const team = await orgWithRoles();
-  const { owner } = team.members;
-  const domain = `acme-${randomBytes(4).toString("hex")}.example`;
-  const added = await owner.caller.sso.addDomain({ domain });
-  fakeDns({ [added.txtName]: [added.txtValue] });
-  expect((await owner.caller.sso.verifyDomain({ domain })).verified).toBe(true);
-  await owner.caller.sso.connectOidc({
-    issuer: idp.issuer,
-    clientId: "crm-test",
-    clientSecret: "s3cret",
-    extraScopes: [],
-  });
-  await owner.caller.sso.savePolicy({
-    mode: policy.mode ?? "optional",
-    jit: policy.jit ?? true,
-    defaultRole: "viewer",
-    groupsClaim: "groups",
-    groupRoles: [{ group: "crm-admins", role: "admin" }],
-    graceUntil: null,
-  });
-  return { ...team, domain, providerId: providerIdOf(team.orgId) };
-}
-
 describe("OIDC sign-in (docs/api-contract.md §11.3)", () => {
   it("first sign-in with groups crm-admins joins as admin; the next with no groups gets the default role", async () => {
-    const org = await connectedOrg();
+    const org = await connectOidcOrg(idp);
     const email = `ana@${org.domain}`;
     idp.signInAs({ sub: "ana-1", email, name: "Ana", groups: ["crm-admins"] });
     const first = await ssoSignIn(org.providerId);
@@ -67,7 +40,7 @@ describe("OIDC sign-in (docs/api-contract.md §11.3)", () => {
   });
 
   it("a member removed by hand is not added back by their next SSO sign-in", async () => {
-    const org = await connectedOrg();
+    const org = await connectOidcOrg(idp);
     const email = `ben@${org.domain}`;
     idp.signInAs({ sub: "ben-1", email, groups: [] });
     expect((await ssoSignIn(org.providerId)).url.pathname).toBe("/settings");
@@ -84,7 +57,7 @@ describe("OIDC sign-in (docs/api-contract.md §11.3)", () => {
   });
 
   it("refuses an email outside the verified domains, and a non-member without JIT", async () => {
-    const org = await connectedOrg({ jit: false });
+    const org = await connectOidcOrg(idp, { jit: false });
     idp.signInAs({ sub: "eve-1", email: "eve@elsewhere.example" });
     const outside = await ssoSignIn(org.providerId);
     expect(outside.url.searchParams.get("error")).toBe("DOMAIN_NOT_VERIFIED");
@@ -95,7 +68,7 @@ describe("OIDC sign-in (docs/api-contract.md §11.3)", () => {
   });
 
   it("test the connection shows the claims and changes nothing", async () => {
-    const org = await connectedOrg();
+    const org = await connectOidcOrg(idp);
     const email = `dan@${org.domain}`;
     idp.signInAs({ sub: "dan-1", email, name: "Dan", groups: ["crm-admins", "other"] });
     const { nonce, providerId, callbackURL } = await org.members.owner.caller.sso.startTest();
