@@ -17,6 +17,7 @@ import { fanOutEvents } from "../../../server/webhooks/deliveries";
 import { createWebhookEndpoint, setWebhookEndpointEnabled } from "../../../server/webhooks/endpoints";
 import { dispatchesSettled } from "../../../server/webhooks/hand-over";
 import { client, createKey, createTestOrg, startApi, type TestServer } from "../../helpers/api";
+import { addMember, memberIdOf } from "../../helpers/members";
 import {
   type FakeInngest,
   type Receiver,
@@ -67,7 +68,7 @@ async function drainInngest(): Promise<{ fanOuts: number; deliveries: number }> 
   return { fanOuts, deliveries };
 }
 
-async function causeAllEvents(key: string) {
+async function causeAllEvents(key: string, orgId: string) {
   const api = client(server.url, key);
   const ok = async (method: string, path: string, body?: unknown) => {
     const res = await api(method, path, body);
@@ -107,7 +108,11 @@ async function causeAllEvents(key: string) {
   const field = await ok("POST", "/custom-fields", { resource: "task", key: "effort", label: "Effort", type: "text" });
   await ok("PATCH", `/custom-fields/${field.id}`, { label: "Effort (hours)" });
   await ok("DELETE", `/custom-fields/${field.id}`);
-  return { account, api };
+  // A member leaving the team, removed by an owner on the team page (docs/api-contract.md §11.5).
+  const owner = await addMember(orgId, "owner");
+  const leaver = await addMember(orgId, "developer");
+  await owner.caller.team.removeMember({ memberId: await memberIdOf(orgId, leaver.userId), revokeKeys: false });
+  return { account, api, remover: owner.userId };
 }
 
 it("delivers each event of docs/api-contract.md §6.1, extensions included, to a subscribed endpoint, signed, with the documented headers", async () => {
@@ -125,7 +130,7 @@ it("delivers each event of docs/api-contract.md §6.1, extensions included, to a
   await createWebhookEndpoint(otherOrg.orgId, { url: `${receiver.url}?other`, events: ["*"] });
 
   const before = receiver.requests.length;
-  await causeAllEvents(org.key);
+  const { remover } = await causeAllEvents(org.key, org.orgId);
   const recorded = await prisma().event.findMany({ where: { orgId: org.orgId }, orderBy: { sequence: "asc" } });
   expect(new Set(recorded.map((event) => event.name))).toEqual(new Set(RECORD_EVENTS));
   const { fanOuts, deliveries } = await drainInngest();
@@ -176,7 +181,8 @@ it("delivers each event of docs/api-contract.md §6.1, extensions included, to a
       timestamp: event.createdAt.toISOString(),
       orgId: org.orgId,
       resource: event.name.split(".")[0],
-      actor: { type: "api_key", id: org.apiKeyId },
+      // Every change went through the key, but the removal of a member, made by an owner on the team page.
+      actor: event.name === "member.removed" ? { type: "user", id: remover } : { type: "api_key", id: org.apiKeyId },
       data: event.data,
       ...(event.previous ? { changedFields: event.changedFields, previous: event.previous } : {}),
     });
