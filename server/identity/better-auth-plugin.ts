@@ -11,8 +11,7 @@ import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/a
 import { deleteSessionCookie } from "better-auth/cookies";
 import { symmetricDecrypt } from "better-auth/crypto";
 import { prisma } from "../db/transaction";
-import { env } from "../env";
-import { CLIENT_ADDRESS_HEADER, canonicalAddress, clientAddressOf } from "../platform/client-address";
+import { clientAddressOf } from "../platform/client-address";
 import { enforceRateLimit } from "../platform/limits/rate-limits";
 import { countAttempt } from "./attempts";
 import { recordSettingsAudit, recordSettingsAuditForUser } from "./audit-trail/service";
