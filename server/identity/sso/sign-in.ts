@@ -10,6 +10,7 @@ import type { SSOUserResolution, SSOUserResolutionInput } from "@better-auth/sso
 import { prisma } from "../../db/transaction";
 import { clientAddressOf } from "../../platform/client-address";
 import { type AuditActor, recordSettingsAudit } from "../audit-trail/service";
+import { withdrawInvitations } from "../team/team-lock";
 import { domainOf, groupsFrom, mappedRole, ssoPolicyOf } from "./policy";
 
 /** How long "Test the connection" waits for the identity provider's answer: 10 minutes, in ms. */
@@ -340,6 +341,8 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
       target: email,
       details: { from: decision.currentRole, to: decision.role, by: "identity provider groups" },
     });
+    // As a change by hand does (team/change-role.ts): invitations for roles they can no longer give are withdrawn.
+    await withdrawInvitations(orgId, userId, decision.role, actor, `${email}'s groups made them ${decision.role}`);
     await recordDirectoryEvent(orgId, "member.role_changed", email, {
       from: decision.currentRole,
       to: decision.role,

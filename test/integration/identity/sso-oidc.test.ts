@@ -3,8 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prisma } from "../../../server/db/transaction";
 import { authFor } from "../../../server/identity/better-auth";
+import { createSettingsCaller } from "../../../server/settings/router";
 import { connectOidcOrg, type OidcProvider, ssoSignIn, startOidcProvider } from "../../helpers/identity-providers";
-import { TEST_ORIGIN } from "../../helpers/members";
+import { addPasskeyRow, browserRequest, TEST_ORIGIN } from "../../helpers/members";
 
 let idp: OidcProvider;
 beforeAll(async () => {
@@ -79,5 +80,23 @@ describe("OIDC sign-in (docs/api-contract.md §11.3)", () => {
     expect(result?.outcome).toBe("let in as admin");
     expect(await prisma().user.count({ where: { email } })).toBe(0);
     expect(await prisma().directoryEvent.count({ where: { orgId: org.orgId } })).toBe(0);
+  });
+
+  it("an SSO sign-in is no second factor of ours: a member with a passkey confirms with it, and a 2FA requirement still asks", async () => {
+    const org = await connectOidcOrg(idp);
+    await prisma().organisation.update({ where: { id: org.orgId }, data: { requireTwoFactor: true } });
+    const email = `ida@${org.domain}`;
+    idp.signInAs({ sub: "ida-1", email, groups: ["crm-admins"] });
+    const first = await ssoSignIn(org.providerId);
+    const asIda = () => createSettingsCaller({ request: browserRequest(first.cookie) });
+    const me = await asIda().me();
+    expect(me.role).toBe("admin");
+    expect(me.secondFactorNeeded).toBe("set-up");
+    const user = await prisma().user.findUniqueOrThrow({ where: { email } });
+    await addPasskeyRow(user.id);
+    const later = await asIda().me();
+    expect(later.secondFactorNeeded).toBe("confirm");
+    expect(later.recentlyAuthenticated).toBe(false);
+    expect(later.secondFactor.session).toBeNull();
   });
 });
