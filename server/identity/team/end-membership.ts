@@ -53,7 +53,7 @@ export async function endMembership(input: {
     if (member.role === "owner") {
       const owners = await prisma().member.count({ where: { orgId, role: "owner" } });
       if (owners <= 1) {
-        throw new ApiError("validation_error", "The last owner cannot be removed: make someone else owner first");
+        throw new ApiError("validation_error", "An organisation always keeps at least one owner");
       }
     }
     const email = member.user.email;

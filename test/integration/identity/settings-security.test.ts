@@ -308,15 +308,27 @@ describe("owners and membership", () => {
 
     const devId = (await prisma().member.findFirstOrThrow({ where: { orgId, userId: members.developer.userId } })).id;
     await members.owner.caller.team.removeMember({ memberId: devId });
+    // The removal ended their sessions of the organisation (their only one): the next request is signed out.
     const gone = await refusal(members.developer.caller.apiKeys.list());
-    expect(gone.code).toBe("FORBIDDEN");
-    expect(gone.message).toBe(
-      "You are not a member of this organisation any more: ask an owner or admin to invite you again",
-    );
-    // Still signed in (the session is the user's), but a member of nothing.
-    expect((await auth().api.getSession({ headers: members.developer.request.headers }))?.user.email).toBe(
-      members.developer.email,
-    );
+    expect(gone.code).toBe("UNAUTHORIZED");
+    expect(await auth().api.getSession({ headers: members.developer.request.headers })).toBeNull();
+    expect(await prisma().session.count({ where: { userId: members.developer.userId } })).toBe(0);
+  });
+
+  it("a member of two organisations removed from one keeps their sessions of the other", async () => {
+    const first = await orgWithRoles();
+    const second = await orgWithRoles();
+    const { developer } = first.members;
+    await prisma().member.create({
+      data: { id: `m_${developer.userId}`, orgId: second.orgId, userId: developer.userId, role: "viewer" },
+    });
+    const elsewhere = await signIn(developer.email, developer.password);
+    const elsewhereSession = await auth().api.getSession({ headers: elsewhere.headers });
+    await prisma().session.update({ where: { id: elsewhereSession?.session.id }, data: { activeOrgId: second.orgId } });
+    await first.members.owner.caller.team.removeMember({ memberId: await memberIdOf(first.orgId, developer.userId) });
+    expect((await refusal(developer.caller.apiKeys.list())).code).toBe("UNAUTHORIZED");
+    const other = createSettingsCaller({ request: elsewhere });
+    expect((await other.me()).org.id).toBe(second.orgId);
   });
 });
 
