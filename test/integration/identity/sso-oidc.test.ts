@@ -99,4 +99,17 @@ describe("OIDC sign-in (docs/api-contract.md §11.3)", () => {
     expect(later.recentlyAuthenticated).toBe(false);
     expect(later.secondFactor.session).toBeNull();
   });
+
+  it("three first sign-ins of one person at once make one user and one membership, and each a session", async () => {
+    const org = await connectOidcOrg(idp);
+    for (let round = 0; round < 3; round += 1) {
+      const email = `race${round}@${org.domain}`;
+      idp.signInAs({ sub: `race-${round}`, email, groups: ["crm-admins"] });
+      const landings = await Promise.all([1, 2, 3].map(() => ssoSignIn(org.providerId)));
+      expect(landings.map((landing) => landing.url.pathname)).toEqual(["/settings", "/settings", "/settings"]);
+      expect(await prisma().user.count({ where: { email } })).toBe(1);
+      expect(await prisma().member.count({ where: { orgId: org.orgId, user: { email } } })).toBe(1);
+      expect(await prisma().session.count({ where: { user: { email } } })).toBe(3);
+    }
+  });
 });
