@@ -193,6 +193,16 @@ function claimsOf(input: SSOUserResolutionInput): Record<string, unknown> {
     : (input.providerAttributes as Record<string, unknown>);
 }
 
+/**
+ * The claims the groups are read from: a SAML attribute with one value reaches us as a string (samlify's), which is
+ * that one group, commas and all (`CN=CRM Admins,OU=Groups,…`), as it would be with a second value beside it; only an
+ * OIDC string claim is a comma-separated list.
+ */
+function groupClaimsOf(protocol: "oidc" | "saml", claims: Record<string, unknown>, claim: string) {
+  const value = Object.hasOwn(claims, claim) ? claims[claim] : undefined;
+  return protocol === "saml" && typeof value === "string" ? { [claim]: [value] } : claims;
+}
+
 function shown(claims: Record<string, unknown>): Record<string, unknown> {
   const cut = (value: unknown): unknown => {
     if (typeof value === "string") return value.slice(0, 500);
@@ -272,7 +282,7 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
   const email = input.providerUser.email.trim().toLowerCase();
   const claims = claimsOf(input);
   const policy = await ssoPolicyOf(orgId);
-  const groups = groupsFrom(claims, policy.groupsClaim);
+  const groups = groupsFrom(groupClaimsOf(input.protocol, claims, policy.groupsClaim), policy.groupsClaim);
 
   const correlation = correlationOfCallback(input.protocol);
   const marker = correlation
