@@ -199,7 +199,10 @@ export async function connectSaml(member: SignedInMember, input: z.infer<typeof 
     issuer: urls.spEntityId,
     samlConfig: {
       entryPoint: /SingleSignOnService[^>]*Location="([^"]+)"/.exec(input.metadataXml)?.[1] ?? "",
-      callbackUrl: "/settings",
+      // Where the ACS sends the browser when the RelayState that names the page is gone (a replay, a Response without
+      // it): a refusal lands on the sign-in page with its code (docs/api-contract.md §11.4), which sends a signed-in
+      // member on to the settings.
+      callbackUrl: "/signin",
       audience: urls.spEntityId,
       idpMetadata: { metadata: input.metadataXml },
       spMetadata: {},
