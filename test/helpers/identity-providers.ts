@@ -112,11 +112,16 @@ export async function browse(
 }
 
 /**
- * Signs in through the organisation's provider as a browser does from the sign-in page: starts the sign-in
- * (`POST /api/auth/sign-in/sso`), then follows the identity provider back to us.
- * @returns where the browser landed (`/settings`, or `/signin?error=<code>` when refused) and its cookies.
+ * Starts a sign-in through the organisation's provider as a browser does from the sign-in page (`POST
+ * /api/auth/sign-in/sso`, errors sent to `/signin` unless `callbackURL` is another page, then to that page).
+ * @returns the identity provider's URL the browser is sent to, and the browser's cookies.
+ * @throws Error when better-auth does not start the sign-in.
  */
-export async function ssoSignIn(providerId: string, cookie = "", callbackURL = "/settings"): Promise<Landing> {
+export async function startSsoSignIn(
+  providerId: string,
+  cookie = "",
+  callbackURL = "/settings",
+): Promise<{ url: string; cookie: string }> {
   const headers = new Headers({ "content-type": "application/json", origin: TEST_ORIGIN });
   headers.set(CLIENT_ADDRESS_HEADER, randomAddress());
   if (cookie) headers.set("cookie", cookie);
@@ -131,10 +136,19 @@ export async function ssoSignIn(providerId: string, cookie = "", callbackURL = "
       }),
     }),
   );
-  const jar = cookieHeader(started.headers, cookie);
   const { url } = (await started.json()) as { url?: string };
   if (!url) throw new Error(`sign-in did not start: ${started.status}`);
-  return browse(url, jar);
+  return { url, cookie: cookieHeader(started.headers, cookie) };
+}
+
+/**
+ * Signs in through the organisation's provider as a browser does from the sign-in page: starts the sign-in
+ * ({@link startSsoSignIn}), then follows the identity provider back to us.
+ * @returns where the browser landed (`/settings`, or `/signin?error=<code>` when refused) and its cookies.
+ */
+export async function ssoSignIn(providerId: string, cookie = "", callbackURL = "/settings"): Promise<Landing> {
+  const started = await startSsoSignIn(providerId, cookie, callbackURL);
+  return browse(started.url, started.cookie);
 }
 
 /** The policy {@link connectOidcOrg} saves, field by field overridable. */

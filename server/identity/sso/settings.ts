@@ -131,18 +131,19 @@ export const OidcConnectionSchema = z.object({
     .default([]),
 });
 
-/** The fields of a SAML connection: the IdP's metadata XML, pasted or uploaded (never fetched). */
-export const SamlConnectionSchema = z.object({
-  metadataXml: z
-    .string()
-    .min(1)
-    .refine((xml) => Buffer.byteLength(xml) <= SAML_METADATA_MAX_BYTES, "metadata is larger than 100 KiB")
-    .refine((xml) => /<(?:\w+:)?EntityDescriptor\b/.test(xml), "this is not SAML metadata (no EntityDescriptor)")
-    .refine(
-      (xml) => /<(?:\w+:)?IDPSSODescriptor\b/.test(xml),
-      "this metadata has no identity provider (IDPSSODescriptor)",
-    ),
-});
+/**
+ * The fields of a SAML connection: the IdP's metadata XML, pasted or uploaded (never fetched); what it must be is
+ * checked by {@link connectSaml} (422, as the plugin's own refusals are).
+ */
+export const SamlConnectionSchema = z.object({ metadataXml: z.string().min(1) });
+
+/** Why `xml` cannot be an identity provider's SAML metadata, or null. */
+function samlMetadataProblem(xml: string): string | null {
+  if (Buffer.byteLength(xml) > SAML_METADATA_MAX_BYTES) return "The metadata is larger than 100 KiB";
+  if (!/<(?:\w+:)?EntityDescriptor\b/.test(xml)) return "This is not SAML metadata (no EntityDescriptor)";
+  if (!/<(?:\w+:)?IDPSSODescriptor\b/.test(xml)) return "This metadata has no identity provider (IDPSSODescriptor)";
+  return null;
+}
 
 async function registerProvider(member: SignedInMember, body: Record<string, unknown>): Promise<void> {
   const orgId = member.org.id;
@@ -185,15 +186,23 @@ export async function connectOidc(member: SignedInMember, input: z.infer<typeof 
 /**
  * Connects (or replaces) the organisation's SAML provider from its metadata XML: assertions must be signed, NameID
  * the email address.
- * @throws ApiError `validation_error` (422) for metadata the plugin refuses.
+ * @throws ApiError `validation_error` (422) for metadata over 100 KiB, that is not SAML metadata or has no identity
+ *         provider, or that the plugin refuses.
  */
 export async function connectSaml(member: SignedInMember, input: z.infer<typeof SamlConnectionSchema>) {
+  const problem = samlMetadataProblem(input.metadataXml);
+  if (problem) {
+    throw new ApiError("validation_error", problem, { details: [{ path: ["metadataXml"], message: problem }] });
+  }
   const urls = ssoUrls(member.request.origin, providerIdOf(member.org.id));
   await registerProvider(member, {
     issuer: urls.spEntityId,
     samlConfig: {
       entryPoint: /SingleSignOnService[^>]*Location="([^"]+)"/.exec(input.metadataXml)?.[1] ?? "",
-      callbackUrl: "/settings",
+      // Where the ACS sends the browser when the RelayState that names the page is gone (a replay, a Response without
+      // it): a refusal lands on the sign-in page with its code (docs/api-contract.md §11.4), which sends a signed-in
+      // member on to the settings.
+      callbackUrl: "/signin",
       audience: urls.spEntityId,
       idpMetadata: { metadata: input.metadataXml },
       spMetadata: {},

@@ -37,6 +37,7 @@ export const SSO_REFUSALS = {
   MEMBER_DEPROVISIONED: "Your organisation's directory deactivated you",
   NOT_A_MEMBER: "You are not a member of this organisation: ask an owner or admin to invite you",
   CONNECTION_TESTED: "Connection tested: nothing was changed and no one was signed in",
+  SAML_SHA1: "Your identity provider signed with SHA-1: set it to sign with SHA-256",
 } as const;
 
 type RefusalCode = keyof typeof SSO_REFUSALS;
@@ -170,11 +171,28 @@ function correlationOfCallback(protocol: "oidc" | "saml"): string | null {
     const state = (ctx.query as { state?: unknown } | undefined)?.state ?? (ctx.body as { state?: unknown })?.state;
     return typeof state === "string" ? state : null;
   }
-  const response = (ctx.body as { SAMLResponse?: unknown } | undefined)?.SAMLResponse;
-  if (typeof response !== "string" || response.length > 1_000_000) return null;
   // The plugin has verified the response's signature by now; this reads which request it answers.
-  const xml = Buffer.from(response, "base64").toString("utf8");
-  return /<(?:\w+:)?Response\b[^>]*\sInResponseTo="([^"]{1,256})"/.exec(xml)?.[1] ?? null;
+  const xml = samlResponseOfCallback();
+  return xml ? (/<(?:\w+:)?Response\b[^>]*\sInResponseTo="([^"]{1,256})"/.exec(xml)?.[1] ?? null) : null;
+}
+
+/** The XML of the SAML Response this ACS callback received, or null. */
+function samlResponseOfCallback(): string | null {
+  const response = (tryGetCurrentAuthEndpointContext()?.body as { SAMLResponse?: unknown } | undefined)?.SAMLResponse;
+  if (typeof response !== "string" || response.length > 1_000_000) return null;
+  return Buffer.from(response.replace(/\s+/g, ""), "base64").toString("utf8");
+}
+
+/**
+ * Whether a signature of this callback's SAML Response (or one that cannot be read) uses SHA-1, as its signature or a
+ * digest: the plugin checks the algorithm of redirect-binding messages only, never of a Response posted to the ACS.
+ */
+function samlSignedWithSha1(): boolean {
+  const xml = samlResponseOfCallback();
+  if (xml === null) return true;
+  const signatures = xml.match(/<(?:\w+:)?Signature\b[\s\S]*?<\/(?:\w+:)?Signature>/g) ?? [];
+  const sha1 = /<(?:\w+:)?(?:SignatureMethod|DigestMethod)\b[^>]*\bAlgorithm\s*=\s*["'][^"']*sha1["']/i;
+  return signatures.some((signature) => sha1.test(signature));
 }
 
 function actorOfCallback(userId: string | null, email: string): AuditActor {
@@ -191,6 +209,16 @@ function claimsOf(input: SSOUserResolutionInput): Record<string, unknown> {
   return input.protocol === "oidc"
     ? { ...input.verifiedIdTokenClaims, ...input.providerClaims }
     : (input.providerAttributes as Record<string, unknown>);
+}
+
+/**
+ * The claims the groups are read from: a SAML attribute with one value reaches us as a string (samlify's), which is
+ * that one group, commas and all (`CN=CRM Admins,OU=Groups,…`), as it would be with a second value beside it; only an
+ * OIDC string claim is a comma-separated list.
+ */
+function groupClaimsOf(protocol: "oidc" | "saml", claims: Record<string, unknown>, claim: string) {
+  const value = Object.hasOwn(claims, claim) ? claims[claim] : undefined;
+  return protocol === "saml" && typeof value === "string" ? { [claim]: [value] } : claims;
 }
 
 function shown(claims: Record<string, unknown>): Record<string, unknown> {
@@ -254,13 +282,13 @@ async function decide(
 
 /**
  * The plugin's `resolveUser` (docs/api-contract.md §11.3, §11.4): runs at every SSO sign-in, in the transaction that
- * creates the session. Refuses (the sign-in page shows the code: {@link SSO_REFUSALS}) when the organisation's SSO is
- * off, the email's domain is not one of its verified domains, the person was removed by hand or deactivated by the
- * directory (their removal is kept), or is not a member and just-in-time membership is off. Otherwise links the
- * identity to the user of that email (creating the user for a just-in-time member), adds the membership with the
- * mapped role or applies the map to an existing one (never to an owner), each change recorded in the settings audit
- * trail and the directory events. A sign-in started by "Test the connection" records what was received and refuses
- * with `CONNECTION_TESTED`, changing nothing.
+ * creates the session. Refuses (the sign-in page shows the code: {@link SSO_REFUSALS}) a SAML Response signed with
+ * SHA-1 (a connection test's too), and when the organisation's SSO is off, the email's domain is not one of its
+ * verified domains, the person was removed by hand or deactivated by the directory (their removal is kept), or is not a
+ * member and just-in-time membership is off. Otherwise links the identity to the user of that email (creating the user
+ * for a just-in-time member), adds the membership with the mapped role or applies the map to an existing one (never to
+ * an owner), each change recorded in the settings audit trail and the directory events. A sign-in started by "Test the
+ * connection" records what was received and refuses with `CONNECTION_TESTED`, changing nothing.
  */
 export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSOUserResolution> {
   const provider = await prisma().ssoProvider.findUnique({
@@ -268,11 +296,12 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
     select: { orgId: true },
   });
   if (!provider) return reject("SSO_OFF");
+  if (input.protocol === "saml" && samlSignedWithSha1()) return reject("SAML_SHA1");
   const orgId = provider.orgId;
   const email = input.providerUser.email.trim().toLowerCase();
   const claims = claimsOf(input);
   const policy = await ssoPolicyOf(orgId);
-  const groups = groupsFrom(claims, policy.groupsClaim);
+  const groups = groupsFrom(groupClaimsOf(input.protocol, claims, policy.groupsClaim), policy.groupsClaim);
 
   const correlation = correlationOfCallback(input.protocol);
   const marker = correlation
