@@ -110,6 +110,7 @@ async function main(): Promise<void> {
   const { limitedPages, observedPages, pageRoutes, sameOriginActions } = await import("../server/http/pages");
   const { isMcpTarget, mcpListener } = await import("../server/mcp/endpoint");
   const { isOAuthTarget, oauthListener } = await import("../server/mcp/oauth-http");
+  const { isScimTarget, scimListener } = await import("../server/identity/directory/http");
   const { log } = await import("../server/observability/logger");
   // While the database opens: the query compiler its first query would load.
   await preloadQueryCompiler();
@@ -178,6 +179,7 @@ async function main(): Promise<void> {
     if (isApiTarget(target)) return api(req, res);
     if (isMcpTarget(target)) return mcpListener(req, res);
     if (isOAuthTarget(target)) return oauthListener(req, res);
+    if (isScimTarget(target)) return scimListener(req, res);
     const probe = probeOf(target);
     if (probe) {
       probeReply(probe, req.method ?? "GET").then(

@@ -18,6 +18,7 @@ import { warnThrottled } from "../kv/warn";
 import { CLIENT_ADDRESS_HEADER, canonicalAddress, clientAddressOf } from "../platform/client-address";
 import { sendMail } from "../platform/mail";
 import { SECOND_FACTOR_OF_PATH, SIGN_IN_PATHS, settingsPlugin } from "./better-auth-plugin";
+import { directoryPlugins } from "./directory/plugin";
 import { oauthPlugins } from "./oauth/provider";
 import { adapterDelegate } from "./oauth/storage";
 import {
@@ -381,6 +382,8 @@ function createAuth(origin: string) {
       // OAuth 2.1 for MCP clients (oauth/provider.ts); our plugin, after it, counts dynamic registrations.
       ...oauthPlugins(origin),
       ssoPlugin(),
+      // Provisioning (SCIM 2.0): directory/plugin.ts.
+      ...directoryPlugins(),
       settingsPlugin(),
       nextCookies(),
     ],

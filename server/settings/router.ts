@@ -1,4 +1,5 @@
 import { auditRouter } from "../identity/audit-trail/settings-procedures";
+import { directoryRouter } from "../identity/directory/settings-procedures";
 import { oauthRouter } from "../identity/oauth/settings-procedures";
 import { can, type Permission, STATEMENTS } from "../identity/roles";
 import { securityRouter } from "../identity/security/settings-procedures";
@@ -66,6 +67,7 @@ export const settingsRouter = router({
   sso: ssoRouter,
   audit: auditRouter,
   customFields: customFieldsRouter,
+  directory: directoryRouter,
 });
 
 /** Type of {@link settingsRouter}, for clients. */

@@ -1,10 +1,11 @@
 // A real HTTP server around the REST facade, for tests and the benchmark: the node:http listeners `npm start` serves
-// /api/v1, /mcp and its OAuth doors with (server/http/node.ts, server/mcp/endpoint.ts, server/mcp/oauth-http.ts),
+// /api/v1, /mcp, its OAuth doors and the SCIM door with (server/http/node.ts, server/mcp/endpoint.ts, server/mcp/oauth-http.ts),
 // without Next.js.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientError, nodeApiListener } from "../../server/http/node";
 import { type ApiHandlerOptions, createApiHandler } from "../../server/http/pipeline";
+import { isScimTarget, scimListener } from "../../server/identity/directory/http";
 import { isMcpTarget, mcpListener } from "../../server/mcp/endpoint";
 import { isOAuthTarget, oauthListener } from "../../server/mcp/oauth-http";
 
@@ -26,6 +27,7 @@ export async function startApi(port = 0, options?: ApiHandlerOptions): Promise<T
     const target = req.url ?? "/";
     if (isMcpTarget(target)) return mcpListener(req, res);
     if (isOAuthTarget(target)) return oauthListener(req, res);
+    if (isScimTarget(target)) return scimListener(req, res);
     return api(req, res);
   });
   server.on("clientError", answerClientError);

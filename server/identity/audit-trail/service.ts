@@ -27,6 +27,7 @@ export const SETTINGS_AUDIT_ACTIONS = {
   "invitation.accepted": "Invitation accepted",
   "invitation.revoked": "Invitation revoked",
   "member.removed": "Member removed",
+  "member.provisioned": "Member added by the directory",
   "member.roleChanged": "Role changed",
   "organisation.ownershipTransferred": "Ownership transferred",
   "organisation.settingsChanged": "Organisation settings changed",
@@ -57,6 +58,7 @@ export const SETTINGS_AUDIT_ACTIONS = {
   "member.joined": "Member joined through single sign-on",
   "member.reactivated": "Member reactivated by the directory",
   "scim.tokenCreated": "Directory token created",
+  "scim.tokenRotated": "Directory token rotated",
   "scim.tokenRevoked": "Directory token revoked",
   "action.refused": "Action refused",
 } as const;

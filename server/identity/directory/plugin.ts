@@ -1,0 +1,82 @@
+// Provisioning (SCIM 2.0) through @better-auth/scim 1.7.5 (docs/api-contract.md §11.5): the plugin's configuration,
+// installed by server/identity/better-auth.ts on every origin's instance (`...directoryPlugins()`). One managed
+// connection per organisation (`provisioningDomainId` is the organisation's id), its bearer tokens made and ended by
+// the directory page (./tokens.ts); Users and Groups as the plugin serves them under `<origin>/api/auth/scim/v2`;
+// our identity resolution and membership projection (./projection.ts).
+import { hash } from "node:crypto";
+import { scim } from "@better-auth/scim";
+import type { BetterAuthPlugin } from "better-auth";
+import { ASSIGNABLE_ROLES } from "../roles";
+import { authSecret } from "../secret";
+import { directoryRolePolicy, firstRuleFor } from "./group-roles";
+import { reconcileMembership, resolveDirectoryUser } from "./projection";
+
+/** Where the plugin's SCIM endpoints are, under better-auth's base path: `<origin>/api/auth/scim/v2`. */
+export const SCIM_PATH = "/scim/v2";
+
+/** Tokens of one connection that work at once: the current one and, for 24 hours after a rotation, the previous. */
+export const MAX_ACTIVE_TOKENS = 2;
+
+/** A token's `lastUsedAt` (the page's "last request") is written at most once a minute (60 s). */
+export const LAST_USED_INTERVAL_SECONDS = 60;
+
+/** SCIM requests per client address and path a minute (60 s window) before 429: a directory's sync is bursty. */
+export const SCIM_REQUESTS_PER_MINUTE = 600;
+
+/**
+ * The secret the plugin digests bearer tokens with (HMAC-SHA-256): derived from the auth secret, so it is independent
+ * of the cookies' key yet needs no setting of its own. Changing `BETTER_AUTH_SECRET` ends every SCIM token.
+ */
+function credentialHashSecret(): string {
+  return hash("sha256", `scim-credential-digest:${authSecret()}`, "hex");
+}
+
+/**
+ * The plugins of provisioning: `scim` with
+ * - `connections: []` and `managedConnections` (tokens digested with {@link credentialHashSecret}, at most
+ *   {@link MAX_ACTIVE_TOKENS} working at once, last use written at most every {@link LAST_USED_INTERVAL_SECONDS} s);
+ * - `identity.resolveUser`: {@link resolveDirectoryUser} (never links an account outside the organisation);
+ * - `projection.roles`: a SCIM Group gives the role of the first rule of the organisation's ordered map naming it
+ *   (`SsoPolicy.groupRoles`; its display name in any case, or its `externalId`), a role being one of admin,
+ *   developer, viewer (never owner);
+ * - `projection.reconcileUser`: {@link reconcileMembership} (membership, role, deprovisioning, reactivation);
+ * - `compatibility.microsoftEntra.acceptLegacyGroupSchema`: Entra's classic Group schema marker on `POST /Groups`;
+ * and a rate limit of {@link SCIM_REQUESTS_PER_MINUTE} per address and path on the SCIM paths, in place of
+ * better-auth's 60.
+ */
+export function directoryPlugins() {
+  const rateLimit = {
+    id: "directory-rate-limit",
+    rateLimit: [
+      {
+        pathMatcher: (path: string) => path.startsWith(`${SCIM_PATH}/`),
+        window: 60,
+        max: SCIM_REQUESTS_PER_MINUTE,
+      },
+    ],
+  } satisfies BetterAuthPlugin;
+  return [
+    rateLimit,
+    scim({
+      connections: [],
+      managedConnections: {
+        credentialHashSecret: credentialHashSecret(),
+        maxActiveCredentials: MAX_ACTIVE_TOKENS,
+        lastUsedWriteIntervalSeconds: LAST_USED_INTERVAL_SECONDS,
+      },
+      identity: { resolveUser: (input) => resolveDirectoryUser(input) },
+      projection: {
+        roles: {
+          map: async ({ provisioningDomainId, source }) => {
+            const policy = await directoryRolePolicy(provisioningDomainId);
+            const index = firstRuleFor(policy, source);
+            return index === -1 ? undefined : [policy.rules[index]?.role ?? policy.defaultRole];
+          },
+          exists: ({ role }) => (ASSIGNABLE_ROLES as readonly string[]).includes(role),
+        },
+        reconcileUser: (state) => reconcileMembership(state),
+      },
+      compatibility: { microsoftEntra: { acceptLegacyGroupSchema: true } },
+    }),
+  ] as const;
+}
