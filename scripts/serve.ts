@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   const { limitedPages, observedPages, pageRoutes, sameOriginActions } = await import("../server/http/pages");
   const { isMcpTarget, mcpListener } = await import("../server/mcp/endpoint");
   const { isOAuthTarget, oauthListener } = await import("../server/mcp/oauth-http");
-  const { isScimTarget, scimListener } = await import("../server/identity/directory/http");
+  const { isScimTarget, scimListener } = await import("../server/http/scim");
   const { log } = await import("../server/observability/logger");
   // While the database opens: the query compiler its first query would load.
   await preloadQueryCompiler();

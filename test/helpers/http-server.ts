@@ -5,7 +5,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientError, nodeApiListener } from "../../server/http/node";
 import { type ApiHandlerOptions, createApiHandler } from "../../server/http/pipeline";
-import { isScimTarget, scimListener } from "../../server/identity/directory/http";
+import { isScimTarget, scimListener } from "../../server/http/scim";
 import { isMcpTarget, mcpListener } from "../../server/mcp/endpoint";
 import { isOAuthTarget, oauthListener } from "../../server/mcp/oauth-http";
 

@@ -9,7 +9,7 @@ import type { BetterAuthPlugin } from "better-auth";
 import { ASSIGNABLE_ROLES } from "../roles";
 import { authSecret } from "../secret";
 import { directoryRolePolicy, firstRuleFor } from "./group-roles";
-import { reconcileMembership, resolveDirectoryUser } from "./projection";
+import { directoryProjection } from "./projection-hooks";
 
 /** Where the plugin's SCIM endpoints are, under better-auth's base path: `<origin>/api/auth/scim/v2`. */
 export const SCIM_PATH = "/scim/v2";
@@ -35,11 +35,13 @@ function credentialHashSecret(): string {
  * The plugins of provisioning: `scim` with
  * - `connections: []` and `managedConnections` (tokens digested with {@link credentialHashSecret}, at most
  *   {@link MAX_ACTIVE_TOKENS} working at once, last use written at most every {@link LAST_USED_INTERVAL_SECONDS} s);
- * - `identity.resolveUser`: {@link resolveDirectoryUser} (never links an account outside the organisation);
+ * - `identity.resolveUser`: `resolveDirectoryUser` of ./projection.ts (never links an account outside the
+ *   organisation), bound late through ./projection-hooks.ts;
  * - `projection.roles`: a SCIM Group gives the role of the first rule of the organisation's ordered map naming it
  *   (`SsoPolicy.groupRoles`; its display name in any case, or its `externalId`), a role being one of admin,
  *   developer, viewer (never owner);
- * - `projection.reconcileUser`: {@link reconcileMembership} (membership, role, deprovisioning, reactivation);
+ * - `projection.reconcileUser`: `reconcileMembership` of ./projection.ts (membership, role, deprovisioning,
+ *   reactivation), bound the same way;
  * - `compatibility.microsoftEntra.acceptLegacyGroupSchema`: Entra's classic Group schema marker on `POST /Groups`;
  * and a rate limit of {@link SCIM_REQUESTS_PER_MINUTE} per address and path on the SCIM paths, in place of
  * better-auth's 60.
@@ -64,7 +66,7 @@ export function directoryPlugins() {
         maxActiveCredentials: MAX_ACTIVE_TOKENS,
         lastUsedWriteIntervalSeconds: LAST_USED_INTERVAL_SECONDS,
       },
-      identity: { resolveUser: (input) => resolveDirectoryUser(input) },
+      identity: { resolveUser: (input) => directoryProjection().resolveUser(input) },
       projection: {
         roles: {
           map: async ({ provisioningDomainId, source }) => {
@@ -74,7 +76,7 @@ export function directoryPlugins() {
           },
           exists: ({ role }) => (ASSIGNABLE_ROLES as readonly string[]).includes(role),
         },
-        reconcileUser: (state) => reconcileMembership(state),
+        reconcileUser: (state) => directoryProjection().reconcileUser(state),
       },
       compatibility: { microsoftEntra: { acceptLegacyGroupSchema: true } },
     }),

@@ -11,9 +11,7 @@ import { withdrawInvitations } from "../team/team-lock";
 import { currentDirectoryRequest, directoryActor } from "./context";
 import { recordDirectoryEvent } from "./events";
 import { type DirectoryGroup, directoryRolePolicy, roleForGroups } from "./group-roles";
-
-/** The plugin's verdict on an incoming SCIM User: a new user, or one we already have (their profile left as it is). */
-export type DirectoryIdentity = { action: "create" } | { action: "link"; userId: string; profile: "preserve" };
+import { type DirectoryIdentity, type ProjectedMembership, registerDirectoryProjection } from "./projection-hooks";
 
 function noteOrganisation(orgId: string): void {
   const request = currentDirectoryRequest();
@@ -54,14 +52,6 @@ export async function resolveDirectoryUser(input: {
   throw new APIError("CONFLICT", {
     message: `${email} already has an account that is not tied to this organisation: invite them first, or verify the email's domain for single sign-on`,
   });
-}
-
-/** The state the plugin hands the projection for one person and organisation (`SCIMProjectedUserState`). */
-export interface ProjectedMembership {
-  provisioningDomainId: string;
-  userId: string;
-  active: boolean;
-  grants: readonly { source: { id: string; externalId?: string; displayName: string }; role: string }[];
 }
 
 /**
@@ -160,3 +150,5 @@ export async function reconcileMembership(state: ProjectedMembership): Promise<v
     details: { role, groups: groupNames },
   });
 }
+
+registerDirectoryProjection({ resolveUser: resolveDirectoryUser, reconcileUser: reconcileMembership });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { orgProcedure, router } from "../../settings/trpc";
 import { actorOf, type SignedInMember } from "../session";
 import { listDirectoryEvents } from "./events";
+import { directoryRolePolicy } from "./group-roles";
 import {
   createDirectoryToken,
   directoryStatus,
@@ -36,12 +37,14 @@ export const TokenIdSchema = z.object({
 export const directoryRouter = router({
   /**
    * The directory page's data: `{ baseUrl, connectionId, tokens: [{ id, status, createdAt, createdBy, expiresAt,
-   * lastUsedAt, revokedAt }], lastRequestAt, serviceKeys: [{ id, name, prefix, isTest, createdBy }] }`.
+   * lastUsedAt, revokedAt }], lastRequestAt, serviceKeys: [{ id, name, prefix, isTest, createdBy }], roles:
+   * { defaultRole, rules: [{ group, role }] } }` (the group map, in order, as single sign-on's policy holds it).
    * @throws 403 for roles other than owner and admin.
    */
   overview: orgProcedure("audit:read").query(async ({ ctx }) => ({
     ...(await directoryStatus(ctx.member.org.id, ctx.member.request.origin)),
     serviceKeys: await serviceKeys(ctx.member.org.id),
+    roles: await directoryRolePolicy(ctx.member.org.id),
   })),
 
   /**

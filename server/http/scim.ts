@@ -4,16 +4,18 @@
 // for the audit entries a deprovisioning writes, a bound on the body, one log line, and a directory event for every
 // refused request whose token names an organisation.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { prisma } from "../../db/transaction";
-import { newRequestId } from "../../http/envelope";
-import { headerReader, toApiRequest } from "../../http/node";
-import { clientAddress, publicOrigin, stampClientAddress } from "../../http/origin";
-import { log } from "../../observability/logger";
-import { observeRequest } from "../../observability/requests";
-import { AUTH_BASE_PATH, authFor } from "../better-auth";
-import { type DirectoryRequest, withDirectoryRequest } from "./context";
-import { recordDirectoryEvent } from "./events";
-import { SCIM_PATH } from "./plugin";
+import { prisma } from "../db/transaction";
+import { AUTH_BASE_PATH, authFor } from "../identity/better-auth";
+import { type DirectoryRequest, withDirectoryRequest } from "../identity/directory/context";
+import { recordDirectoryEvent } from "../identity/directory/events";
+import { SCIM_PATH } from "../identity/directory/plugin";
+import { log } from "../observability/logger";
+import { observeRequest } from "../observability/requests";
+import { newRequestId } from "./envelope";
+import { headerReader, toApiRequest } from "./node";
+import { clientAddress, publicOrigin, stampClientAddress } from "./origin";
+// Loads (and registers) the membership rules the plugin runs for every SCIM change.
+import "../identity/directory/projection";
 
 const PREFIX = `${AUTH_BASE_PATH}${SCIM_PATH}`;
 
