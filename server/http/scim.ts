@@ -86,15 +86,17 @@ async function detailOf(response: Response): Promise<string> {
 /**
  * Records what a refused SCIM request leaves for the directory page: the refusals found inside its rolled-back
  * transaction, and a `request.failed` event (method, route, status, the SCIM error's detail). Not for 401 (a token
- * that names nobody) or 429. Never throws.
+ * that names nobody), 429, or a GET answered 404. Never throws.
  */
 async function recordRefusal(req: IncomingMessage, context: DirectoryRequest, response: Response): Promise<void> {
   if (response.status < 400 || response.status === 401 || response.status === 429) return;
+  // A directory looks a resource up before changing it: a GET of one it deleted is not a failure.
+  if (req.method === "GET" && response.status === 404) return;
   try {
     const orgId = context.orgId ?? (await organisationOfToken(req.headers.authorization));
     for (const refusal of context.refusals) {
       await recordDirectoryEvent(refusal.orgId, {
-        action: refusal.action as "member.deprovisioned",
+        action: refusal.action,
         target: refusal.target,
         outcome: "error",
         details: refusal.details,

@@ -3,11 +3,12 @@
 // after the request's transaction has rolled back. Set by the SCIM door (./http.ts) around better-auth's handler.
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { SettingsActor } from "../audit-trail/service";
+import type { DirectoryAction } from "./events";
 
 /** A directory event to write once the request is answered (an error the transaction could not keep). */
 export interface PendingDirectoryEvent {
   orgId: string;
-  action: string;
+  action: DirectoryAction;
   target: string | null;
   details: Record<string, string | number | boolean | null>;
 }

@@ -111,6 +111,8 @@ describe("the SCIM token (settings)", () => {
     expect(overview.tokens).toHaveLength(1);
     expect(JSON.stringify(overview)).not.toContain(created.token);
     expect((await scim(created.token, "GET", "/Users")).status).toBe(200);
+    // The page's "last request": the token's first use is written at once.
+    expect((await owner.directory.overview()).lastRequestAt).toBeInstanceOf(Date);
 
     const again = await refusal(owner.directory.createToken());
     expect(again.code).toBe("CONFLICT");
