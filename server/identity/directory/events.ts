@@ -10,6 +10,7 @@ export const DIRECTORY_ACTIONS = {
   "member.deprovisioned": "Deprovisioned",
   "member.reactivated": "Reactivated",
   "member.kept": "Not added",
+  "signin.refused": "Sign-in refused",
   "request.failed": "Request refused",
   "token.created": "Token created",
   "token.rotated": "Token rotated",

@@ -8,14 +8,14 @@ import { scim } from "@better-auth/scim";
 import type { BetterAuthPlugin } from "better-auth";
 import { ASSIGNABLE_ROLES } from "../roles";
 import { authSecret } from "../secret";
-import { directoryRolePolicy, firstRuleFor } from "./group-roles";
+import { ssoPolicyOf } from "../sso/policy";
 import { directoryProjection } from "./projection-hooks";
 
 /** Where the plugin's SCIM endpoints are, under better-auth's base path: `<origin>/api/auth/scim/v2`. */
 export const SCIM_PATH = "/scim/v2";
 
-/** Tokens of one connection that work at once: the current one and, for 24 hours after a rotation, the previous. */
-export const MAX_ACTIVE_TOKENS = 2;
+/** Tokens of one connection that work at once: one (a rotation replaces it, docs/single-sign-on.md §7). */
+export const MAX_ACTIVE_TOKENS = 1;
 
 /** A token's `lastUsedAt` (the page's "last request") is written at most once a minute (60 s). */
 export const LAST_USED_INTERVAL_SECONDS = 60;
@@ -38,8 +38,8 @@ function credentialHashSecret(): string {
  * - `identity.resolveUser`: `resolveDirectoryUser` of ./projection.ts (never links an account outside the
  *   organisation), bound late through ./projection-hooks.ts;
  * - `projection.roles`: a SCIM Group gives the role of the first rule of the organisation's ordered map naming it
- *   (`SsoPolicy.groupRoles`; its display name in any case, or its `externalId`), a role being one of admin,
- *   developer, viewer (never owner);
+ *   (`SsoPolicy.groupRoles`, the map single sign-on applies: its display name or its `externalId`, compared
+ *   exactly), a role being one of admin, developer, viewer (never owner);
  * - `projection.reconcileUser`: `reconcileMembership` of ./projection.ts (membership, role, deprovisioning,
  *   reactivation), bound the same way;
  * - `compatibility.microsoftEntra.acceptLegacyGroupSchema`: Entra's classic Group schema marker on `POST /Groups`;
@@ -70,9 +70,11 @@ export function directoryPlugins() {
       projection: {
         roles: {
           map: async ({ provisioningDomainId, source }) => {
-            const policy = await directoryRolePolicy(provisioningDomainId);
-            const index = firstRuleFor(policy, source);
-            return index === -1 ? undefined : [policy.rules[index]?.role ?? policy.defaultRole];
+            const { groupRoles } = await ssoPolicyOf(provisioningDomainId);
+            const rule = groupRoles.find(
+              (item) => item.group === source.displayName || item.group === source.externalId,
+            );
+            return rule ? [rule.role] : undefined;
           },
           exists: ({ role }) => (ASSIGNABLE_ROLES as readonly string[]).includes(role),
         },

@@ -6,11 +6,11 @@ import { generateId } from "better-auth";
 import { APIError } from "better-auth/api";
 import { prisma } from "../../db/transaction";
 import { recordSettingsAudit } from "../audit-trail/service";
+import { mappedRole, ssoPolicyOf } from "../sso/policy";
 import { endMembership } from "../team/end-membership";
 import { withdrawInvitations } from "../team/team-lock";
 import { currentDirectoryRequest, directoryActor } from "./context";
 import { recordDirectoryEvent } from "./events";
-import { type DirectoryGroup, directoryRolePolicy, roleForGroups } from "./group-roles";
 import { type DirectoryIdentity, type ProjectedMembership, registerDirectoryProjection } from "./projection-hooks";
 
 function noteOrganisation(orgId: string): void {
@@ -98,16 +98,16 @@ export async function reconcileMembership(state: ProjectedMembership): Promise<v
     });
     return;
   }
-  const groups: DirectoryGroup[] = state.grants.map((grant) => ({
-    displayName: grant.source.displayName,
-    ...(grant.source.externalId ? { externalId: grant.source.externalId } : {}),
-  }));
-  const policy = await directoryRolePolicy(orgId);
-  const role = roleForGroups(policy, groups);
-  const groupNames = groups.map((group) => group.displayName).join(", ") || null;
+  // A SCIM Group is named by a rule through its display name or its directory id (Entra's object id), exactly.
+  const groups = state.grants.flatMap((grant) =>
+    grant.source.externalId ? [grant.source.displayName, grant.source.externalId] : [grant.source.displayName],
+  );
+  const policy = await ssoPolicyOf(orgId);
+  const role = mappedRole(policy, groups);
+  const groupNames = [...new Set(state.grants.map((grant) => grant.source.displayName))].join(", ") || null;
   if (member) {
     // Without a group map the directory does not manage roles: members keep theirs, newcomers get the default.
-    if (member.role === role || member.role === "owner" || policy.rules.length === 0) return;
+    if (member.role === role || member.role === "owner" || policy.groupRoles.length === 0) return;
     await prisma().member.update({ where: { id: member.id }, data: { role } });
     await recordSettingsAudit(orgId, actor, {
       action: "member.roleChanged",
@@ -140,9 +140,9 @@ export async function reconcileMembership(state: ProjectedMembership): Promise<v
   await prisma().member.create({ data: { id: generateId(), orgId, userId: state.userId, role } });
   if (removal) await prisma().memberRemoval.delete({ where: { id: removal.id } });
   await recordSettingsAudit(orgId, actor, {
-    action: "member.provisioned",
+    action: removal ? "member.reactivated" : "member.provisioned",
     target: email,
-    details: { role, reactivated: Boolean(removal) },
+    details: { role },
   });
   await recordDirectoryEvent(orgId, {
     action: removal ? "member.reactivated" : "member.joined",

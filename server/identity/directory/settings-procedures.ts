@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { orgProcedure, router } from "../../settings/trpc";
 import { actorOf, type SignedInMember } from "../session";
+import { ssoPolicyOf } from "../sso/policy";
 import { listDirectoryEvents } from "./events";
-import { directoryRolePolicy } from "./group-roles";
 import {
   createDirectoryToken,
   directoryStatus,
@@ -44,7 +44,10 @@ export const directoryRouter = router({
   overview: orgProcedure("audit:read").query(async ({ ctx }) => ({
     ...(await directoryStatus(ctx.member.org.id, ctx.member.request.origin)),
     serviceKeys: await serviceKeys(ctx.member.org.id),
-    roles: await directoryRolePolicy(ctx.member.org.id),
+    roles: await ssoPolicyOf(ctx.member.org.id).then(({ defaultRole, groupRoles }) => ({
+      defaultRole,
+      rules: groupRoles,
+    })),
   })),
 
   /**

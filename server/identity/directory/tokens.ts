@@ -1,7 +1,7 @@
 // An organisation's SCIM base URL and bearer tokens (docs/api-contract.md §11.5), through the plugin's managed
 // connection catalog: one connection per organisation (`provisioningDomainId` = the organisation's id), made with the
-// first token and kept when tokens are revoked, so the directory's Users and Groups stay linked across tokens. A token
-// is shown once; a rotation keeps the previous token working for 24 hours; a revocation ends a token at once.
+// first token and kept when tokens are revoked, so the directory's Users and Groups stay linked across tokens. One token
+// works at a time; it is shown once; a rotation replaces it (the old one ends at once); a revocation ends it.
 import { randomBytes } from "node:crypto";
 import { prisma, transaction } from "../../db/transaction";
 import { ApiError } from "../../errors";
@@ -17,9 +17,6 @@ export const TOKEN_SCOPES = ["scim.users.read", "scim.users.write", "scim.groups
 /** A token works for 365 days (31,536,000,000 ms) from its creation; rotate it before then. */
 export const TOKEN_TTL_MS = 365 * 24 * 60 * 60 * 1000;
 
-/** How long the previous token of a rotation keeps working: 24 hours (86,400,000 ms), as an API key's. */
-export const TOKEN_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
-
 /** The SCIM base URL of an origin: `<origin>/api/auth/scim/v2`, what a directory (Entra, Okta) is given. */
 export function scimBaseUrl(origin: string): string {
   return `${origin.replace(/\/+$/, "")}${AUTH_BASE_PATH}${SCIM_PATH}`;
@@ -29,8 +26,8 @@ export function scimBaseUrl(origin: string): string {
 export interface DirectoryTokenView {
   /** The plugin's credential id, the token's public first part (`ba_scim_credential_…`). */
   id: string;
-  /** `active`, `rotated` (working until `expiresAt`, then ends), `expired` or `revoked`. */
-  status: "active" | "rotated" | "expired" | "revoked";
+  /** `active`, `expired` or `revoked`. */
+  status: "active" | "expired" | "revoked";
   createdAt: Date;
   createdBy: string | null;
   expiresAt: Date;
@@ -54,8 +51,8 @@ export interface DirectoryStatus {
 export interface IssuedDirectoryToken {
   token: string;
   view: DirectoryTokenView;
-  /** After a rotation: the previous token and when it stops working. */
-  previous?: { id: string; expiresAt: Date };
+  /** After a rotation: the token it replaced, revoked. */
+  previous?: { id: string; revokedAt: Date };
 }
 
 async function connectionOf(orgId: string) {
@@ -64,10 +61,6 @@ async function connectionOf(orgId: string) {
     orderBy: { createdAt: "asc" },
     select: { id: true, connectionId: true },
   });
-}
-
-function graceEnd(now: number): Date {
-  return new Date(now + TOKEN_ROTATION_GRACE_MS);
 }
 
 type CredentialRow = {
@@ -87,9 +80,7 @@ function viewOf(row: CredentialRow, emails: Map<string, string>, now: number): D
       ? "revoked"
       : row.status === "expired" || expired
         ? "expired"
-        : row.expiresAt.getTime() <= graceEnd(now).getTime()
-          ? "rotated"
-          : "active";
+        : "active";
   return {
     id: row.credentialId,
     status,
@@ -222,11 +213,12 @@ async function tokenView(credentialId: string): Promise<DirectoryTokenView> {
 }
 
 /**
- * Rotates the organisation's SCIM token: a new token (the plugin's `rotateSCIMManagedCredential`), and the one it
- * replaces keeps working for {@link TOKEN_ROTATION_GRACE_MS} (its expiry brought forward; the plugin alone would keep
- * it to its own expiry); a token still in an earlier rotation's 24 hours is revoked now. One transaction with its
- * audit entry (`scim.tokenRotated`) and directory event (`token.rotated`).
- * @returns the new token (shown once), its view and `previous: { id, expiresAt }`.
+ * Rotates the organisation's SCIM token (docs/single-sign-on.md §7): the working token is revoked and a new one issued
+ * on the same connection (the plugin's `revokeSCIMManagedCredential`, then `rotateSCIMManagedCredential`), in one
+ * transaction with the audit entries (`scim.tokenRevoked`, `scim.tokenRotated`) and directory events
+ * (`token.revoked`, `token.rotated`): the directory's next request with the old token gets 401, so paste the new one
+ * at once.
+ * @returns the new token (shown once), its view and `previous: { id, revokedAt }`.
  * @throws ApiError `not_found` (404) when no token works: create one instead.
  */
 export async function rotateDirectoryToken(by: TokenChangeBy): Promise<IssuedDirectoryToken> {
@@ -236,14 +228,11 @@ export async function rotateDirectoryToken(by: TokenChangeBy): Promise<IssuedDir
     const now = Date.now();
     const connection = await connectionOf(by.orgId);
     const working = connection ? await workingTokens(connection.id, now) : [];
-    const current = working.find((row) => row.expiresAt > graceEnd(now));
+    const current = working[0];
     if (!connection || !current) {
       throw new ApiError("not_found", "This organisation has no working SCIM token to rotate: create one");
     }
-    for (const older of working.filter((row) => row.credentialId !== current.credentialId)) {
-      await revokeCredential(by, connection.connectionId, older.credentialId);
-    }
-    const expiresAt = new Date(now + TOKEN_TTL_MS);
+    for (const token of working) await revokeCredential(by, connection.connectionId, token.credentialId);
     const issued = await viaAuth(() =>
       auth.api.rotateSCIMManagedCredential({
         body: {
@@ -251,30 +240,25 @@ export async function rotateDirectoryToken(by: TokenChangeBy): Promise<IssuedDir
           provisioningDomainId: by.orgId,
           actorId: by.userId,
           scopes: [...TOKEN_SCOPES],
-          expiresAt,
+          expiresAt: new Date(now + TOKEN_TTL_MS),
         },
       }),
     );
-    const previousEnds = current.expiresAt < graceEnd(now) ? current.expiresAt : graceEnd(now);
-    await prisma().scimManagedCredential.update({
-      where: { credentialId: current.credentialId },
-      data: { expiresAt: previousEnds },
-    });
     const id = issued.credential.credentialId;
     await recordSettingsAudit(by.orgId, by.actor, {
       action: "scim.tokenRotated",
       target: `SCIM token ${current.credentialId}`,
-      details: { successorId: id, previousExpiresAt: previousEnds.toISOString() },
+      details: { successorId: id },
     });
     await recordDirectoryEvent(by.orgId, {
       action: "token.rotated",
       target: id,
-      details: { previous: current.credentialId, previousExpiresAt: previousEnds.toISOString() },
+      details: { previous: current.credentialId },
     });
     return {
       token: issued.token,
       view: await tokenView(id),
-      previous: { id: current.credentialId, expiresAt: previousEnds },
+      previous: { id: current.credentialId, revokedAt: new Date() },
     };
   });
 }

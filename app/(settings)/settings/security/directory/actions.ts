@@ -2,7 +2,6 @@
 
 import { revalidatePath } from "next/cache";
 import type { FormState } from "../../../_lib/form-state";
-import { formatTime } from "../../../_lib/format";
 import { field, runAction } from "../../../_lib/run-action";
 import { settingsCaller } from "../../../_lib/session";
 
@@ -29,14 +28,14 @@ export async function createTokenAction(_previous: FormState): Promise<FormState
   });
 }
 
-/** Rotates the SCIM token (`directory.rotateToken`); the new token is shown once, the old one works 24 hours more. */
+/** Rotates the SCIM token (`directory.rotateToken`): the new token is shown once, the old one stops working now. */
 export async function rotateTokenAction(_previous: FormState): Promise<FormState> {
   return runAction(async () => {
-    const { token, previous } = await (await settingsCaller()).directory.rotateToken();
+    const { token } = await (await settingsCaller()).directory.rotateToken();
     revalidatePath(PAGE);
     return {
       status: "ok",
-      message: `Rotated: the previous token keeps working until ${formatTime(previous?.expiresAt)}; revoke it sooner once the directory has the new one.`,
+      message: "Rotated: the previous token stopped working. Paste the new one into the directory now.",
       reveal: { label: `Your new SCIM token. ${ONCE}`, value: token },
     };
   });

@@ -20,7 +20,7 @@ function details(value: unknown): string {
 
 /**
  * Provisioning (SCIM 2.0, docs/api-contract.md §11.5): the SCIM base URL and the organisation's bearer token (shown
- * once, rotated with 24 hours' grace, revoked), what a deprovisioning does and which service keys it keeps, the group
+ * once, rotated, revoked), what a deprovisioning does and which service keys it keeps, the group
  * map that gives roles, and the directory events (last request, what changed, errors). Owners and admins only; other
  * roles see a note, and the server refuses them anyway. Creating and rotating a token ask for a recent sign-in.
  */
@@ -39,8 +39,7 @@ export default async function DirectoryPage() {
   const caller = await settingsCaller();
   const [overview, events] = await Promise.all([caller.directory.overview(), caller.directory.events({ limit: 50 })]);
   const manage = me.permissions["organization:update"];
-  const working = overview.tokens.filter((token) => token.status === "active" || token.status === "rotated");
-  const current = working.find((token) => token.status === "active");
+  const current = overview.tokens.find((token) => token.status === "active");
   const lastError = events.find((event) => event.outcome === "error");
   const confirmFirst = me.recentlyAuthenticated ? null : (
     <p className="hint" data-testid="directory-step-up">
@@ -93,11 +92,7 @@ export default async function DirectoryPage() {
                   <code>{token.id}</code>
                 </h3>
                 <p className="actions">
-                  <span
-                    className={`badge ${token.status === "active" ? "ok" : token.status === "rotated" ? "warn" : "error"}`}
-                  >
-                    {token.status}
-                  </span>
+                  <span className={`badge ${token.status === "active" ? "ok" : "error"}`}>{token.status}</span>
                 </p>
                 <dl className="meta">
                   <dt>Created</dt>
@@ -123,7 +118,7 @@ export default async function DirectoryPage() {
                 <ConfirmAction
                   action={rotateTokenAction}
                   summary="Rotate…"
-                  explanation="Makes a new token and shows it once. This one keeps working for 24 hours, time to give the directory the new one."
+                  explanation="Makes a new token and shows it once. This one stops working at once: paste the new one into the directory straight away."
                   submitLabel="Rotate the SCIM token"
                   pendingLabel="Rotating…"
                   showButton={manage && token.status === "active"}
@@ -135,7 +130,7 @@ export default async function DirectoryPage() {
                   submitLabel="Revoke this token"
                   pendingLabel="Revoking…"
                   danger
-                  showButton={manage && working.some((item) => item.id === token.id)}
+                  showButton={manage && token.status === "active"}
                 >
                   <input type="hidden" name="id" value={token.id} />
                 </ConfirmAction>
@@ -149,8 +144,9 @@ export default async function DirectoryPage() {
         <h2 id="roles-heading">Groups and roles</h2>
         <p>
           The directory's groups give roles through the same ordered map as single sign-on: the first rule whose group
-          (its name, in any case, or its directory id) the person is in gives the role; in none, they get{" "}
-          <strong>{overview.roles.defaultRole}</strong>. Owners are never made or changed by the directory.
+          (the group's name or its directory id, exactly as the directory sends them) the person is in gives the role;
+          in none, they get <strong>{overview.roles.defaultRole}</strong>. Owners are never made or changed by the
+          directory.
           {overview.roles.rules.length === 0
             ? " There is no map yet, so members keep the roles they have and people the directory adds get the default role."
             : null}
