@@ -6,6 +6,8 @@
 import { hash } from "node:crypto";
 import { scim } from "@better-auth/scim";
 import type { BetterAuthPlugin } from "better-auth";
+import { APIError } from "better-auth/api";
+import { prisma } from "../../db/transaction";
 import { ASSIGNABLE_ROLES } from "../roles";
 import { authSecret } from "../secret";
 import { ssoPolicyOf } from "../sso/policy";
@@ -32,6 +34,40 @@ function credentialHashSecret(): string {
 }
 
 /**
+ * Refuses a directory's change of a user's email when the user belongs to another organisation too (a membership, a
+ * pending invitation, a removal record): the directory that created a user manages its name and email, and changing
+ * the email of someone another organisation trusts would let this one's directory take their account over (a password
+ * reset to the new address). A user of this organisation alone may be renamed freely.
+ * @throws APIError `CONFLICT` (409, a SCIM error; the request changes nothing).
+ */
+async function guardEmailChange(data: { email?: unknown }, context: unknown): Promise<void> {
+  const endpoint = context as { path?: string; params?: { userId?: string } } | null;
+  if (
+    typeof data.email !== "string" ||
+    !endpoint?.path?.startsWith(`${SCIM_PATH}/Users/`) ||
+    !endpoint.params?.userId
+  ) {
+    return;
+  }
+  const source = await prisma().scimUser.findUnique({
+    where: { id: endpoint.params.userId },
+    select: { provisioningDomainId: true, user: { select: { id: true, email: true } } },
+  });
+  if (!source || source.user.email === data.email.toLowerCase()) return;
+  const orgId = source.provisioningDomainId;
+  const email = source.user.email;
+  const [members, invitations, removals] = await Promise.all([
+    prisma().member.count({ where: { userId: source.user.id, orgId: { not: orgId } } }),
+    prisma().invitation.count({ where: { email, status: "pending", orgId: { not: orgId } } }),
+    prisma().memberRemoval.count({ where: { email, orgId: { not: orgId } } }),
+  ]);
+  if (members + invitations + removals === 0) return;
+  throw new APIError("CONFLICT", {
+    message: `${email} also belongs to another organisation: the directory cannot change their email address`,
+  });
+}
+
+/**
  * The plugins of provisioning: `scim` with
  * - `connections: []` and `managedConnections` (tokens digested with {@link credentialHashSecret}, at most
  *   {@link MAX_ACTIVE_TOKENS} working at once, last use written at most every {@link LAST_USED_INTERVAL_SECONDS} s);
@@ -43,8 +79,9 @@ function credentialHashSecret(): string {
  * - `projection.reconcileUser`: `reconcileMembership` of ./projection.ts (membership, role, deprovisioning,
  *   reactivation), bound the same way;
  * - `compatibility.microsoftEntra.acceptLegacyGroupSchema`: Entra's classic Group schema marker on `POST /Groups`;
- * and a rate limit of {@link SCIM_REQUESTS_PER_MINUTE} per address and path on the SCIM paths, in place of
- * better-auth's 60.
+ * a rate limit of {@link SCIM_REQUESTS_PER_MINUTE} per address and path on the SCIM paths, in place of better-auth's
+ * 60; and a `user.update.before` database hook ({@link guardEmailChange}) that keeps a directory from changing the
+ * email of someone another organisation has.
  */
 export function directoryPlugins() {
   const rateLimit = {
@@ -57,8 +94,15 @@ export function directoryPlugins() {
       },
     ],
   } satisfies BetterAuthPlugin;
+  const profileGuard = {
+    id: "directory-profile-guard",
+    init: () => ({
+      options: { databaseHooks: { user: { update: { before: (data, context) => guardEmailChange(data, context) } } } },
+    }),
+  } satisfies BetterAuthPlugin;
   return [
     rateLimit,
+    profileGuard,
     scim({
       connections: [],
       managedConnections: {

@@ -199,6 +199,30 @@ describe("the SCIM door", () => {
     expect(failed).toMatchObject({ outcome: "error", target: "/api/auth/scim/v2/Users" });
     expect(failed?.details).toMatchObject({ method: "POST", status: 409 });
   });
+  it("renames a person it created, but never changes the email of someone another organisation has (409)", async () => {
+    const { token, orgId } = await provisionedOrg();
+    const email = `renamed-${randomBytes(4).toString("hex")}@example.com`;
+    const user = await scim(token, "POST", "/Users", entraUser(email, "ext-rename"));
+    expect(user.status).toBe(201);
+    const userId = (await prisma().user.findUniqueOrThrow({ where: { email } })).id;
+    const newEmail = `new-${email}`;
+    const renamed = await scim(token, "PUT", `/Users/${user.body.id}`, entraUser(newEmail, "ext-rename"));
+    expect(renamed.status).toBe(200);
+    expect((await prisma().user.findUniqueOrThrow({ where: { id: userId } })).email).toBe(newEmail);
+
+    // The same person joins another organisation: this directory may no longer move their email elsewhere.
+    const other = await orgWithRoles();
+    await prisma().member.create({
+      data: { id: `m-${randomBytes(6).toString("hex")}`, orgId: other.orgId, userId, role: "viewer" },
+    });
+    const takeover = `attacker-${randomBytes(4).toString("hex")}@example.net`;
+    const refused = await scim(token, "PUT", `/Users/${user.body.id}`, entraUser(takeover, "ext-rename"));
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain("another organisation");
+    expect((await prisma().user.findUniqueOrThrow({ where: { id: userId } })).email).toBe(newEmail);
+    expect((await scim(token, "GET", `/Users/${user.body.id}`)).body.userName).toBe(newEmail);
+    expect(await prisma().member.count({ where: { orgId, userId } })).toBe(1);
+  });
 });
 
 describe("deprovisioning and reactivation", () => {
