@@ -128,7 +128,7 @@ async function answer(req: IncomingMessage, context: DirectoryRequest): Promise<
 /**
  * The node:http listener of the SCIM door (`npm start`, scripts/serve.ts; the tests' server): better-auth's SCIM
  * endpoints with the request's address and user agent in {@link withDirectoryRequest}; 413 for a body over
- * {@link MAX_SCIM_BODY_BYTES}; 500 (a SCIM error) if anything throws. Never throws.
+ * {@link MAX_SCIM_BODY_BYTES} (the connection then closes); 500 (a SCIM error) if anything throws. Never throws.
  */
 export function scimListener(req: IncomingMessage, res: ServerResponse): void {
   const read = headerReader(req);
@@ -152,8 +152,15 @@ export function scimListener(req: IncomingMessage, res: ServerResponse): void {
         if (name !== "set-cookie") res.setHeader(name, value);
       });
       res.setHeader("X-Request-Id", requestId);
-      res.end(Buffer.from(await response.arrayBuffer()));
+      const body = Buffer.from(await response.arrayBuffer());
       observation.end({ route, status: response.status });
+      // The rest of a body over the bound is never read: the connection closes after the answer.
+      if (response.status === 413) {
+        res.setHeader("Connection", "close");
+        res.end(body, () => res.socket?.destroy());
+      } else {
+        res.end(body);
+      }
     })
     .catch(() => res.destroy());
 }

@@ -167,6 +167,15 @@ describe("the SCIM door", () => {
     }
   });
 
+  it("refuses a body over 1 MiB with 413 before reading it", async () => {
+    const { token, orgId } = await provisionedOrg();
+    const user = entraUser(`big-${randomBytes(4).toString("hex")}@example.com`);
+    const huge = await scim(token, "POST", "/Users", { ...user, title: "x".repeat(1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(huge.body.schemas).toEqual(["urn:ietf:params:scim:api:messages:2.0:Error"]);
+    expect(await prisma().scimUser.count({ where: { provisioningDomainId: orgId } })).toBe(0);
+  });
+
   it("GET /Users?count=500 answers at most 100 resources", async () => {
     const { token, orgId } = await provisionedOrg();
     const domain = `bulk-${randomBytes(4).toString("hex")}.example.com`;
