@@ -22,6 +22,7 @@ const PREFIX = `${AUTH_BASE_PATH}${SCIM_PATH}`;
 /**
  * Most bytes of a SCIM request body: 1 MiB (1,048,576 bytes), room for a Group of the plugin's 1,000 members; a larger
  * body is answered 413 before it is held in memory.
+ * Source: docs/api-contract.md §11.5.
  */
 export const MAX_SCIM_BODY_BYTES = 1024 * 1024;
 
@@ -30,7 +31,7 @@ function pathOf(target: string): string {
   return end === -1 ? target : target.slice(0, end);
 }
 
-/** Whether a request target is the SCIM door's: `/api/auth/scim/v2` and below. */
+/** Whether a request target is the SCIM door's: `/api/auth/scim/v2` and below (docs/api-contract.md §11.5). */
 export function isScimTarget(target: string): boolean {
   const path = pathOf(target);
   return path === PREFIX || path.startsWith(`${PREFIX}/`);
@@ -129,6 +130,7 @@ async function answer(req: IncomingMessage, context: DirectoryRequest): Promise<
  * The node:http listener of the SCIM door (`npm start`, scripts/serve.ts; the tests' server): better-auth's SCIM
  * endpoints with the request's address and user agent in {@link withDirectoryRequest}; 413 for a body over
  * {@link MAX_SCIM_BODY_BYTES} (the connection then closes); 500 (a SCIM error) if anything throws. Never throws.
+ * Source: docs/api-contract.md §11.5.
  */
 export function scimListener(req: IncomingMessage, res: ServerResponse): void {
   const read = headerReader(req);

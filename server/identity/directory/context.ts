@@ -5,7 +5,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { SettingsActor } from "../audit-trail/service";
 import type { DirectoryAction } from "./events";
 
-/** A directory event to write once the request is answered (an error the transaction could not keep). */
+/**
+ * A directory event to write once the request is answered (an error the transaction could not keep).
+ * Source: docs/api-contract.md §11.5.
+ */
 export interface PendingDirectoryEvent {
   orgId: string;
   action: DirectoryAction;
@@ -13,7 +16,7 @@ export interface PendingDirectoryEvent {
   details: Record<string, string | number | boolean | null>;
 }
 
-/** The SCIM request being answered. */
+/** The SCIM request being answered (docs/api-contract.md §11.5). */
 export interface DirectoryRequest {
   ip: string | null;
   userAgent: string | null;
@@ -28,21 +31,30 @@ const holder = globalThis as unknown as { __crmDirectoryRequest?: AsyncLocalStor
 holder.__crmDirectoryRequest ??= new AsyncLocalStorage<DirectoryRequest>();
 const storage = holder.__crmDirectoryRequest;
 
-/** Runs `work` (better-auth's handler for one SCIM request) with `request` as {@link currentDirectoryRequest}. */
+/**
+ * Runs `work` (better-auth's handler for one SCIM request) with `request` as {@link currentDirectoryRequest}.
+ * Source: docs/api-contract.md §11.5.
+ */
 export function withDirectoryRequest<T>(request: DirectoryRequest, work: () => Promise<T>): Promise<T> {
   return storage.run(request, work);
 }
 
-/** The SCIM request being answered, or undefined outside the SCIM door (a direct call of the plugin's API). */
+/**
+ * The SCIM request being answered, or undefined outside the SCIM door (a direct call of the plugin's API).
+ * Source: docs/api-contract.md §11.5.
+ */
 export function currentDirectoryRequest(): DirectoryRequest | undefined {
   return storage.getStore();
 }
 
-/** Who the directory's changes are by in the settings audit trail: `Directory (SCIM)` from the request's address. */
+/**
+ * Who the directory's changes are by in the settings audit trail: `Directory (SCIM)` from the request's address.
+ * Source: docs/api-contract.md §11.5.
+ */
 export function directoryActor(): SettingsActor {
   const request = currentDirectoryRequest();
   return { userId: null, email: DIRECTORY_ACTOR, ip: request?.ip ?? null, userAgent: request?.userAgent ?? null };
 }
 
-/** The name the audit trail gives the directory as an actor. */
+/** The name the audit trail gives the directory as an actor (docs/api-contract.md §11.5). */
 export const DIRECTORY_ACTOR = "Directory (SCIM)";

@@ -3,7 +3,7 @@
 import type { Prisma } from "../../db/generated/client";
 import { prisma } from "../../db/transaction";
 
-/** Every action a directory event records, with how the directory page names it. */
+/** Every action a directory event records, with how the directory page names it (docs/api-contract.md §11.5). */
 export const DIRECTORY_ACTIONS = {
   "member.joined": "Joined",
   "member.role_changed": "Role changed",
@@ -17,10 +17,13 @@ export const DIRECTORY_ACTIONS = {
   "token.revoked": "Token revoked",
 } as const;
 
-/** An action of {@link DIRECTORY_ACTIONS}. */
+/** An action of {@link DIRECTORY_ACTIONS} (docs/api-contract.md §11.5). */
 export type DirectoryAction = keyof typeof DIRECTORY_ACTIONS;
 
-/** One event to write: what happened, to whom (an email, a group) and facts (roles, counts, the refusal's words). */
+/**
+ * One event to write: what happened, to whom (an email, a group) and facts (roles, counts, the refusal's words).
+ * Source: docs/api-contract.md §11.5.
+ */
 export interface DirectoryEventInput {
   action: DirectoryAction;
   target?: string | null;
@@ -28,7 +31,7 @@ export interface DirectoryEventInput {
   details?: Record<string, string | number | boolean | null>;
 }
 
-/** One event as the page shows it; `id` is the row's BIGSERIAL as a decimal string. */
+/** One event as the page shows it; `id` is the row's BIGSERIAL as a decimal string (docs/api-contract.md §11.5). */
 export interface DirectoryEventView {
   id: string;
   createdAt: Date;
@@ -38,7 +41,10 @@ export interface DirectoryEventView {
   details: Prisma.JsonValue;
 }
 
-/** Writes one event of `orgId` with the current client: inside a transaction it commits (or rolls back) with it. */
+/**
+ * Writes one event of `orgId` with the current client: inside a transaction it commits (or rolls back) with it.
+ * Source: docs/api-contract.md §11.5.
+ */
 export async function recordDirectoryEvent(orgId: string, event: DirectoryEventInput): Promise<void> {
   await prisma().directoryEvent.create({
     data: {
@@ -54,6 +60,7 @@ export async function recordDirectoryEvent(orgId: string, event: DirectoryEventI
 /**
  * The organisation's latest directory events, newest first.
  * @param limit at most this many (1–200; default 50).
+ * Source: docs/api-contract.md §11.5.
  */
 export async function listDirectoryEvents(orgId: string, limit = 50): Promise<DirectoryEventView[]> {
   const rows = await prisma().directoryEvent.findMany({

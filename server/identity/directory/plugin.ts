@@ -13,16 +13,28 @@ import { authSecret } from "../secret";
 import { ssoPolicyOf } from "../sso/policy";
 import { directoryProjection } from "./projection-hooks";
 
-/** Where the plugin's SCIM endpoints are, under better-auth's base path: `<origin>/api/auth/scim/v2`. */
+/**
+ * Where the plugin's SCIM endpoints are, under better-auth's base path: `<origin>/api/auth/scim/v2`.
+ * Source: docs/api-contract.md §11.5.
+ */
 export const SCIM_PATH = "/scim/v2";
 
-/** Tokens of one connection that work at once: one (a rotation replaces it, docs/single-sign-on.md §7). */
+/**
+ * Tokens of one connection that work at once: one (a rotation replaces it, docs/single-sign-on.md §7).
+ * Source: docs/api-contract.md §11.5.
+ */
 export const MAX_ACTIVE_TOKENS = 1;
 
-/** A token's `lastUsedAt` (the page's "last request") is written at most once a minute (60 s). */
+/**
+ * A token's `lastUsedAt` (the page's "last request") is written at most once a minute (60 s).
+ * Source: docs/api-contract.md §11.5.
+ */
 export const LAST_USED_INTERVAL_SECONDS = 60;
 
-/** SCIM requests per client address and path a minute (60 s window) before 429: a directory's sync is bursty. */
+/**
+ * SCIM requests per client address and path a minute (60 s window) before 429: a directory's sync is bursty.
+ * Source: docs/api-contract.md §11.5.
+ */
 export const SCIM_REQUESTS_PER_MINUTE = 600;
 
 /**
@@ -82,6 +94,7 @@ async function guardEmailChange(data: { email?: unknown }, context: unknown): Pr
  * a rate limit of {@link SCIM_REQUESTS_PER_MINUTE} per address and path on the SCIM paths, in place of better-auth's
  * 60; and a `user.update.before` database hook ({@link guardEmailChange}) that keeps a directory from changing the
  * email of someone another organisation has.
+ * Source: docs/api-contract.md §11.5.
  */
 export function directoryPlugins() {
   const rateLimit = {

@@ -29,6 +29,7 @@ function emailDomain(email: string): string {
  * and email left as they are (`link`, `preserve`), so a directory never rewrites, and thereby takes over, an account.
  * @throws APIError `CONFLICT` (409, a SCIM error) for a user with the email who is not tied to the organisation:
  *         a directory may not add someone else's account to its organisation.
+ * Source: docs/api-contract.md §11.5.
  */
 export async function resolveDirectoryUser(input: {
   provisioningDomainId: string;
@@ -66,6 +67,7 @@ export async function resolveDirectoryUser(input: {
  * Each change writes a settings audit entry (actor `Directory (SCIM)`) and a directory event.
  * @throws APIError `CONFLICT` (409, a SCIM error; the request changes nothing) when deactivating the organisation's
  *         last owner; recorded as a `member.deprovisioned` event with outcome `error` once the request is answered.
+ * Source: docs/api-contract.md §11.5.
  */
 export async function reconcileMembership(state: ProjectedMembership): Promise<void> {
   const orgId = state.provisioningDomainId;

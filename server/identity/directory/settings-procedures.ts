@@ -16,7 +16,7 @@ function changeBy(member: SignedInMember): TokenChangeBy {
   return { orgId: member.org.id, userId: member.user.id, origin: member.request.origin, actor: actorOf(member) };
 }
 
-/** A SCIM token's id as the directory page names it: the plugin's credential id. */
+/** A SCIM token's id as the directory page names it: the plugin's credential id (docs/api-contract.md §11.5). */
 export const TokenIdSchema = z.object({
   id: z
     .string()

@@ -1,7 +1,7 @@
 // An organisation's SCIM base URL and bearer tokens (docs/api-contract.md §11.5), through the plugin's managed
 // connection catalog: one connection per organisation (`provisioningDomainId` = the organisation's id), made with the
-// first token and kept when tokens are revoked, so the directory's Users and Groups stay linked across tokens. One token
-// works at a time; it is shown once; a rotation replaces it (the old one ends at once); a revocation ends it.
+// first token and kept when tokens are revoked, so the directory's Users and Groups stay linked across tokens. One
+// token works at a time; it is shown once; a rotation replaces it (the old one ends at once); a revocation ends it.
 import { randomBytes } from "node:crypto";
 import { prisma, transaction } from "../../db/transaction";
 import { ApiError } from "../../errors";
@@ -11,18 +11,24 @@ import { viaAuth } from "../better-auth-errors";
 import { recordDirectoryEvent } from "./events";
 import { SCIM_PATH } from "./plugin";
 
-/** Every SCIM scope a token carries: Users and Groups, read and write. */
+/** Every SCIM scope a token carries: Users and Groups, read and write (docs/api-contract.md §11.5). */
 export const TOKEN_SCOPES = ["scim.users.read", "scim.users.write", "scim.groups.read", "scim.groups.write"] as const;
 
-/** A token works for 365 days (31,536,000,000 ms) from its creation; rotate it before then. */
+/**
+ * A token works for 365 days (31,536,000,000 ms) from its creation; rotate it before then.
+ * Source: docs/api-contract.md §11.5.
+ */
 export const TOKEN_TTL_MS = 365 * 24 * 60 * 60 * 1000;
 
-/** The SCIM base URL of an origin: `<origin>/api/auth/scim/v2`, what a directory (Entra, Okta) is given. */
+/**
+ * The SCIM base URL of an origin: `<origin>/api/auth/scim/v2`, what a directory (Entra, Okta) is given.
+ * Source: docs/api-contract.md §11.5.
+ */
 export function scimBaseUrl(origin: string): string {
   return `${origin.replace(/\/+$/, "")}${AUTH_BASE_PATH}${SCIM_PATH}`;
 }
 
-/** One token as the directory page lists it; never its value. */
+/** One token as the directory page lists it; never its value (docs/api-contract.md §11.5). */
 export interface DirectoryTokenView {
   /** The plugin's credential id, the token's public first part (`ba_scim_credential_…`). */
   id: string;
@@ -35,7 +41,7 @@ export interface DirectoryTokenView {
   revokedAt: Date | null;
 }
 
-/** The directory page's provisioning block. */
+/** The directory page's provisioning block (docs/api-contract.md §11.5). */
 export interface DirectoryStatus {
   /** The base URL to give the directory. */
   baseUrl: string;
@@ -47,7 +53,7 @@ export interface DirectoryStatus {
   lastRequestAt: Date | null;
 }
 
-/** A token just made: its value is in `token`, shown once. */
+/** A token just made: its value is in `token`, shown once (docs/api-contract.md §11.5). */
 export interface IssuedDirectoryToken {
   token: string;
   view: DirectoryTokenView;
@@ -111,6 +117,7 @@ const credentialSelect = {
 /**
  * The organisation's SCIM base URL on `origin`, its connection and its tokens (newest first, the last 20), with the
  * latest request any of them made.
+ * Source: docs/api-contract.md §11.5.
  */
 export async function directoryStatus(orgId: string, origin: string): Promise<DirectoryStatus> {
   const connection = await connectionOf(orgId);
@@ -136,7 +143,10 @@ export async function directoryStatus(orgId: string, origin: string): Promise<Di
   };
 }
 
-/** Who makes a token change: the member (their user id is the plugin's `actorId`) and their audit actor. */
+/**
+ * Who makes a token change: the member (their user id is the plugin's `actorId`) and their audit actor.
+ * Source: docs/api-contract.md §11.5.
+ */
 export interface TokenChangeBy {
   orgId: string;
   userId: string;
@@ -159,6 +169,7 @@ async function workingTokens(connectionRecordId: string, now: number) {
  * entry (`scim.tokenCreated`) and directory event (`token.created`).
  * @returns the token (shown once) and its view.
  * @throws ApiError `conflict` (409) when a token still works: rotate or revoke it instead.
+ * Source: docs/api-contract.md §11.5.
  */
 export async function createDirectoryToken(by: TokenChangeBy): Promise<IssuedDirectoryToken> {
   const auth = authFor(by.origin);
@@ -220,6 +231,7 @@ async function tokenView(credentialId: string): Promise<DirectoryTokenView> {
  * at once.
  * @returns the new token (shown once), its view and `previous: { id, revokedAt }`.
  * @throws ApiError `not_found` (404) when no token works: create one instead.
+ * Source: docs/api-contract.md §11.5.
  */
 export async function rotateDirectoryToken(by: TokenChangeBy): Promise<IssuedDirectoryToken> {
   const auth = authFor(by.origin);
@@ -281,6 +293,7 @@ async function revokeCredential(by: TokenChangeBy, connectionId: string, credent
  * next request with it gets 401. The connection and what it provisioned stay; nobody is deprovisioned. One
  * transaction with its audit entry (`scim.tokenRevoked`) and directory event (`token.revoked`).
  * @throws ApiError `not_found` (404) when `credentialId` is not a working token of the organisation.
+ * Source: docs/api-contract.md §11.5.
  */
 export async function revokeDirectoryToken(by: TokenChangeBy, credentialId: string): Promise<void> {
   await transaction(async () => {
@@ -297,6 +310,7 @@ export async function revokeDirectoryToken(by: TokenChangeBy, credentialId: stri
 /**
  * The organisation's service keys that still work (`ApiKey.serviceKey`): the keys a deprovisioning never revokes,
  * whoever created them, which the directory page names.
+ * Source: docs/api-contract.md §11.5.
  */
 export function serviceKeys(orgId: string) {
   return prisma().apiKey.findMany({

@@ -28,7 +28,10 @@ export async function createTokenAction(_previous: FormState): Promise<FormState
   });
 }
 
-/** Rotates the SCIM token (`directory.rotateToken`): the new token is shown once, the old one stops working now. */
+/**
+ * Rotates the SCIM token (`directory.rotateToken`): the new token is shown once, the old one stops working now.
+ * Source: docs/api-contract.md §11.5.
+ */
 export async function rotateTokenAction(_previous: FormState): Promise<FormState> {
   return runAction(async () => {
     const { token } = await (await settingsCaller()).directory.rotateToken();
@@ -41,7 +44,10 @@ export async function rotateTokenAction(_previous: FormState): Promise<FormState
   });
 }
 
-/** Revokes the SCIM token the form's `id` names (`directory.revokeToken`): the directory's requests get 401. */
+/**
+ * Revokes the SCIM token the form's `id` names (`directory.revokeToken`): the directory's requests get 401.
+ * Source: docs/api-contract.md §11.5.
+ */
 export async function revokeTokenAction(_previous: FormState, form: FormData): Promise<FormState> {
   return runAction(async () => {
     await (await settingsCaller()).directory.revokeToken({ id: field(form, "id") });
