@@ -370,18 +370,25 @@ describe("deprovisioning and reactivation", () => {
       (await prisma().member.findUnique({ where: { orgId_userId: { orgId: team.orgId, userId } } }))?.role ?? null;
     expect(await role()).toBe("viewer");
 
+    // As Entra does: the group is created empty (with its classic schema marker), then members are added by PATCH.
     const devs = await scim(team.token, "POST", "/Groups", {
-      schemas: [GROUP_SCHEMA],
+      schemas: [GROUP_SCHEMA, "http://schemas.microsoft.com/2006/11/ResourceManagement/ADSCIM/2.0/Group"],
       displayName: "crm-devs",
-      members: [{ value: user.body.id }],
     });
+    expect(devs.status).toBe(201);
+    const joined = await scim(team.token, "PATCH", `/Groups/${devs.body.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: "Add", path: "members", value: [{ value: user.body.id }] }],
+    });
+    expect(joined.status).toBe(200);
+    expect(await role()).toBe("developer");
     const admins = await scim(team.token, "POST", "/Groups", {
       schemas: [GROUP_SCHEMA],
       displayName: "CRM Admins",
       externalId: "11111111-2222-3333-4444-555555555555",
       members: [{ value: user.body.id }],
     });
-    expect([devs.status, admins.status]).toEqual([201, 201]);
+    expect(admins.status).toBe(201);
     expect(await role()).toBe("admin");
     const left = await scim(team.token, "PATCH", `/Groups/${admins.body.id}`, {
       schemas: [PATCH_OP],
