@@ -8,7 +8,7 @@ import { prisma } from "../../db/transaction";
 import { recordSettingsAudit } from "../audit-trail/service";
 import { mappedRole, ssoPolicyOf } from "../sso/policy";
 import { endMembership } from "../team/end-membership";
-import { withdrawInvitations } from "../team/team-lock";
+import { withdrawInvitations } from "../team/withdraw-invitations";
 import { currentDirectoryRequest, directoryActor } from "./context";
 import { recordDirectoryEvent } from "./events";
 import { type DirectoryIdentity, type ProjectedMembership, registerDirectoryProjection } from "./projection-hooks";

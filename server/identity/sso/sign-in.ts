@@ -10,7 +10,7 @@ import type { SSOUserResolution, SSOUserResolutionInput } from "@better-auth/sso
 import { prisma } from "../../db/transaction";
 import { clientAddressOf } from "../../platform/client-address";
 import { type AuditActor, recordSettingsAudit } from "../audit-trail/service";
-import { withdrawInvitations } from "../team/team-lock";
+import { withdrawInvitations } from "../team/withdraw-invitations";
 import { domainOf, groupsFrom, mappedRole, ssoPolicyOf } from "./policy";
 
 /** How long "Test the connection" waits for the identity provider's answer: 10 minutes, in ms. */

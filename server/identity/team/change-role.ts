@@ -7,7 +7,8 @@ import { viaAuth } from "../better-auth-errors";
 import { actorOf, type SignedInMember } from "../session";
 import { assignable } from "./invite-member";
 import { getMember, type MemberView } from "./list-team";
-import { refuse, requirePermission, underTeamLock, withdrawInvitations } from "./team-lock";
+import { refuse, requirePermission, underTeamLock } from "./team-lock";
+import { withdrawInvitations } from "./withdraw-invitations";
 
 /** Why an owner's role is not changed here. */
 export const OWNER_RULE = "Owners keep their role: an owner transfers ownership to change it";

@@ -8,7 +8,7 @@ import type { MemberRemovedSchema } from "../../platform/events-feed/schema";
 import { recordEvents } from "../../records/events";
 import { type AuditActor, recordSettingsAudit } from "../audit-trail/service";
 import { revokeConnectionsCreatedBy } from "../oauth/connections";
-import { withdrawInvitations } from "./team-lock";
+import { withdrawInvitations } from "./withdraw-invitations";
 
 /** What ended a membership: `manual` (the team page or the operator command) or `directory` (SCIM deprovisioning). */
 export type RemovalSource = "manual" | "directory";

@@ -5,8 +5,8 @@
 
 import { prisma, transaction } from "../../db/transaction";
 import { ApiError } from "../../errors";
-import { type AuditActor, recordRefusal, recordSettingsAudit } from "../audit-trail/service";
-import { can, grantableRoles, isRole, type Permission, type Role, refusalMessage } from "../roles";
+import { recordRefusal } from "../audit-trail/service";
+import { can, isRole, type Permission, type Role, refusalMessage } from "../roles";
 import { actorOf, type SignedInMember } from "../session";
 
 // Carries a refusal out of the transaction it rolls back, to be recorded after it.
@@ -60,36 +60,4 @@ export async function underTeamLock<T>(
     await recordRefusal(member.org.id, actorOf(member), attempted, error.refusal.message, target);
     throw error.refusal;
   }
-}
-
-/**
- * Withdraws the pending invitations `inviterUserId` sent for roles their new role (`null`: removed) can no longer
- * give, each recorded as `invitation.revoked` with `reason`, in the enclosing transaction.
- * @returns how many were withdrawn.
- */
-export async function withdrawInvitations(
-  orgId: string,
-  inviterUserId: string,
-  newRole: string | null,
-  actor: AuditActor,
-  reason: string,
-): Promise<number> {
-  const keep = newRole ? [...grantableRoles(newRole)] : [];
-  const stale = await prisma().invitation.findMany({
-    where: { orgId, inviterId: inviterUserId, status: "pending", role: { notIn: keep } },
-    select: { id: true, email: true, role: true },
-  });
-  if (stale.length === 0) return 0;
-  await prisma().invitation.updateMany({
-    where: { id: { in: stale.map((invitation) => invitation.id) } },
-    data: { status: "canceled" },
-  });
-  for (const invitation of stale) {
-    await recordSettingsAudit(orgId, actor, {
-      action: "invitation.revoked",
-      target: invitation.email,
-      details: { role: invitation.role, reason },
-    });
-  }
-  return stale.length;
 }

@@ -6,7 +6,8 @@ import { authFor } from "../better-auth";
 import { viaAuth } from "../better-auth-errors";
 import { actorOf, type SignedInMember } from "../session";
 import { getMember } from "./list-team";
-import { requirePermission, underTeamLock, withdrawInvitations } from "./team-lock";
+import { requirePermission, underTeamLock } from "./team-lock";
+import { withdrawInvitations } from "./withdraw-invitations";
 
 /**
  * Makes another member an owner and the acting owner an admin, in one transaction under the team lock; the actor's
