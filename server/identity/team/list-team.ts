@@ -11,6 +11,8 @@ export interface MemberKeyView {
   name: string;
   prefix: string;
   isTest: boolean;
+  /** An organisation service key: removing or deprovisioning the member leaves it working (§11.5). */
+  serviceKey: boolean;
 }
 
 /** A member as the team page lists it. */
@@ -50,7 +52,7 @@ export async function listMembers(orgId: string): Promise<MemberView[]> {
         revokedAt: null,
         OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
       },
-      select: { id: true, name: true, prefix: true, isTest: true, createdById: true },
+      select: { id: true, name: true, prefix: true, isTest: true, serviceKey: true, createdById: true },
       orderBy: { createdAt: "desc" },
     }),
   ]);

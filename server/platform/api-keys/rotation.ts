@@ -9,8 +9,8 @@ import { type ApiKeySummary, createApiKey, describeKey, type KeyChangeBy } from 
 export const KEY_ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Rotates a key (docs/api-contract.md §5.3 "a lost key must be rotated"): creates a new key with the same name, scopes
- * and mode (live/test), and lets the old one keep working for {@link KEY_ROTATION_GRACE_MS} by setting its `expiresAt`
+ * Rotates a key (docs/api-contract.md §5.3 "a lost key must be rotated"): creates a new key with the same name, scopes,
+ * mode (live/test) and service-key flag, and lets the old one keep working for {@link KEY_ROTATION_GRACE_MS} by setting its `expiresAt`
  * (enforced by `authenticateApiKey`). Revoke the old key to end it sooner. One transaction: both or neither, and with
  * `by` the new key's creator and an `apiKey.rotated` entry in the settings audit trail.
  * @returns `{ key, raw, previous: { id, expiresAt } }`: the new key (raw value shown once) and when the old one stops.
@@ -31,7 +31,16 @@ export async function rotateApiKey(
     if (rows.length === 0) throw new ApiError("not_found", `API key ${apiKeyId} not found`);
     const old = await tx.apiKey.findFirstOrThrow({
       where: { id: apiKeyId, orgId },
-      select: { id: true, name: true, prefix: true, scopes: true, isTest: true, revokedAt: true, expiresAt: true },
+      select: {
+        id: true,
+        name: true,
+        prefix: true,
+        scopes: true,
+        isTest: true,
+        serviceKey: true,
+        revokedAt: true,
+        expiresAt: true,
+      },
     });
     const now = Date.now();
     if (old.revokedAt || (old.expiresAt && old.expiresAt.getTime() <= now)) {
@@ -45,7 +54,7 @@ export async function rotateApiKey(
     }
     const created = await createApiKey(
       orgId,
-      { name: old.name, scopes: old.scopes, isTest: old.isTest },
+      { name: old.name, scopes: old.scopes, isTest: old.isTest, serviceKey: old.serviceKey },
       by && { createdById: by.createdById },
     );
     const expiresAt = new Date(now + KEY_ROTATION_GRACE_MS);

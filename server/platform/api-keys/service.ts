@@ -39,6 +39,11 @@ export interface ApiKeySummary {
   createdBy: { id: string; email: string; name: string } | null;
   /** The OAuth client whose connection this key backs (docs/api-contract.md §10.6); null for a key made as a key. */
   oauthClientId: string | null;
+  /**
+   * An organisation service key (docs/api-contract.md §11.5): it outlives its creator's removal or deprovisioning,
+   * for integrations that must not stop when a person leaves.
+   */
+  serviceKey: boolean;
 }
 
 /** Who makes a key change from the settings: the key's creator and, to record it, the audit entry's actor. */
@@ -58,14 +63,15 @@ export function describeKey(key: Pick<ApiKeySummary, "isTest" | "name" | "prefix
  * the service's secret). The raw key is returned once and never stored. With `by`, the key records its creator and
  * (with `by.actor`) the settings audit trail an `apiKey.created` entry, in one transaction. Inside an enclosing
  * transaction, {@link keyRecognition} must have been read before it opened. With `oauthClientId` the key is an OAuth
- * connection's (docs/api-contract.md §10.6): its raw key is to be dropped by the caller, never shown.
+ * connection's (docs/api-contract.md §10.6): its raw key is to be dropped by the caller, never shown. With `serviceKey`
+ * it is an organisation service key, which removing or deprovisioning its creator leaves working (§11.5).
  * @returns `{ key: ApiKeySummary, raw: "msp_live_…" | "msp_test_…" }`
  * @throws ApiError `insufficient_scope` (403) for deprecated scopes that can no longer be granted;
  *         `validation_error` (422) for unknown scopes (see `validateRequestedScopes`).
  */
 export async function createApiKey(
   orgId: string,
-  input: { name: string; scopes: readonly string[]; isTest: boolean; oauthClientId?: string },
+  input: { name: string; scopes: readonly string[]; isTest: boolean; oauthClientId?: string; serviceKey?: boolean },
   by?: KeyChangeBy,
 ): Promise<{ key: ApiKeySummary; raw: string }> {
   const scopes = validateRequestedScopes(input.scopes);
@@ -82,6 +88,7 @@ export async function createApiKey(
         createdById: by?.createdById ?? null,
         checksumKeyed: true,
         oauthClientId: input.oauthClientId ?? null,
+        serviceKey: input.serviceKey ?? false,
       },
       select: summarySelect,
     });
@@ -94,6 +101,7 @@ export async function createApiKey(
           keyId: key.id,
           scopes: key.scopes.join(" "),
           ...(input.oauthClientId ? { oauthClientId: input.oauthClientId } : {}),
+          ...(key.serviceKey ? { serviceKey: true } : {}),
         },
       });
     }
@@ -113,6 +121,7 @@ const summarySelect = {
   expiresAt: true,
   createdBy: { select: { id: true, email: true, name: true } },
   oauthClientId: true,
+  serviceKey: true,
 } as const;
 
 const lastUsedWrites = new Map<string, number>();

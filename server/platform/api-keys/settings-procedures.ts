@@ -31,7 +31,8 @@ export const apiKeysRouter = router({
 
   /**
    * Creates a key recording its creator. `mode` `live` makes a `msp_live_` key, `test` a `msp_test_` key
-   * (docs/api-contract.md §5.2, §5.6). @returns `{ key, raw }`: `raw` is shown once and never stored.
+   * (docs/api-contract.md §5.2, §5.6); `serviceKey` makes an organisation service key, which outlives its creator's
+   * membership (§11.5). @returns `{ key, raw }`: `raw` is shown once and never stored.
    * @throws 403 for a role that cannot manage keys of that mode or give one of the scopes, or without a recent sign-in;
    *         403 `insufficient_scope` for refused deprecated scopes; 422 for unknown or no scopes.
    */
@@ -41,6 +42,8 @@ export const apiKeysRouter = router({
         name: z.string().trim().min(1, "Name is required").max(100, "Name is at most 100 characters"),
         mode: z.enum(["live", "test"]),
         scopes: z.array(z.string().max(100)).max(50),
+        /** An organisation service key: kept when its creator is removed or deprovisioned (§11.5). */
+        serviceKey: z.boolean().default(false),
       }),
     )
     .mutation(async ({ ctx, input, path }) => {
@@ -55,7 +58,7 @@ export const apiKeysRouter = router({
       });
       return createApiKey(
         ctx.member.org.id,
-        { name: input.name, scopes: input.scopes, isTest },
+        { name: input.name, scopes: input.scopes, isTest, serviceKey: input.serviceKey },
         { createdById: ctx.member.user.id, actor: actorOf(ctx.member) },
       );
     }),

@@ -83,7 +83,7 @@ describe("removing a member and their keys", () => {
     });
     const two = await members.viewer.caller.team.members();
     expect(two.find((member) => member.userId === members.developer.userId)?.keys).toEqual([
-      { id: one.key.id, name: "Dev one", prefix: one.key.prefix, isTest: true },
+      { id: one.key.id, name: "Dev one", prefix: one.key.prefix, isTest: true, serviceKey: false },
     ]);
     const kept = await members.admin.caller.apiKeys.create({ name: "Admin", mode: "live", scopes: ["accounts:read"] });
 
@@ -109,6 +109,43 @@ describe("removing a member and their keys", () => {
     expect((await members.owner.caller.apiKeys.list()).find((key) => key.id === kept.key.id)?.createdBy?.email).toBe(
       members.admin.email,
     );
+  });
+
+  it("an organisation service key survives its creator's removal with revokeKeys; their other key is revoked", async () => {
+    const { orgId, members } = await orgWithRoles();
+    const service = await members.developer.caller.apiKeys.create({
+      name: "PSA sync",
+      mode: "test",
+      scopes: ["accounts:read"],
+      serviceKey: true,
+    });
+    expect(service.key.serviceKey).toBe(true);
+    const personal = await members.developer.caller.apiKeys.create({
+      name: "Scratch",
+      mode: "test",
+      scopes: ["accounts:read"],
+    });
+    expect(personal.key.serviceKey).toBe(false);
+    // The removal dialog tells the key that stays from the one it would revoke.
+    const listed = (await members.owner.caller.team.members()).find((m) => m.userId === members.developer.userId);
+    expect(listed?.keys.map((key) => [key.name, key.serviceKey])).toEqual([
+      ["Scratch", false],
+      ["PSA sync", true],
+    ]);
+
+    const result = await members.owner.caller.team.removeMember({
+      memberId: await memberIdOf(orgId, members.developer.userId),
+      revokeKeys: true,
+    });
+    expect(result).toMatchObject({ removed: true, revokedKeys: 1 });
+    expect((await client(server.url, service.raw)("GET", "/accounts?limit=1")).status).toBe(200);
+    expect((await client(server.url, personal.raw)("GET", "/accounts?limit=1")).status).toBe(401);
+    const keys = await members.owner.caller.apiKeys.list();
+    expect(keys.find((key) => key.id === service.key.id)).toMatchObject({ serviceKey: true, revokedAt: null });
+
+    // Rotating a service key keeps it one.
+    const rotated = await members.owner.caller.apiKeys.rotate({ id: service.key.id });
+    expect(rotated.key.serviceKey).toBe(true);
   });
 });
 
