@@ -14,22 +14,27 @@ function keyNotes(scopes: string[]): string {
   return [`Send it as Authorization: Bearer <key>.`, ...notes].join(" ");
 }
 
-/** Creates an API key from the create form; the raw key is returned in the form state, shown once. */
+/**
+ * Creates an API key from the create form (with "Organisation service key" ticked, one that outlives its creator's
+ * membership, docs/api-contract.md §11.5); the raw key is returned in the form state, shown once.
+ */
 export async function createKeyAction(_previous: FormState, form: FormData): Promise<FormState> {
   const name = field(form, "name");
   const mode = field(form, "mode") === "live" ? "live" : "test";
   const scopes = fields(form, "scopes");
+  const serviceKey = field(form, "serviceKey") === "on";
   return runAction(
     async () => {
-      const { key, raw } = await (await settingsCaller()).apiKeys.create({ name, mode, scopes });
+      const { key, raw } = await (await settingsCaller()).apiKeys.create({ name, mode, scopes, serviceKey });
       revalidatePath("/settings/keys");
+      const kind = key.serviceKey ? `${mode} organisation service key` : `${mode} key`;
       return {
         status: "ok",
-        message: `Created ${mode} key “${key.name}” with scopes ${key.scopes.join(", ")}.`,
+        message: `Created ${kind} “${key.name}” with scopes ${key.scopes.join(", ")}.`,
         reveal: { label: `Your new API key. ${ONCE}`, value: raw, note: keyNotes(key.scopes) },
       };
     },
-    { name, mode, scopes },
+    { name, mode, scopes, ...(serviceKey ? { serviceKey: "on" } : {}) },
   );
 }
 

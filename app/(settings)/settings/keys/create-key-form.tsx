@@ -14,7 +14,8 @@ function list(value: string | string[] | undefined): string[] {
  * Deprecated scopes can be picked so their rule is visible: `reconciliation:*` and `onboarding:read` are refused with
  * the service's message, `contracts:read` is accepted with a note that it grants nothing. `live` says whether the
  * member's role may create live keys; `beyondRole` lists the scopes the role may not give a key (`admin:read` for a
- * developer), shown but not selectable.
+ * developer), shown but not selectable. "Organisation service key" marks a key that survives its creator's removal
+ * (docs/api-contract.md §11.5).
  */
 export function CreateKeyForm({
   action,
@@ -133,6 +134,16 @@ export function CreateKeyForm({
           </div>
         </details>
       </fieldset>
+      <label className="choice">
+        <input type="checkbox" name="serviceKey" defaultChecked={kept.serviceKey === "on"} />
+        <span className="choice-text">
+          <span>Organisation service key</span>
+          <span className="hint">
+            For integrations that must outlive their creator (PSA sync, RMM import): it keeps working when you are
+            removed from the team or deprovisioned by the directory. Other keys you create are revoked then.
+          </span>
+        </span>
+      </label>
       <div>
         <button type="submit" disabled={pending}>
           {pending ? "Creating…" : "Create key"}

@@ -41,7 +41,8 @@ export default async function KeysPage() {
         Every API request carries <code>Authorization: Bearer &lt;key&gt;</code>. Keys are stored as SHA-256 hashes: the
         key itself is shown once, when it is created or rotated. A lost key must be rotated. Rotating keeps the old key
         working for 24 hours so you can roll the new one out; revoking stops a key at once. Keys belong to the
-        organisation: one keeps working when the member who created it leaves, until someone revokes it.
+        organisation: one keeps working when the member who created it leaves, unless it is revoked with the removal; an
+        organisation service key is never revoked that way, nor when the directory deprovisions its creator.
       </p>
 
       {manageTest ? (
@@ -130,6 +131,15 @@ export default async function KeysPage() {
                   <h3 id={`key-${key.id}`}>{key.name}</h3>
                   <p className="actions">
                     <span className={`badge ${key.isTest ? "test" : "live"}`}>{key.isTest ? "test" : "live"}</span>
+                    {key.serviceKey ? (
+                      <span
+                        className="badge"
+                        data-testid="service-key"
+                        title="Keeps working when its creator leaves the organisation"
+                      >
+                        service key
+                      </span>
+                    ) : null}
                     {key.revokedAt ? (
                       <span className="badge error">revoked</span>
                     ) : expired ? (

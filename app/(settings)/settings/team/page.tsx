@@ -1,4 +1,5 @@
 import { ROLE_DESCRIPTIONS, ROLE_NAMES } from "../../../../server/identity/roles";
+import { rolesManagedByIdp } from "../../../../server/identity/sso/settings";
 import { ActionForm } from "../../_components/action-form";
 import { ConfirmAction } from "../../_components/confirm-action";
 import { Time } from "../../_components/time";
@@ -38,15 +39,18 @@ const TABLE: { what: string; roles: string[] }[] = [
 /**
  * The organisation's team: members with their roles (change, remove, transfer ownership), invitations (the link is
  * shown once; pending ones can be resent or revoked), the two-factor requirement and deletion. Controls are shown
- * only to the roles the server lets use them.
+ * only to the roles the server lets use them. When the identity provider's groups manage roles (a group → role map,
+ * docs/api-contract.md §11.3) the page says so above the members: a role changed here lasts until the member's next
+ * SSO sign-in.
  */
 export default async function TeamPage() {
   const me = await requireMember("/settings/team");
   const caller = await settingsCaller();
   const canInvite = me.permissions["invitation:create"];
-  const [members, invitations] = await Promise.all([
+  const [members, invitations, managedByIdp] = await Promise.all([
     caller.team.members(),
     canInvite ? caller.team.invitations() : Promise.resolve([]),
+    rolesManagedByIdp(me.org.id),
   ]);
   const canChangeRoles = me.permissions["member:update"];
   const canRemove = me.permissions["member:delete"];
@@ -67,6 +71,19 @@ export default async function TeamPage() {
 
       <section aria-labelledby="members-heading">
         <h2 id="members-heading">Members ({members.length})</h2>
+        {managedByIdp ? (
+          <p className="alert warning" data-testid="roles-managed-by-idp">
+            Roles are managed by your identity provider's groups: changes here are replaced at each member's next
+            sign-in. Change a role by changing the person's groups
+            {me.permissions["organization:update"] ? (
+              <>
+                {" "}
+                (<a href="/settings/security/sso">single sign-on settings</a>)
+              </>
+            ) : null}
+            .
+          </p>
+        ) : null}
         {canChangeRoles ? stepUpNote : null}
         <ul className="key-list" data-testid="members">
           {members.map((member) => {
@@ -124,7 +141,7 @@ export default async function TeamPage() {
                   <ConfirmAction
                     action={removeMemberAction}
                     summary="Remove…"
-                    explanation={`${member.email} loses access from their next page load and their pending invitations are withdrawn. Keys belong to the organisation: the ones they created keep working unless you revoke them here.`}
+                    explanation={`${member.email} loses access from their next page load and their pending invitations are withdrawn. Keys belong to the organisation: the ones they created keep working unless you revoke them here, and organisation service keys stay whatever you choose.`}
                     submitLabel={`Remove ${member.email}`}
                     danger
                   >
@@ -138,13 +155,20 @@ export default async function TeamPage() {
                           {member.keys.map((key) => (
                             <li key={key.id}>
                               {key.isTest ? "test" : "live"} key “{key.name}” <code>{key.prefix}…</code>
+                              {key.serviceKey ? (
+                                <span className="muted"> (organisation service key: stays)</span>
+                              ) : null}
                             </li>
                           ))}
                         </ul>
-                        <label className="choice">
-                          <input type="checkbox" name="revokeKeys" defaultChecked />
-                          <span className="choice-text">Revoke these keys too</span>
-                        </label>
+                        {member.keys.some((key) => !key.serviceKey) ? (
+                          <label className="choice">
+                            <input type="checkbox" name="revokeKeys" defaultChecked />
+                            <span className="choice-text">Revoke these keys too (organisation service keys stay)</span>
+                          </label>
+                        ) : (
+                          <p className="hint">Organisation service keys stay when their creator is removed.</p>
+                        )}
                       </fieldset>
                     ) : null}
                   </ConfirmAction>
