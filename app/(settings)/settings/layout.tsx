@@ -21,7 +21,7 @@ export default async function SettingsLayout({ children }: { children: ReactNode
   return (
     <>
       <div className="settings-bar">
-        <SettingsNav canSeeAudit={me.permissions["audit:read"]} />
+        <SettingsNav canSeeAudit={me.permissions["audit:read"]} canSeeSso={me.permissions["organization:update"]} />
         <div className="who">
           <span>
             <strong data-testid="org-name">{me.org.name}</strong> · {me.user.email} ·{" "}
