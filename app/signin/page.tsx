@@ -1,5 +1,6 @@
 import { redirect } from "next/navigation";
 import { OAUTH_CONSENT_PAGE } from "../../server/identity/oauth/provider";
+import { SSO_REFUSALS } from "../../server/identity/sso/sign-in";
 import { PasskeySignIn } from "../(settings)/_components/passkey-sign-in";
 import { currentSettingsSession, safeNextPath } from "../(settings)/_lib/session";
 import { SignInForm } from "./signin-form";
@@ -22,7 +23,17 @@ function oauthNext(params: Record<string, string | string[] | undefined>): strin
   return `${OAUTH_CONSENT_PAGE}?${query.toString().replace(/\+/g, "%20")}`;
 }
 
-/** Sign-in for organisation members: password (and a code with two-factor on) or a passkey. */
+/** The words of an SSO refusal the identity provider's callback sent back as `?error=<code>`, or null. */
+function ssoRefusal(error: string | string[] | undefined): string | null {
+  if (typeof error !== "string" || !Object.hasOwn(SSO_REFUSALS, error)) return null;
+  return SSO_REFUSALS[error as keyof typeof SSO_REFUSALS];
+}
+
+/**
+ * Sign-in for organisation members, email first (docs/api-contract.md §11.4): single sign-on for emails of a verified
+ * domain whose organisation uses it, otherwise password (and a code with two-factor on) or a passkey. A refused SSO
+ * sign-in comes back with `?error=<code>`, shown in the words of `SSO_REFUSALS`.
+ */
 export default async function SignInPage({
   searchParams,
 }: {
@@ -31,6 +42,7 @@ export default async function SignInPage({
   const params = await searchParams;
   const next = safeNextPath(oauthNext(params) ?? params.next);
   if ((await currentSettingsSession()).state === "member") redirect(next);
+  const refusal = ssoRefusal(params.error);
   return (
     <div className="signin">
       <h1>Sign in to the settings</h1>
@@ -45,11 +57,16 @@ export default async function SignInPage({
         </p>
       ) : null}
       <p className="muted">
-        Manage your organisation's API keys, webhook endpoints, team and usage. Colleagues join by invitation from an
-        owner or admin; <code>npm start</code> prints the demo login.
+        Manage your organisation's API keys, webhook endpoints, team and usage. Enter your email: if your organisation
+        uses single sign-on you continue at its identity provider, otherwise with your password or a passkey. Colleagues
+        join by invitation from an owner or admin; <code>npm start</code> prints the demo login.
       </p>
-      <SignInForm next={next} />
-      <PasskeySignIn next={next} />
+      {refusal ? (
+        <p role="alert" className="alert error" data-testid="sso-refusal">
+          Single sign-on refused ({String(params.error)}): {refusal}.
+        </p>
+      ) : null}
+      <SignInForm next={next} passkey={<PasskeySignIn next={next} />} />
     </div>
   );
 }
