@@ -1,6 +1,6 @@
 // Sign-in, session cookie and sign-out of the settings area (better-auth), with and without JavaScript.
 import { expect, test } from "@playwright/test";
-import { createUser, SESSION_COOKIE, screenshot, signIn, type TestUser } from "./helpers";
+import { continueWithEmail, createUser, SESSION_COOKIE, screenshot, signIn, type TestUser } from "./helpers";
 
 let user: TestUser;
 
@@ -17,7 +17,8 @@ test("the settings redirect to sign-in, a wrong password is refused, the right o
   await expect(page.getByRole("heading", { name: "Sign in to the settings" })).toBeVisible();
   await screenshot(page, "signin");
 
-  await page.getByLabel("Email").fill(user.email);
+  // Email first: an address outside single sign-on goes on to the password.
+  await continueWithEmail(page, user.email);
   await page.getByLabel("Password").fill("not-the-password");
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.locator(".alert.error[role=alert]")).toHaveText("Email or password is incorrect");
@@ -74,6 +75,7 @@ test("after 10 attempts for one email from one browser the page says how long to
 }) => {
   const locked = await createUser("locked");
   await page.goto("/signin");
+  await continueWithEmail(page, locked.email);
   // Each attempt is one server action: wait for its answer before the next (the message stays the same).
   const attempt = async (password: string) => {
     await page.getByLabel("Email").fill(locked.email);
@@ -98,7 +100,8 @@ test("sign-in works by keyboard alone", async ({ page }) => {
   await page.goto("/signin");
   await page.getByLabel("Email").focus();
   await page.keyboard.type(user.email);
-  await page.keyboard.press("Tab");
+  // Enter continues; the password field appears focused.
+  await page.keyboard.press("Enter");
   await expect(page.getByLabel("Password")).toBeFocused();
   await page.keyboard.type(user.password);
   await page.keyboard.press("Enter");

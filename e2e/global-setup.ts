@@ -38,6 +38,11 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.RATE_LIMIT_PAGES_PER_MIN ??= "1000000";
   // Production (NODE_ENV=production with DATABASE_URL) needs the secret; the admin command signs with the same one.
   process.env.BETTER_AUTH_SECRET ??= "e2e-secret-for-settings-cookies-0123456789";
+  // e2e/sso.spec.ts starts an OIDC provider and a DNS server on these loopback ports: the server must trust the
+  // provider's origin (loopback issuers are refused otherwise) and ask that DNS server for the domains' TXT records.
+  const port = Number(process.env.E2E_PORT ?? 3210);
+  process.env.E2E_IDP_PORT ??= String(port + 1);
+  process.env.E2E_DNS_PORT ??= String(port + 2);
   if (process.env.E2E_BASE_URL) {
     // A server the developer started: the tests use its database.
     if (!process.env.E2E_DATABASE_URL) throw new Error("E2E_BASE_URL needs E2E_DATABASE_URL (the server's database)");
@@ -51,7 +56,6 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const { url, drop } = await createFreshDatabase("crm_e2e");
   process.env.DATABASE_URL = url;
 
-  const port = Number(process.env.E2E_PORT ?? 3210);
   const baseUrl = `http://127.0.0.1:${port}`;
   process.env.E2E_BASE_URL = baseUrl;
   mkdirSync(path.join(root, ".ci", "tmp"), { recursive: true });
@@ -70,6 +74,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       PORT: String(port),
       PUBLIC_URL: "",
       NODE_ENV: "production",
+      SSO_TRUSTED_IDP_ORIGINS: `http://127.0.0.1:${process.env.E2E_IDP_PORT},http://localhost:${process.env.E2E_IDP_PORT}`,
+      SSO_DNS_SERVERS: `127.0.0.1:${process.env.E2E_DNS_PORT}`,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -69,6 +69,16 @@ export async function inviteLink(org: Pick<TestUser, "slug">, role = "developer"
   return (await admin<{ link: string }>("invite", "--org", org.slug, "--email", email, "--role", role)).link;
 }
 
+/**
+ * The sign-in page's email step: types `email` and presses Continue, then waits for the password field (an email that
+ * does not sign in through single sign-on).
+ */
+export async function continueWithEmail(page: Page, email: string): Promise<void> {
+  await page.getByLabel("Email").fill(email);
+  await page.getByRole("button", { name: "Continue", exact: true }).click();
+  await expect(page.getByLabel("Password")).toBeVisible();
+}
+
 /** Signs in through the form (at `origin`, default the base URL) and waits for the overview. */
 export async function signIn(
   page: Page,
@@ -76,7 +86,7 @@ export async function signIn(
   origin = "",
 ): Promise<void> {
   await page.goto(`${origin}/signin`);
-  await page.getByLabel("Email").fill(user.email);
+  await continueWithEmail(page, user.email);
   await page.getByLabel("Password").fill(user.password);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByTestId("org-name")).toHaveText(user.slug);

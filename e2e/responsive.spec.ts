@@ -9,6 +9,7 @@ import {
   admin,
   baseUrl,
   callApi,
+  continueWithEmail,
   createUser,
   inviteLink,
   screenshot,
@@ -171,6 +172,7 @@ test("sign-in, an invitation, a password reset and the docs fit at 1280 and 390 
     await expect(skip).toBeFocused();
     await expect(skip).toBeInViewport();
     // The password form's button and the passkey button under it do not touch.
+    await continueWithEmail(page, owner.email);
     const signInBox = await page.getByRole("button", { name: "Sign in", exact: true }).boundingBox();
     const passkeyBox = await page.getByRole("button", { name: "Sign in with a passkey" }).boundingBox();
     expect((passkeyBox?.y ?? 0) - ((signInBox?.y ?? 0) + (signInBox?.height ?? 0))).toBeGreaterThanOrEqual(12);

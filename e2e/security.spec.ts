@@ -5,7 +5,7 @@
 // user has one, their password alone no longer signs them in.
 import { expect, test } from "@playwright/test";
 import * as OTPAuth from "otpauth";
-import { baseUrl, createUser, screenshot, signIn } from "./helpers";
+import { baseUrl, continueWithEmail, createUser, screenshot, signIn } from "./helpers";
 
 test("an authenticator app: set up with a code, then sign-in asks for one", async ({ page }) => {
   const user = await createUser("totp");
@@ -33,7 +33,7 @@ test("an authenticator app: set up with a code, then sign-in asks for one", asyn
 
   await page.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/signin\?signedOut=1$/);
-  await page.getByLabel("Email").fill(user.email);
+  await continueWithEmail(page, user.email);
   await page.getByLabel("Password").fill(user.password);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByLabel("Authentication code")).toBeVisible();
@@ -80,13 +80,14 @@ test("a passkey registered with the virtual authenticator signs in; the password
   await page.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/signin\?signedOut=1$/);
   // The password is right, but it makes no session: the page asks for the passkey.
-  await page.getByLabel("Email").fill(user.email);
+  await continueWithEmail(page, user.email);
   await page.getByLabel("Password").fill(user.password);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByTestId("passkey-required")).toContainText("has a passkey: finish signing in with it");
   await screenshot(page, "signin-passkey-required");
   await page.goto(`${origin}/signin`);
   await expect(page.getByRole("heading", { name: "Sign in to the settings" })).toBeVisible();
+  await continueWithEmail(page, user.email);
   await page.getByRole("button", { name: "Sign in with a passkey" }).click();
   await expect(page.getByTestId("org-name")).toHaveText(user.slug);
   await page.goto(`${origin}/settings/audit`);
