@@ -122,6 +122,7 @@ test("every settings page fits at 1280 and 390 px, names its controls and keeps 
     usage: "/settings/usage",
     team: "/settings/team",
     security: "/settings/security",
+    sso: "/settings/security/sso",
     audit: "/settings/audit",
     confirm: "/settings/confirm?next=%2Fsettings%2Fkeys",
   };

@@ -66,53 +66,60 @@ export function SignInForm({ next, passkey }: { next: string; passkey?: ReactNod
     setRevealedFor(null);
     email.current?.focus();
   }
+
   if (state.step === "passkey") {
     return (
-      <p role="status" className="alert warning" data-testid="passkey-required">
-        <strong>{state.email}</strong> has a passkey: finish signing in with it (“Sign in with a passkey” below). A
-        password alone does not sign you in.
-      </p>
+      <>
+        <p role="status" className="alert warning" data-testid="passkey-required">
+          <strong>{state.email}</strong> has a passkey: finish signing in with it (“Sign in with a passkey” below). A
+          password alone does not sign you in.
+        </p>
+        {passkey}
+      </>
     );
   }
   if (state.step === "code") {
     return (
-      <form action={codeAction} className="stack" aria-describedby={codeState.error ? "code-error" : "code-hint"}>
-        <input type="hidden" name="next" value={next} />
-        <input type="hidden" name="email" value={state.email ?? ""} />
-        <p id="code-hint">
-          Two-factor authentication is on for <strong>{state.email}</strong>: enter the 6-digit code your authenticator
-          app shows.
-        </p>
-        <div className="field">
-          <label htmlFor="code">Authentication code</label>
-          <input
-            id="code"
-            name="code"
-            type="text"
-            inputMode="numeric"
-            autoComplete="one-time-code"
-            required
-            maxLength={20}
-            aria-invalid={codeState.error ? true : undefined}
-          />
-        </div>
-        <label className="choice">
-          <input type="checkbox" name="backup" />
-          <span className="choice-text">It is a backup code (each works once)</span>
-        </label>
-        <div aria-live="polite">
-          {codeState.error ? (
-            <p id="code-error" role="alert" className="alert error">
-              {codeState.error}
-            </p>
-          ) : null}
-        </div>
-        <div>
-          <button type="submit" disabled={codePending}>
-            {codePending ? "Checking…" : "Verify and sign in"}
-          </button>
-        </div>
-      </form>
+      <>
+        <form action={codeAction} className="stack" aria-describedby={codeState.error ? "code-error" : "code-hint"}>
+          <input type="hidden" name="next" value={next} />
+          <input type="hidden" name="email" value={state.email ?? ""} />
+          <p id="code-hint">
+            Two-factor authentication is on for <strong>{state.email}</strong>: enter the 6-digit code your
+            authenticator app shows.
+          </p>
+          <div className="field">
+            <label htmlFor="code">Authentication code</label>
+            <input
+              id="code"
+              name="code"
+              type="text"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              required
+              maxLength={20}
+              aria-invalid={codeState.error ? true : undefined}
+            />
+          </div>
+          <label className="choice">
+            <input type="checkbox" name="backup" />
+            <span className="choice-text">It is a backup code (each works once)</span>
+          </label>
+          <div aria-live="polite">
+            {codeState.error ? (
+              <p id="code-error" role="alert" className="alert error">
+                {codeState.error}
+              </p>
+            ) : null}
+          </div>
+          <div>
+            <button type="submit" disabled={codePending}>
+              {codePending ? "Checking…" : "Verify and sign in"}
+            </button>
+          </div>
+        </form>
+        {passkey}
+      </>
     );
   }
   return (

@@ -18,6 +18,7 @@ import {
   testConnectionAction,
   verifyDomainAction,
 } from "./actions";
+import { OidcForm } from "./oidc-form";
 import { SamlMetadataField } from "./saml-metadata-field";
 
 export const metadata = { title: "Single sign-on · Settings" };
@@ -248,73 +249,12 @@ export default async function SsoPage({
         )}
         <details open={provider === null || undefined}>
           <summary>{provider ? "Replace with an OIDC provider…" : "Connect an OIDC provider"}</summary>
-          <ActionForm
+          <OidcForm
             action={connectOidcAction}
-            submitLabel="Save OIDC provider"
-            pendingLabel="Checking…"
-            className="stack"
-          >
-            <div className="field">
-              <label htmlFor="oidc-issuer">Issuer URL</label>
-              <input
-                id="oidc-issuer"
-                name="issuer"
-                type="url"
-                required
-                maxLength={2048}
-                placeholder="https://login.example.com"
-                defaultValue={provider?.protocol === "oidc" ? provider.issuer : ""}
-                aria-describedby="oidc-issuer-hint"
-              />
-              <p id="oidc-issuer-hint" className="hint">
-                Exactly as the provider's discovery document states it; its endpoints are read from
-                <code> &lt;issuer&gt;/.well-known/openid-configuration</code>.
-              </p>
-            </div>
-            <div className="field">
-              <label htmlFor="oidc-client-id">Client ID</label>
-              <input
-                id="oidc-client-id"
-                name="clientId"
-                type="text"
-                required
-                maxLength={512}
-                autoComplete="off"
-                defaultValue={provider?.clientId ?? ""}
-              />
-            </div>
-            <div className="field">
-              <label htmlFor="oidc-client-secret">Client secret</label>
-              <input
-                id="oidc-client-secret"
-                name="clientSecret"
-                type="password"
-                required
-                maxLength={2048}
-                autoComplete="new-password"
-                aria-describedby="oidc-secret-hint"
-              />
-              <p id="oidc-secret-hint" className="hint">
-                Stored for the sign-ins and never shown again: enter it anew to replace the configuration.
-              </p>
-            </div>
-            <div className="field">
-              <label htmlFor="oidc-scopes">Extra scopes</label>
-              <input
-                id="oidc-scopes"
-                name="extraScopes"
-                type="text"
-                maxLength={1000}
-                autoComplete="off"
-                placeholder="groups"
-                aria-describedby="oidc-scopes-hint"
-              />
-              <p id="oidc-scopes-hint" className="hint">
-                Beyond <code>openid email profile</code>, separated by spaces: <code>groups</code> where the provider
-                needs it to send groups (Okta); Entra ID and Google reject or ignore it.
-              </p>
-            </div>
-          </ActionForm>
+            current={
+              provider?.protocol === "oidc" ? { issuer: provider.issuer, clientId: provider.clientId ?? "" } : null
+            }
+          />
         </details>
         <details>
           <summary>{provider ? "Replace with a SAML provider…" : "Connect a SAML 2.0 provider"}</summary>
