@@ -2,12 +2,13 @@
 // loopback, which the server under test trusts through SSO_TRUSTED_IDP_ORIGINS), verifies a domain through a TXT
 // record (a dns2 server the server asks through SSO_DNS_SERVERS), sets the policy, tests the connection; a person of
 // the domain then joins through the email-first sign-in page, switches the policy to required, and a member's
-// password sign-in is refused with the SSO-required message. e2e/global-setup.ts passes both ports.
+// password sign-in is refused with the SSO-required message; the operator's switch-off shows until the policy is saved
+// again, with a grace period counting down. e2e/global-setup.ts passes both ports.
 import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
 import dns2 from "dns2";
 import { OAuth2Server } from "oauth2-mock-server";
-import { addMember, continueWithEmail, createUser, screenshot, signIn, type TestUser } from "./helpers";
+import { addMember, admin, continueWithEmail, createUser, screenshot, signIn, type TestUser } from "./helpers";
 
 const { Packet } = dns2;
 
@@ -148,6 +149,24 @@ test("connect OIDC, verify a domain, test the connection, sign in through SSO, r
   );
   await expect(page.getByTestId("sso-hint")).toContainText("Sign in with SSO");
   await screenshot(page, "signin-sso-required");
+
+  // The operator's switch-off shows on the page until the policy is saved again, here with a grace period.
+  expect(await admin("sso-enforcement-off", "--org", owner.slug)).toMatchObject({
+    mode: "required",
+    wasEnforced: true,
+  });
+  await page.goto("/signin");
+  await page.getByLabel("Email").fill(email);
+  await page.getByRole("button", { name: "Continue", exact: true }).click();
+  await expect(page.getByTestId("org-name")).toHaveText(owner.slug);
+  await page.goto("/settings/security/sso");
+  await expect(page.getByTestId("enforcement-suspended")).toContainText("The operator switched enforcement off");
+  const graceEnd = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 16);
+  await page.getByLabel(/^Grace period ends/).fill(graceEnd);
+  await page.getByRole("button", { name: "Save policy" }).click();
+  await expect(page.getByText("Policy saved: single sign-on is required.")).toBeVisible();
+  await expect(page.getByTestId("enforcement-suspended")).toHaveCount(0);
+  await expect(page.getByTestId("grace-countdown")).toContainText("still work for 6 days 23 hours");
 });
 
 test("a refused SSO sign-in comes back to the sign-in page with its reason", async ({ page }) => {
