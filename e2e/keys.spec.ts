@@ -160,3 +160,15 @@ test("deprecated scopes follow docs/api-contract.md §5.8 in the form", async ({
   expect((await callApi(key, "GET", "/deals")).status).toBe(200);
   expect((await callApi(key, "POST", "/accounts", { name: "Read only" })).status).toBe(403);
 });
+
+test("an organisation service key is marked as one in the list", async ({ page }) => {
+  await signIn(page, user);
+  await page.goto("/settings/keys");
+  await page.getByLabel("Name", { exact: true }).fill("RMM import");
+  await page.getByRole("checkbox", { name: /^accounts:read / }).check();
+  await page.getByRole("checkbox", { name: /^Organisation service key/ }).check();
+  await page.getByRole("button", { name: "Create key" }).click();
+  await expect(page.getByText("Created test organisation service key “RMM import”")).toBeVisible();
+  const card = page.getByTestId("key-card").filter({ hasText: "RMM import" });
+  await expect(card.getByTestId("service-key")).toHaveText("service key");
+});
