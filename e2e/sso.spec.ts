@@ -73,6 +73,16 @@ test.afterAll(async () => {
   await dns?.close();
 });
 
+test("a developer has no single sign-on link and gets the 403 page there", async ({ page }) => {
+  await signIn(page, member);
+  await expect(
+    page.getByRole("navigation", { name: "Settings" }).getByRole("link", { name: "Single sign-on" }),
+  ).toHaveCount(0);
+  const refused = await page.goto("/settings/security/sso");
+  expect(refused?.status()).toBe(403);
+  await expect(page.getByTestId("forbidden")).toBeVisible();
+});
+
 test("connect OIDC, verify a domain, test the connection, sign in through SSO, require it", async ({ page }) => {
   test.setTimeout(180_000);
   await signIn(page, owner);
