@@ -65,9 +65,7 @@ async function seedDemo(args: string[], io: AdminOutput): Promise<void> {
     options: { org: { type: "string" }, json: { type: "boolean", default: false } },
     strict: true,
   });
-  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
-    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
-  const org = await ensureOrganisation(values.org);
+  const org = await ensureOrganisation(orgSlug(values.org));
   const started = performance.now();
   const result = await seedDemoBook(org.id);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -104,8 +102,7 @@ async function createKey(args: string[], io: AdminOutput): Promise<void> {
     },
     strict: true,
   });
-  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
-    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
+  const slug = orgSlug(values.org);
   if (!values.scopes) fail("--scopes is required");
   if (values.plan && !PLANS.has(values.plan)) fail(`--plan must be one of ${[...PLANS].join(", ")}`);
   let limits: { perKey: number; perOrg: number } | undefined;
@@ -117,7 +114,7 @@ async function createKey(args: string[], io: AdminOutput): Promise<void> {
       fail("--limits: both positive, organisation-wide ≥ per key");
   }
   const scopes = validateRequestedScopes(values.scopes.split(","));
-  const org = await ensureOrganisation(values.org, {
+  const org = await ensureOrganisation(slug, {
     plan: values.plan?.toUpperCase() as RateLimitPlan | undefined,
     limits,
   });
@@ -238,15 +235,14 @@ async function createWebhook(args: string[], io: AdminOutput): Promise<void> {
     },
     strict: true,
   });
-  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
-    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
+  const slug = orgSlug(values.org);
   if (!values.url) fail("--url is required");
   if (!values.events) fail("--events is required: comma-separated event names, or *");
   const events = values.events
     .split(",")
     .map((name) => name.trim())
     .filter(Boolean);
-  const org = await ensureOrganisation(values.org);
+  const org = await ensureOrganisation(slug);
   try {
     const { endpoint, secret } = await createWebhookEndpoint(org.id, {
       url: values.url,
@@ -274,15 +270,14 @@ async function ssoEnforcementOffCommand(args: string[], io: AdminOutput): Promis
     options: { org: { type: "string" }, json: { type: "boolean", default: false } },
     strict: true,
   });
-  if (!values.org || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(values.org))
-    fail("--org <slug> is required (lowercase letters, digits, hyphens)");
-  const org = await prisma().organisation.findUnique({ where: { slug: values.org }, select: { id: true } });
-  if (!org) throw new ApiError("not_found", `No organisation has the slug ${values.org}`);
+  const slug = orgSlug(values.org);
+  const org = await prisma().organisation.findUnique({ where: { slug }, select: { id: true } });
+  if (!org) throw new ApiError("not_found", `No organisation has the slug ${slug}`);
   const { mode, wasEnforced } = await suspendSsoEnforcement(org.id);
   if (values.json) io.out(JSON.stringify({ orgId: org.id, mode, wasEnforced }));
   else
     io.out(
-      `Single sign-on enforcement is off for ${values.org} (mode ${mode}${wasEnforced ? ", was enforced" : ""}): passwords and passkeys work again until an owner or admin saves the policy.`,
+      `Single sign-on enforcement is off for ${slug} (mode ${mode}${wasEnforced ? ", was enforced" : ""}): passwords and passkeys work again until an owner or admin saves the policy.`,
     );
 }
 

@@ -6,6 +6,17 @@ const optionalUrl = z.preprocess(
   z.url().optional(),
 );
 
+// A comma-separated list, its items trimmed, empty ones dropped; unset is none.
+const commaList = z
+  .string()
+  .default("")
+  .transform((value) =>
+    value
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
+
 /**
  * Process configuration, validated once at start-up (docs/architecture.md, "Running in production").
  *
@@ -133,25 +144,8 @@ export const EnvSchema = z
       (value) => (typeof value === "string" ? value.trim().toLowerCase() || undefined : value),
       z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
     ),
-    SSO_TRUSTED_IDP_ORIGINS: z
-      .string()
-      .default("")
-      .transform((value) =>
-        value
-          .split(",")
-          .map((origin) => origin.trim())
-          .filter(Boolean),
-      )
-      .pipe(z.array(z.url().transform((origin) => new URL(origin).origin))),
-    SSO_DNS_SERVERS: z
-      .string()
-      .default("")
-      .transform((value) =>
-        value
-          .split(",")
-          .map((server) => server.trim())
-          .filter(Boolean),
-      ),
+    SSO_TRUSTED_IDP_ORIGINS: commaList.pipe(z.array(z.url().transform((origin) => new URL(origin).origin))),
+    SSO_DNS_SERVERS: commaList,
     METRICS_PORT: z.preprocess(
       (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
       z.coerce.number().int().min(1).max(65535).optional(),

@@ -27,6 +27,25 @@ export function headerReader(req: IncomingMessage): (name: string) => string | u
   };
 }
 
+/**
+ * The web `Request` of a node:http request for a handler that takes one (better-auth's OAuth and SCIM endpoints): its
+ * headers, and for a method with a body that body read whole, at most `maxBodyBytes`.
+ * @returns null when the body is over `maxBodyBytes` (the caller answers 413).
+ */
+export async function webRequestOf(req: IncomingMessage, url: string, maxBodyBytes: number): Promise<Request | null> {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  const method = req.method ?? "GET";
+  if (method === "GET" || method === "HEAD") return new Request(url, { method, headers });
+  const body = await toApiRequest(req).readBody(maxBodyBytes);
+  if (body === null) return null;
+  headers.delete("content-length");
+  return new Request(url, { method, headers, body: new Uint8Array(body) });
+}
+
 function readBody(req: IncomingMessage, limit: number, request: NodeApiRequest): Promise<Uint8Array | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

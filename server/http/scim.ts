@@ -12,7 +12,7 @@ import { SCIM_PATH } from "../identity/directory/plugin";
 import { log } from "../observability/logger";
 import { observeRequest } from "../observability/requests";
 import { newRequestId } from "./envelope";
-import { headerReader, toApiRequest } from "./node";
+import { headerReader, webRequestOf } from "./node";
 import { clientAddress, publicOrigin, stampClientAddress } from "./origin";
 // Loads (and registers) the membership rules the plugin runs for every SCIM change.
 import "../identity/directory/projection";
@@ -47,20 +47,6 @@ function scimError(status: number, detail: string): Response {
     JSON.stringify({ schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"], status: String(status), detail }),
     { status, headers: { "Content-Type": "application/scim+json", "Cache-Control": "no-store" } },
   );
-}
-
-async function webRequest(req: IncomingMessage, url: string): Promise<Request | null> {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    headers.set(name, Array.isArray(value) ? value.join(", ") : value);
-  }
-  const method = req.method ?? "GET";
-  if (method === "GET" || method === "HEAD") return new Request(url, { method, headers });
-  const body = await toApiRequest(req).readBody(MAX_SCIM_BODY_BYTES);
-  if (body === null) return null;
-  headers.delete("content-length");
-  return new Request(url, { method, headers, body: new Uint8Array(body) });
 }
 
 /** The organisation of a bearer token's credential (`ba_scim_credential_….secret`), whoever it was issued to. */
@@ -119,7 +105,7 @@ async function answer(req: IncomingMessage, context: DirectoryRequest): Promise<
   const origin = publicOrigin(headerReader(req));
   // better-auth's rate limits count the address the listener stamped.
   stampClientAddress(req.headers, req.socket.remoteAddress ?? null);
-  const request = await webRequest(req, `${origin}${req.url ?? PREFIX}`);
+  const request = await webRequestOf(req, `${origin}${req.url ?? PREFIX}`, MAX_SCIM_BODY_BYTES);
   if (!request) return scimError(413, `The body exceeds ${MAX_SCIM_BODY_BYTES} bytes`);
   const response = await withDirectoryRequest(context, () => authFor(origin).handler(request));
   await recordRefusal(req, context, response);

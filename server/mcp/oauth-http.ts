@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { oauthProviderAuthServerMetadata } from "@better-auth/oauth-provider";
 import { buildOAuthProtectedResourceMetadata } from "@modelcontextprotocol/server";
 import { newRequestId } from "../http/envelope";
-import { headerReader, toApiRequest } from "../http/node";
+import { headerReader, webRequestOf } from "../http/node";
 import { publicOrigin, stampClientAddress } from "../http/origin";
 import { AUTH_BASE_PATH, authFor } from "../identity/better-auth";
 import {
@@ -97,21 +97,6 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
  */
 const MAX_OAUTH_BODY_BYTES = 64 * 1024;
 
-/** The web Request of a node:http request, with its body read whole; null when the body is over the bound. */
-async function webRequest(req: IncomingMessage, url: string): Promise<Request | null> {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    headers.set(name, Array.isArray(value) ? value.join(", ") : value);
-  }
-  const method = req.method ?? "GET";
-  if (method === "GET" || method === "HEAD") return new Request(url, { method, headers });
-  const body = await toApiRequest(req).readBody(MAX_OAUTH_BODY_BYTES);
-  if (body === null) return null;
-  headers.delete("content-length");
-  return new Request(url, { method, headers, body: new Uint8Array(body) });
-}
-
 const tooLarge = () =>
   json(413, { error: "invalid_request", error_description: `The body exceeds ${MAX_OAUTH_BODY_BYTES} bytes` });
 
@@ -125,7 +110,7 @@ async function answer(req: IncomingMessage): Promise<Response> {
   if (req.method === "OPTIONS") return new Response(null, { status: 204, headers: CORS });
   const auth = authFor(origin);
   if (path === AUTHORIZATION_SERVER_METADATA_PATH) {
-    const request = await webRequest(req, `${origin}${path}`);
+    const request = await webRequestOf(req, `${origin}${path}`, MAX_OAUTH_BODY_BYTES);
     return request ? oauthProviderAuthServerMetadata(auth, { headers: CORS })(request) : tooLarge();
   }
   if (METADATA_PATHS.has(path)) {
@@ -142,7 +127,7 @@ async function answer(req: IncomingMessage): Promise<Response> {
   if (path.startsWith(REGISTRATION_PREFIX)) return manageRegistration(req, origin, path);
   // better-auth's rate limits and our registration window count the address the listener stamped.
   stampClientAddress(req.headers, req.socket.remoteAddress ?? null);
-  const request = await webRequest(req, `${origin}${req.url ?? path}`);
+  const request = await webRequestOf(req, `${origin}${req.url ?? path}`, MAX_OAUTH_BODY_BYTES);
   if (!request) return tooLarge();
   const response = await auth.handler(request);
   if (path === `${AUTH_BASE_PATH}/oauth2/authorize`) return response;

@@ -8,7 +8,7 @@ import { authFor } from "../../server/identity/better-auth";
 import { setTxtResolver } from "../../server/identity/sso/domains";
 import { providerIdOf } from "../../server/identity/sso/plugin";
 import { CLIENT_ADDRESS_HEADER } from "../../server/platform/client-address";
-import { cookieHeader, orgWithRoles, randomAddress, TEST_ORIGIN } from "./members";
+import { cookieHeader, orgWithRoles, randomAddress, TEST_ORIGIN, type TestMember } from "./members";
 
 /** The claims of the next sign-in at the OIDC provider (the ID token's and the userinfo answer's). */
 export interface OidcPerson {
@@ -159,10 +159,11 @@ export interface TestPolicy {
 }
 
 /**
- * A fresh organisation with a member of each role, its domain `acme-<hex>.example` verified through the fake DNS, the
- * OIDC provider `idp` connected and a policy saved (default: optional, JIT on, viewer by default, crm-admins → admin).
+ * A fresh organisation with a member of each role, its domain `acme-<hex>.example` verified through the fake DNS, an
+ * identity provider connected by its owner with `connect`, and a policy saved (default: optional, JIT on, viewer by
+ * default, crm-admins → admin).
  */
-export async function connectOidcOrg(idp: OidcProvider, policy: Partial<TestPolicy> = {}) {
+export async function connectedOrg(connect: (owner: TestMember) => Promise<unknown>, policy: Partial<TestPolicy> = {}) {
   const team = await orgWithRoles();
   const { owner } = team.members;
   const domain = `acme-${randomBytes(4).toString("hex")}.example`;
@@ -170,12 +171,7 @@ export async function connectOidcOrg(idp: OidcProvider, policy: Partial<TestPoli
   fakeDns({ [added.txtName]: [added.txtValue] });
   const verified = await owner.caller.sso.verifyDomain({ domain });
   if (!verified.verified) throw new Error(`domain did not verify: ${verified.lastError}`);
-  await owner.caller.sso.connectOidc({
-    issuer: idp.issuer,
-    clientId: "crm-test",
-    clientSecret: "s3cret",
-    extraScopes: [],
-  });
+  await connect(owner);
   await owner.caller.sso.savePolicy({
     mode: policy.mode ?? "optional",
     jit: policy.jit ?? true,
@@ -185,4 +181,18 @@ export async function connectOidcOrg(idp: OidcProvider, policy: Partial<TestPoli
     graceUntil: null,
   });
   return { ...team, domain, providerId: providerIdOf(team.orgId) };
+}
+
+/** {@link connectedOrg} with the OIDC provider `idp`. */
+export function connectOidcOrg(idp: OidcProvider, policy: Partial<TestPolicy> = {}) {
+  return connectedOrg(
+    (owner) =>
+      owner.caller.sso.connectOidc({
+        issuer: idp.issuer,
+        clientId: "crm-test",
+        clientSecret: "s3cret",
+        extraScopes: [],
+      }),
+    policy,
+  );
 }

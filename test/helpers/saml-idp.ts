@@ -9,10 +9,10 @@ import { inflateRawSync } from "node:zlib";
 import * as samlify from "samlify";
 import { POST as authRoute } from "../../app/api/auth/[...all]/route";
 import { authFor } from "../../server/identity/better-auth";
-import { providerIdOf, SAML_CLOCK_SKEW_MS } from "../../server/identity/sso/plugin";
+import { SAML_CLOCK_SKEW_MS } from "../../server/identity/sso/plugin";
 import { CLIENT_ADDRESS_HEADER } from "../../server/platform/client-address";
-import { browse, fakeDns, type Landing, type TestPolicy } from "./identity-providers";
-import { cookieHeader, orgWithRoles, randomAddress, TEST_ORIGIN } from "./members";
+import { browse, connectedOrg, type Landing, type TestPolicy } from "./identity-providers";
+import { cookieHeader, randomAddress, TEST_ORIGIN } from "./members";
 
 /** The test identity provider's entity id (its metadata's `entityID`, every Response's Issuer). */
 export const SAML_IDP_ENTITY_ID = "https://idp.test.example/saml";
@@ -275,27 +275,7 @@ export function setsSessionCookie(setCookies: string[]): boolean {
   return setCookies.some((line) => /session_token=[^;]/.test(line) && !/max-age=0/i.test(line));
 }
 
-/**
- * A fresh organisation with a member of each role, its domain `acme-<hex>.example` verified through the fake DNS, this
- * identity provider connected over SAML from its metadata, and a policy saved (default: optional, JIT on, viewer by
- * default, crm-admins → admin).
- */
-export async function connectSamlOrg(policy: Partial<TestPolicy> = {}) {
-  const team = await orgWithRoles();
-  const { owner } = team.members;
-  const domain = `acme-${randomBytes(4).toString("hex")}.example`;
-  const added = await owner.caller.sso.addDomain({ domain });
-  fakeDns({ [added.txtName]: [added.txtValue] });
-  const verified = await owner.caller.sso.verifyDomain({ domain });
-  if (!verified.verified) throw new Error(`domain did not verify: ${verified.lastError}`);
-  await owner.caller.sso.connectSaml({ metadataXml: samlIdpMetadataXml });
-  await owner.caller.sso.savePolicy({
-    mode: policy.mode ?? "optional",
-    jit: policy.jit ?? true,
-    defaultRole: "viewer",
-    groupsClaim: "groups",
-    groupRoles: policy.groupRoles ?? [{ group: "crm-admins", role: "admin" }],
-    graceUntil: null,
-  });
-  return { ...team, domain, providerId: providerIdOf(team.orgId) };
+/** {@link connectedOrg} with this identity provider connected over SAML from its metadata. */
+export function connectSamlOrg(policy: Partial<TestPolicy> = {}) {
+  return connectedOrg((owner) => owner.caller.sso.connectSaml({ metadataXml: samlIdpMetadataXml }), policy);
 }
