@@ -273,8 +273,8 @@ function createAuth(origin: string) {
             // "SSO required" holds for every path that makes a session but single sign-on (sso/enforcement.ts).
             if (!replaced && !(context?.path && SSO_SIGN_IN_PATHS.has(context.path))) {
               // A password sign-in of someone with a second factor makes a session the two-factor plugin (or ours,
-              // for a passkey) drops at once to ask for that factor.
-              const secondFactorToFollow =
+              // for a passkey) drops at once to ask for that factor; looked up only for a break-glass owner.
+              const secondFactorToFollow = async () =>
                 context?.path === "/sign-in/email" &&
                 ((await prisma().user.count({ where: { id: session.userId, twoFactorEnabled: true } })) > 0 ||
                   (await prisma().passkey.count({ where: { userId: session.userId } })) > 0);

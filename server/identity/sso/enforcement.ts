@@ -25,13 +25,14 @@ function refusal(orgName: string): APIError {
  */
 export async function assertMayStartSession(
   userId: string,
-  proof: { secondFactorProved: boolean; secondFactorToFollow: boolean },
+  proof: { secondFactorProved: boolean; secondFactorToFollow: () => Promise<boolean> },
 ): Promise<{ breakGlassOrgIds: string[] }> {
   const { all, required } = await requiredMembershipsOf(userId);
   if (required.length === 0) return { breakGlassOrgIds: [] };
   const breakGlass = required.filter((membership) => membership.breakGlass);
-  const strongEnough = proof.secondFactorProved || proof.secondFactorToFollow;
-  if (breakGlass.length > 0 && strongEnough) return { breakGlassOrgIds: breakGlass.map((m) => m.orgId) };
+  if (breakGlass.length > 0 && (proof.secondFactorProved || (await proof.secondFactorToFollow()))) {
+    return { breakGlassOrgIds: breakGlass.map((m) => m.orgId) };
+  }
   if (required.length < all) return { breakGlassOrgIds: [] };
   throw refusal(required[0]?.orgName ?? "Your organisation");
 }

@@ -11,7 +11,7 @@ import { prisma } from "../../db/transaction";
 import { clientAddressOf } from "../../platform/client-address";
 import { type AuditActor, recordSettingsAudit } from "../audit-trail/service";
 import { withdrawInvitations } from "../team/withdraw-invitations";
-import { domainOf, groupsFrom, mappedRole, ssoPolicyOf } from "./policy";
+import { domainOf, groupsFrom, mappedRole, type SsoPolicyView, ssoPolicyOf } from "./policy";
 
 /** How long "Test the connection" waits for the identity provider's answer: 10 minutes, in ms. */
 export const CONNECTION_TEST_TTL_MS = 10 * 60 * 1000;
@@ -245,23 +245,18 @@ type Decision =
   | { refuse: RefusalCode }
   | { userId: string | null; memberId: string | null; currentRole: string | null; role: string };
 
-async function decide(
-  orgId: string,
-  email: string,
-  groups: string[],
-): Promise<{ decision: Decision; policy: Awaited<ReturnType<typeof ssoPolicyOf>> }> {
-  const policy = await ssoPolicyOf(orgId);
-  if (policy.mode === "off") return { decision: { refuse: "SSO_OFF" }, policy };
+async function decide(orgId: string, policy: SsoPolicyView, email: string, groups: string[]): Promise<Decision> {
+  if (policy.mode === "off") return { refuse: "SSO_OFF" };
   const verified = await prisma().ssoDomain.count({
     where: { orgId, domain: domainOf(email), verifiedAt: { not: null } },
   });
-  if (verified === 0) return { decision: { refuse: "DOMAIN_NOT_VERIFIED" }, policy };
+  if (verified === 0) return { refuse: "DOMAIN_NOT_VERIFIED" };
   const removal = await prisma().memberRemoval.findUnique({
     where: { orgId_email: { orgId, email } },
     select: { source: true },
   });
   if (removal) {
-    return { decision: { refuse: removal.source === "directory" ? "MEMBER_DEPROVISIONED" : "MEMBER_REMOVED" }, policy };
+    return { refuse: removal.source === "directory" ? "MEMBER_DEPROVISIONED" : "MEMBER_REMOVED" };
   }
   const user = await prisma().user.findUnique({ where: { email }, select: { id: true } });
   const member = user
@@ -270,14 +265,11 @@ async function decide(
         select: { id: true, role: true },
       })
     : null;
-  if (!member && !policy.jit) return { decision: { refuse: "NOT_A_MEMBER" }, policy };
+  if (!member && !policy.jit) return { refuse: "NOT_A_MEMBER" };
   // The map decides roles once it has a rule; an owner keeps ownership, which only a person gives or takes.
   const keepsRole = member && (member.role === "owner" || policy.groupRoles.length === 0);
   const role = keepsRole ? member.role : mappedRole(policy, groups);
-  return {
-    decision: { userId: user?.id ?? null, memberId: member?.id ?? null, currentRole: member?.role ?? null, role },
-    policy,
-  };
+  return { userId: user?.id ?? null, memberId: member?.id ?? null, currentRole: member?.role ?? null, role };
 }
 
 /**
@@ -313,7 +305,7 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
   if (marker) {
     const test = JSON.parse(marker.value) as { orgId: string; testerId: string; nonce: string };
     if (test.orgId === orgId) {
-      const { decision } = await decide(orgId, email, groups);
+      const decision = await decide(orgId, policy, email, groups);
       const result: ConnectionTestResult = {
         protocol: input.protocol,
         email,
@@ -338,7 +330,7 @@ export async function resolveSsoUser(input: SSOUserResolutionInput): Promise<SSO
     }
   }
 
-  const { decision } = await decide(orgId, email, groups);
+  const decision = await decide(orgId, policy, email, groups);
   if ("refuse" in decision) {
     const details = { code: decision.refuse, protocol: input.protocol };
     afterSignIn(() => recordDirectoryEvent(orgId, "signin.refused", email, details, false));
